@@ -1,0 +1,67 @@
+//! Pure mutant generation: source text and added line numbers in, mutants out (no processes, no files).
+
+pub mod catalog;
+mod pragma;
+pub mod python;
+mod text;
+
+use std::ops::Range;
+
+/// A 1-based line and 1-based column (counted in characters), as the
+/// mutation-testing-elements report wants them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One small edit of one added line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutant {
+    /// The added line this mutant belongs to (1-based): the line where the edit starts.
+    pub line: usize,
+    /// Byte range of the replaced text in the original source.
+    pub span: Range<usize>,
+    /// Where the replaced text starts, and where it ends (exclusive).
+    pub start: Position,
+    pub end: Position,
+    /// The text that was there.
+    pub original: String,
+    /// The text put in its place.
+    pub replacement: String,
+    /// The mutator family, from the catalog (e.g. "ArithmeticOperator").
+    pub mutator: &'static str,
+    /// What changed, in words: "replace + with -".
+    pub description: String,
+    /// Set when a `mutdelta: skip <reason>` pragma covers the line.
+    pub ignored: Option<String>,
+}
+
+impl Mutant {
+    /// The whole source with this mutant applied.
+    pub fn apply(&self, source: &str) -> String {
+        let mut out = String::with_capacity(source.len() + self.replacement.len());
+        out.push_str(&source[..self.span.start]);
+        out.push_str(&self.replacement);
+        out.push_str(&source[self.span.end..]);
+        out
+    }
+}
+
+/// What a language front end finds in one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileMutants {
+    /// Of the requested lines, those that hold executable code.
+    pub executable_lines: Vec<usize>,
+    /// Every mutant on those lines, in source order.
+    pub mutants: Vec<Mutant>,
+}
+
+/// Why a file could not be mutated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MutateError {
+    #[error("line {line}: {message}")]
+    Syntax { line: usize, message: String },
+    #[error("line {line}: `mutdelta: skip` needs a reason, e.g. `# mutdelta: skip logging only`")]
+    PragmaWithoutReason { line: usize },
+}

@@ -1,0 +1,106 @@
+//! Python mutants: a line rewriter over a real tokenization of the whole file.
+
+mod mutate;
+mod structure;
+mod tokenize;
+
+use std::collections::HashMap;
+
+use crate::pragma::{self, Pragma};
+use crate::{FileMutants, MutateError, Mutant};
+use mutate::Edit;
+use structure::Code;
+
+/// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
+/// and which of those lines are executable.
+pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
+    let code = parse(source)?;
+    let skipped = skip_pragmas(&code)?;
+    let executable = code.executable_mask();
+    let mut wanted = vec![false; executable.len()];
+    for &line in lines {
+        if let Some(slot) = wanted.get_mut(line) {
+            *slot = true;
+        }
+    }
+    let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    let mut mutants: Vec<Mutant> = mutate::edits(&code, &wanted)
+        .into_iter()
+        .map(|edit| finish(&code, edit, &skipped))
+        .collect();
+    mutants.sort_by(|a, b| (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end)));
+    mutants.dedup_by(|a, b| a.span == b.span && a.replacement == b.replacement);
+    Ok(FileMutants { executable_lines, mutants })
+}
+
+/// All executable lines of the file, sorted: lines where code starts, outside docstrings
+/// and bare string statements and not merely inside a multi-line string.
+pub fn executable_lines(source: &str) -> Result<Vec<usize>, MutateError> {
+    let mask = parse(source)?.executable_mask();
+    Ok((1..mask.len()).filter(|&l| mask[l]).collect())
+}
+
+fn parse(source: &str) -> Result<Code<'_>, MutateError> {
+    let tokens = tokenize::tokenize(source)?;
+    Ok(Code::new(source, tokens))
+}
+
+/// Reasons by line, from `# mutdelta: skip <reason>` comments anywhere in the file.
+fn skip_pragmas(code: &Code) -> Result<HashMap<usize, String>, MutateError> {
+    let mut skipped = HashMap::new();
+    for comment in &code.comments {
+        let line = code.index.line(comment.span.start);
+        match pragma::parse(&code.src[comment.span.clone()]) {
+            Some(Pragma::Skip(reason)) => {
+                skipped.insert(line, reason);
+            }
+            Some(Pragma::SkipWithoutReason) => return Err(MutateError::PragmaWithoutReason { line }),
+            None => {}
+        }
+    }
+    Ok(skipped)
+}
+
+fn finish(code: &Code, edit: Edit, skipped: &HashMap<usize, String>) -> Mutant {
+    let replacement = separated(code.src, &edit.span, &edit.replacement);
+    let start = code.index.position(code.src, edit.span.start);
+    let end = code.index.position(code.src, edit.span.end);
+    Mutant {
+        line: start.line,
+        original: code.src[edit.span.clone()].to_string(),
+        span: edit.span,
+        start,
+        end,
+        replacement,
+        mutator: edit.mutator,
+        description: edit.description,
+        ignored: skipped.get(&start.line).cloned(),
+    }
+}
+
+/// The replacement, with a space added where it would otherwise fuse with its neighbours
+/// (`return(x)` → `return None`, `"a""b"` → `"" "b"`, `if-x` → `if x`).
+fn separated(src: &str, span: &std::ops::Range<usize>, replacement: &str) -> String {
+    let before = src[..span.start].chars().next_back();
+    let after = src[span.end..].chars().next();
+    let mut out = replacement.to_string();
+    match (replacement.chars().next(), replacement.chars().next_back()) {
+        (Some(first), Some(last)) => {
+            if fuses(before, first) {
+                out.insert(0, ' ');
+            }
+            if fuses(Some(last), after.unwrap_or(' ')) {
+                out.push(' ');
+            }
+        }
+        _ if before.is_some_and(|b| fuses(Some(b), after.unwrap_or(' '))) => out.push(' '),
+        _ => {}
+    }
+    out
+}
+
+fn fuses(left: Option<char>, right: char) -> bool {
+    let word = |c: char| c == '_' || c.is_alphanumeric();
+    let quote = |c: char| c == '"' || c == '\'';
+    left.is_some_and(|left| (word(left) && word(right)) || (quote(left) && quote(right)))
+}

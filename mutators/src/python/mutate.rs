@@ -1,0 +1,324 @@
+//! The Python mutation rules: which tokens and statements of the wanted lines become which edits.
+
+use std::ops::Range;
+
+use super::structure::{Code, Header, Role};
+use super::tokenize::Kind;
+use crate::catalog::{self, PYTHON};
+
+/// An edit before it gets its positions and pragma: what to replace, by what, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Edit {
+    pub span: Range<usize>,
+    pub replacement: String,
+    pub mutator: &'static str,
+    pub description: String,
+}
+
+/// Statements that are never deleted: no-ops, control flow handled elsewhere, declarations.
+const NEVER_DELETED: &[&str] =
+    &["pass", "return", "import", "from", "global", "nonlocal", "assert", "break", "continue"];
+
+/// Every edit starting on a line marked in `wanted` (indexed by line number).
+pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
+    let mut rules = Rules { code, out: Vec::new() };
+    let is_wanted = |i: usize| wanted.get(code.line_of(i)).copied().unwrap_or(false);
+    for line in &code.lines {
+        for i in line.tokens.clone().filter(|&i| is_wanted(i)) {
+            rules.token(i, line.tokens.clone());
+        }
+        if let Some(header) = line.header.filter(|h| is_wanted(h.keyword)) {
+            rules.condition(header);
+        }
+        for statement in line.statements.iter().filter(|s| is_wanted(s.start)) {
+            rules.statement(statement.clone());
+        }
+    }
+    rules.out
+}
+
+struct Rules<'c, 'a> {
+    code: &'c Code<'a>,
+    out: Vec<Edit>,
+}
+
+impl Rules<'_, '_> {
+    fn push(&mut self, span: Range<usize>, replacement: &str, mutator: &'static str, description: String) {
+        let replacement = replacement.to_string();
+        self.out.push(Edit { span, replacement, mutator, description });
+    }
+
+    /// One edit per catalog target of `from`; an empty target removes the token.
+    fn swaps(&mut self, mutator: &'static str, from: &str, span: Range<usize>) {
+        for to in catalog::targets(PYTHON, mutator, from) {
+            let (span, description) = if to.is_empty() {
+                (self.with_trailing_blanks(span.clone()), removal(from))
+            } else {
+                (span.clone(), format!("replace {from} with {to}"))
+            };
+            self.push(span, to, mutator, description);
+        }
+    }
+
+    fn token(&mut self, i: usize, line: Range<usize>) {
+        if matches!(self.code.roles[i], Role::Pattern | Role::BareString) {
+            return;
+        }
+        match self.code.kind(i) {
+            Kind::Op => self.operator(i, line),
+            Kind::Name => self.keyword(i, line),
+            Kind::Number => self.number(i),
+            Kind::String => self.string(i),
+            _ => {}
+        }
+    }
+
+    fn operator(&mut self, i: usize, line: Range<usize>) {
+        let code = self.code;
+        let (text, span) = (code.text(i), code.tokens[i].span.clone());
+        let binary = i > line.start && self.ends_operand(i - 1);
+        let family = if binary { catalog::ARITHMETIC_OPERATOR } else { catalog::UNARY_OPERATOR };
+        for mutator in [
+            family,
+            catalog::BITWISE_OPERATOR,
+            catalog::COMPARISON_OPERATOR,
+            catalog::ASSIGNMENT_OPERATOR,
+        ] {
+            self.swaps(mutator, text, span.clone());
+        }
+    }
+
+    /// Whether token `i` can end an operand, making the operator after it binary.
+    fn ends_operand(&self, i: usize) -> bool {
+        let code = self.code;
+        match code.kind(i) {
+            Kind::Number | Kind::String => true,
+            Kind::Name => !code.is_keyword(i),
+            Kind::Op => matches!(code.text(i), ")" | "]" | "}" | "..."),
+            _ => false,
+        }
+    }
+
+    fn keyword(&mut self, i: usize, line: Range<usize>) {
+        let code = self.code;
+        let span = code.tokens[i].span.clone();
+        let next_is = |text: &str| i + 1 < line.end && code.is(i + 1, text);
+        let prev_is = |text: &str| i > line.start && code.is(i - 1, text);
+        match code.text(i) {
+            "and" | "or" => self.swaps(catalog::BOOLEAN_OPERATOR, code.text(i), span),
+            "True" | "False" => self.swaps(catalog::BOOLEAN_LITERAL, code.text(i), span),
+            "break" | "continue" => self.swaps(catalog::LOOP_CONTROL, code.text(i), span),
+            "is" if next_is("not") => self.swaps(catalog::IDENTITY_OPERATOR, "is not", code.span(i..i + 2)),
+            "is" => self.swaps(catalog::IDENTITY_OPERATOR, "is", span),
+            "in" if code.roles[i] == Role::LoopIn || prev_is("not") => {}
+            "in" => self.swaps(catalog::MEMBERSHIP_OPERATOR, "in", span),
+            "not" if prev_is("is") => {}
+            "not" if next_is("in") => self.swaps(catalog::MEMBERSHIP_OPERATOR, "not in", code.span(i..i + 2)),
+            "not" => self.swaps(catalog::UNARY_OPERATOR, "not", span),
+            _ => {}
+        }
+    }
+
+    fn number(&mut self, i: usize) {
+        let (text, span) = (self.code.text(i), self.code.tokens[i].span.clone());
+        let Some(value) = NumberValue::parse(text) else { return };
+        let (from, computed) = match value {
+            NumberValue::Int(0) => ("<integer 0>", None),
+            NumberValue::Int(n) => ("<integer n>", n.checked_add(1).map(|m| format_like(text, m))),
+            NumberValue::Float(x) if x == 0.0 => ("<float 0.0>", None),
+            NumberValue::Float(_) => ("<float x>", None),
+        };
+        for to in catalog::targets(PYTHON, catalog::NUMBER_LITERAL, from) {
+            let replacement = match (*to, &computed) {
+                ("n + 1", Some(next)) => next.as_str(),
+                ("n + 1", None) => continue,
+                (literal, _) => literal,
+            };
+            let description = format!("replace {text} with {replacement}");
+            self.push(span.clone(), replacement, catalog::NUMBER_LITERAL, description);
+        }
+    }
+
+    fn string(&mut self, i: usize) {
+        let (text, span) = (self.code.text(i), self.code.tokens[i].span.clone());
+        let quote_at = text.find(['"', '\'']).unwrap_or(0);
+        let prefix = &text[..quote_at];
+        if prefix.contains(['f', 'F']) {
+            return;
+        }
+        let body = text[quote_at..].trim_matches(['"', '\'']);
+        let from = if body.is_empty() { "<empty string>" } else { "<non-empty string>" };
+        for to in catalog::targets(PYTHON, catalog::STRING_LITERAL, from) {
+            let replacement = format!("{prefix}{to}");
+            let description = format!("replace {} with {replacement}", shorten(text));
+            self.push(span.clone(), &replacement, catalog::STRING_LITERAL, description);
+        }
+    }
+
+    /// `if`/`elif`/`while` conditions forced to a constant.
+    fn condition(&mut self, header: Header) {
+        let code = self.code;
+        let keyword = code.text(header.keyword);
+        let Some(colon) = header.colon else { return };
+        let condition = header.keyword + 1..colon;
+        if condition.is_empty() || !matches!(keyword, "if" | "elif" | "while") {
+            return;
+        }
+        let text = code.source_of(condition.clone());
+        if condition.len() == 1 && matches!(text, "True" | "False") {
+            return; // BooleanLiteral covers it
+        }
+        let from = format!("{keyword} <condition>:");
+        for to in catalog::targets(PYTHON, catalog::CONDITION_FORCING, &from) {
+            let description = format!("force condition to {to}");
+            self.push(code.span(condition.clone()), to, catalog::CONDITION_FORCING, description);
+        }
+    }
+
+    fn statement(&mut self, statement: Range<usize>) {
+        let code = self.code;
+        if code.roles[statement.start] == Role::BareString {
+            return;
+        }
+        let shape = Assignment::of(code, statement.clone());
+        if code.is(statement.start, "return") {
+            self.value_to_none(catalog::RETURN_VALUE, "return <value>", statement.start + 1..statement.end);
+        }
+        if shape.single_targets {
+            if let Some(&last_equals) = shape.equals.last() {
+                self.value_to_none(catalog::NONE_VALUE, "<target> = <value>", last_equals + 1..statement.end);
+            }
+        }
+        if is_deletable(code, statement.clone(), &shape) {
+            for to in catalog::targets(PYTHON, catalog::STATEMENT_DELETION, "<simple statement>") {
+                self.push(code.span(statement.clone()), to, catalog::STATEMENT_DELETION, "delete statement".into());
+            }
+        }
+    }
+
+    /// Replaces a value with `None` unless it already is `None`.
+    fn value_to_none(&mut self, mutator: &'static str, from: &str, value: Range<usize>) {
+        let code = self.code;
+        if value.is_empty() || (value.len() == 1 && code.is(value.start, "None")) {
+            return;
+        }
+        let original = code.source_of(value.clone());
+        for to in catalog::targets(PYTHON, mutator, from) {
+            let description = format!("replace `{}` with {to}", shorten(original));
+            self.push(code.span(value.clone()), to, mutator, description);
+        }
+    }
+
+    /// The span widened over the blanks after it, so `not x` becomes `x`, not ` x`.
+    fn with_trailing_blanks(&self, span: Range<usize>) -> Range<usize> {
+        let rest = &self.code.src[span.end..];
+        let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        span.start..span.end + blanks
+    }
+}
+
+fn removal(from: &str) -> String {
+    if from == "not" {
+        "remove not".to_string()
+    } else {
+        format!("remove unary {from}")
+    }
+}
+
+/// The `=` signs of a simple statement, outside brackets and before any `lambda`.
+struct Assignment {
+    equals: Vec<usize>,
+    /// `target: annotation` before any `=`.
+    annotated: bool,
+    /// Every target is one name, attribute or subscript (no `a, b = ...`, no `*a = ...`).
+    single_targets: bool,
+}
+
+impl Assignment {
+    fn of(code: &Code, statement: Range<usize>) -> Self {
+        let mut shape = Assignment { equals: Vec::new(), annotated: false, single_targets: true };
+        let mut depth = 0usize;
+        let mut target_start = statement.start;
+        let mut target_has_comma = false;
+        for i in statement {
+            if code.kind(i) != Kind::Op && code.kind(i) != Kind::Name {
+                continue;
+            }
+            match code.text(i) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                _ if depth > 0 => {}
+                "lambda" => break,
+                "," => target_has_comma = true,
+                ":" if shape.equals.is_empty() => shape.annotated = true,
+                "=" => {
+                    let named = code.kind(target_start) == Kind::Name && !code.is_keyword(target_start);
+                    shape.single_targets &= named && !target_has_comma;
+                    shape.equals.push(i);
+                    target_start = i + 1;
+                    target_has_comma = false;
+                }
+                _ => {}
+            }
+        }
+        shape
+    }
+}
+
+fn is_deletable(code: &Code, statement: Range<usize>, shape: &Assignment) -> bool {
+    let first = code.text(statement.start);
+    let keyword_kept = code.kind(statement.start) == Kind::Name && NEVER_DELETED.contains(&first);
+    let ellipsis = statement.len() == 1 && first == "...";
+    let annotation_only = shape.annotated && shape.equals.is_empty();
+    !(keyword_kept || ellipsis || annotation_only)
+}
+
+enum NumberValue {
+    Int(u128),
+    Float(f64),
+}
+
+impl NumberValue {
+    /// Integers and floats; imaginary numbers and integers beyond u128 give `None`.
+    fn parse(text: &str) -> Option<Self> {
+        let clean: String = text.chars().filter(|&c| c != '_').collect::<String>().to_ascii_lowercase();
+        if clean.ends_with('j') {
+            return None;
+        }
+        let radix = match clean.get(..2) {
+            Some("0x") => 16,
+            Some("0o") => 8,
+            Some("0b") => 2,
+            _ => 10,
+        };
+        if radix != 10 {
+            return u128::from_str_radix(&clean[2..], radix).ok().map(NumberValue::Int);
+        }
+        if clean.contains(['.', 'e']) {
+            return clean.parse().ok().map(NumberValue::Float);
+        }
+        clean.parse().ok().map(NumberValue::Int)
+    }
+}
+
+/// `value` written the way `like` is: same base prefix (and case), decimal otherwise.
+fn format_like(like: &str, value: u128) -> String {
+    let prefix = like.get(..2).unwrap_or("");
+    match prefix.to_ascii_lowercase().as_str() {
+        "0x" if like[2..].chars().any(|c| c.is_ascii_lowercase()) => format!("{prefix}{value:x}"),
+        "0x" => format!("{prefix}{value:X}"),
+        "0o" => format!("{prefix}{value:o}"),
+        "0b" => format!("{prefix}{value:b}"),
+        _ => value.to_string(),
+    }
+}
+
+/// Source text for a description: one line, at most 40 characters.
+fn shorten(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 40 {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(39).collect::<String>())
+    }
+}

@@ -1,0 +1,46 @@
+//! Test helpers: JSON text for python3's stdin and running one python3 script.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// `text` as a JSON string literal.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Runs `python3 -c script` with `input` on stdin; returns its stdout, panicking on failure.
+pub fn run_python(script: &str, input: &str) -> String {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed to check that mutants compile");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().expect("python3 runs");
+    writer.join().expect("writer thread").expect("python3 reads its stdin");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "python3 failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}

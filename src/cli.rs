@@ -1,0 +1,84 @@
+//! Command-line definitions only: plain data parsed by clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mutdelta",
+    version,
+    about = "Mutation-test the lines a change adds: which new lines would no test notice if they were wrong?"
+)]
+pub struct Cli {
+    /// Run as if started in DIR (the repository to check).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Mutate the added lines, run the relevant tests against every mutant, report the survivors.
+    Check(CheckArgs),
+    /// Print the mutants `check` would run, without running anything.
+    List(ListArgs),
+    /// Print the mutation operator tables.
+    Mutators,
+    /// Build a throwaway repository from a bundled example and check its last commit.
+    Demo,
+}
+
+/// Which change to mutate: exactly one of these, or the staged change by default.
+#[derive(Debug, Args, Default)]
+#[group(multiple = false)]
+pub struct ChangeArgs {
+    /// The lines the index adds over HEAD (the default).
+    #[arg(long)]
+    pub staged: bool,
+    /// The lines commit REV adds over its first parent; its tree is the state under test.
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+    /// The lines the working tree adds over merge-base(REV, HEAD), untracked files included.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// A coverage gate's list of added executable lines (`path:LINE`, `path:START-END`, or a
+    /// JSON object `{"path": [lines]}`); `-` reads standard input. The working tree is tested.
+    #[arg(long, value_name = "FILE")]
+    pub lines: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub change: ChangeArgs,
+    /// Print the mutants as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub change: ChangeArgs,
+    /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The Python interpreter that runs the tests.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Also run this test file or pytest node id (repeatable).
+    #[arg(long = "test", value_name = "PATH_OR_NODEID")]
+    pub tests: Vec<String>,
+    /// Run this shell command instead of pytest; exit status 0 means the mutant survived.
+    #[arg(long, value_name = "CMD")]
+    pub test_cmd: Option<String>,
+    /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Write a mutation-testing-elements JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}

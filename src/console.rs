@@ -1,0 +1,48 @@
+//! Progress on standard error while a check runs: a reporter that listens to the runner's events.
+
+use std::io::{IsTerminal, Write};
+
+use crate::run::Event;
+
+/// Writes one line per phase, and per mutant when standard error is a terminal.
+pub struct Console {
+    live: bool,
+}
+
+impl Console {
+    pub fn new() -> Console {
+        Console {
+            live: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub fn hear(&mut self, event: Event) {
+        let mut err = std::io::stderr().lock();
+        let _ = match event {
+            Event::BaselinePassed { duration, timeout } => writeln!(
+                err,
+                "baseline: the tests pass unmutated in {:.2} s; each mutant may take {:.1} s",
+                duration.as_secs_f64(),
+                timeout.as_secs_f64()
+            ),
+            Event::MutantsStarting { total, workers } => {
+                writeln!(err, "testing {total} mutants in {workers} parallel copies")
+            }
+            Event::MutantFinished {
+                result,
+                done,
+                total,
+            } if self.live => {
+                let end = if done == total { "\n" } else { "" };
+                write!(err, "\r[{done}/{total}] {:?}{:20}{end}", result.status, "")
+            }
+            Event::MutantFinished { .. } => Ok(()),
+        };
+    }
+}
+
+impl Default for Console {
+    fn default() -> Self {
+        Console::new()
+    }
+}

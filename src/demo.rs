@@ -1,0 +1,102 @@
+//! `mutdelta demo`: a throwaway repository built from the bundled model-client example, checked at its last commit.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+use git2::{Repository, Signature};
+
+use crate::exit::Exit;
+use crate::options::{Change, Options, TestRunner};
+
+/// The example project: (path, content before the change, content after it).
+const EXAMPLE: &[(&str, &str, &str)] = &[
+    (
+        "model_client.py",
+        include_str!("../fixtures/model_client/before/model_client.py"),
+        include_str!("../fixtures/model_client/after/model_client.py"),
+    ),
+    (
+        "tests/test_model_client.py",
+        include_str!("../fixtures/model_client/before/tests/test_model_client.py"),
+        include_str!("../fixtures/model_client/after/tests/test_model_client.py"),
+    ),
+];
+
+pub fn run() -> Result<Exit> {
+    let dir = tempfile::Builder::new()
+        .prefix("mutdelta-demo-")
+        .tempdir()?;
+    build_repository(dir.path())?;
+    println!("demo: a repository whose last commit adds a `raise` for cut-off replies and a test");
+    println!("      that runs it, catches every exception and asserts nothing.");
+    println!("$ mutdelta check --commit HEAD\n");
+    let python = crate::python::find_interpreter(None, dir.path())?;
+    let runner = if has_pytest(&python) {
+        TestRunner::Pytest
+    } else {
+        println!("(pytest is not installed, so the demo runs the tests with unittest)\n");
+        TestRunner::Shell(format!(
+            "{} -m unittest discover -s tests -q",
+            python.display()
+        ))
+    };
+    let options = Options {
+        directory: dir.path().to_path_buf(),
+        change: Change::Commit("HEAD".to_string()),
+        jobs: std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
+        python: Some(python),
+        runner,
+        ..Options::for_listing()
+    };
+    let exit = crate::app::check(&options)?;
+    println!(
+        "\nThe check exits {} on this change: the new lines ran under a test, but no test would notice them changed.",
+        exit as i32
+    );
+    Ok(Exit::Clean)
+}
+
+fn has_pytest(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import pytest"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn build_repository(root: &Path) -> Result<()> {
+    let repo = Repository::init(root).context("could not create the demo repository")?;
+    let signature = Signature::now("mutdelta demo", "demo@example.invalid")?;
+    let mut parent = None;
+    for (message, after) in [
+        ("Add the model client", false),
+        ("Refuse replies cut off at the token limit", true),
+    ] {
+        for (path, before_text, after_text) in EXAMPLE {
+            let full = root.join(path);
+            std::fs::create_dir_all(full.parent().expect("example paths have a parent"))?;
+            std::fs::write(&full, if after { after_text } else { before_text })?;
+        }
+        let mut index = repo.index()?;
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
+        index.write()?;
+        let tree = repo.find_tree(index.write_tree()?)?;
+        let parents: Vec<git2::Commit> = parent
+            .iter()
+            .map(|id| repo.find_commit(*id))
+            .collect::<Result<_, _>>()?;
+        let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+        parent = Some(repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            message,
+            &tree,
+            &parent_refs,
+        )?);
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! mutdelta: mutation-test the lines a change adds.
+
+pub mod app;
+pub mod cli;
+pub mod console;
+pub mod demo;
+pub mod exit;
+pub mod lines;
+pub mod options;
+pub mod plan;
+pub mod python;
+pub mod report;
+pub mod run;
+pub mod select;
+pub mod worktree;

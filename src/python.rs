@@ -1,0 +1,147 @@
+//! The Python side of a run: which interpreter, how tests are invoked, and the one-process compile check of all mutants.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::options::TestRunner;
+use crate::run::process::TestCommand;
+
+/// Picks the interpreter: `--python`, else `$VIRTUAL_ENV/bin/python`, else `.venv/bin/python` in
+/// the repository, else `python3`; and checks that it is Python 3.
+pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<PathBuf> {
+    let candidate = if let Some(path) = explicit {
+        path.to_path_buf()
+    } else if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
+        PathBuf::from(venv).join("bin/python")
+    } else if repo_root.join(".venv/bin/python").exists() {
+        repo_root.join(".venv/bin/python")
+    } else {
+        PathBuf::from("python3")
+    };
+    let output = Command::new(&candidate)
+        .args(["-c", "import sys; print(sys.version_info[0])"])
+        .stdin(Stdio::null())
+        .output();
+    match output {
+        Ok(output) if output.status.success() && output.stdout.starts_with(b"3") => Ok(candidate),
+        _ => bail!(
+            "{} is not a working Python 3 interpreter: pass one with --python PATH",
+            candidate.display()
+        ),
+    }
+}
+
+/// Compiles every source in one interpreter; returns, for each, `None` when it compiles or the
+/// error message when it does not.
+pub fn compile_all(python: &Path, sources: &[(String, String)]) -> Result<Vec<Option<String>>> {
+    const SCRIPT: &str = r#"
+import json, sys
+results = []
+for name, source in json.load(sys.stdin):
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+        results.append(None)
+    except (SyntaxError, ValueError) as err:
+        results.append(f"{type(err).__name__}: {err}")
+json.dump(results, sys.stdout)
+"#;
+    let mut child = Command::new(python)
+        .args(["-c", SCRIPT])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start {}", python.display()))?;
+    let input = serde_json::to_vec(sources)?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output()?;
+    writer
+        .join()
+        .map_err(|_| anyhow!("the compile check's writer panicked"))??;
+    if !output.status.success() {
+        bail!(
+            "the compile check failed in {}: {}",
+            python.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let results: Vec<Option<String>> = serde_json::from_slice(&output.stdout)
+        .context("the compile check printed something unexpected")?;
+    if results.len() != sources.len() {
+        bail!(
+            "the compile check answered for {} of {} mutants",
+            results.len(),
+            sources.len()
+        );
+    }
+    Ok(results)
+}
+
+/// The command that runs `tests` (empty: the whole suite) in the copy at `root`.
+pub fn test_command(
+    runner: &TestRunner,
+    python: &Path,
+    root: &Path,
+    tests: &[String],
+) -> TestCommand {
+    let mut python_path = vec![root.to_path_buf()];
+    if root.join("src").is_dir() {
+        python_path.push(root.join("src"));
+    }
+    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty()) {
+        python_path.extend(std::env::split_paths(&existing));
+    }
+    let mut env = vec![
+        (
+            "PYTHONPATH".to_string(),
+            std::env::join_paths(&python_path)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ),
+        // A mutant can have the size and mtime second of the original: stale bytecode would hide it.
+        ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
+    ];
+    match runner {
+        TestRunner::Pytest => {
+            let mut args: Vec<String> = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.extend(tests.iter().cloned());
+            TestCommand {
+                program: python.to_path_buf(),
+                args,
+                dir: root.to_path_buf(),
+                env,
+            }
+        }
+        TestRunner::Shell(cmd) => {
+            if let Some(bin) = python.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                let mut path = vec![bin.to_path_buf()];
+                path.extend(std::env::split_paths(
+                    &std::env::var_os("PATH").unwrap_or_default(),
+                ));
+                env.push((
+                    "PATH".to_string(),
+                    std::env::join_paths(path)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                ));
+            }
+            TestCommand {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".to_string(), cmd.clone()],
+                dir: root.to_path_buf(),
+                env,
+            }
+        }
+    }
+}
+
+/// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
+pub const CANARY_SOURCE: &str =
+    "raise RuntimeError('mutdelta canary: this file was replaced to prove the tests import it')\n";

@@ -1,0 +1,106 @@
+//! The results of a check and the outputs built from them: terminal text and mutation-testing-elements JSON.
+
+pub mod json;
+pub mod text;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::plan::{Plan, PlannedMutant};
+
+/// A mutant's verdict, named as in the mutation-testing-elements schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Status {
+    Killed,
+    Survived,
+    NoCoverage,
+    Timeout,
+    CompileError,
+    RuntimeError,
+    Ignored,
+}
+
+impl Status {
+    /// Counted as caught in the mutation score.
+    pub fn is_caught(self) -> bool {
+        matches!(self, Status::Killed | Status::Timeout)
+    }
+
+    /// Proves that the line is not really tested.
+    pub fn is_missed(self) -> bool {
+        matches!(self, Status::Survived | Status::NoCoverage)
+    }
+}
+
+/// What happened to one mutant.
+#[derive(Debug, Clone)]
+pub struct MutantResult {
+    pub planned: PlannedMutant,
+    pub status: Status,
+    /// Why: the failing test's message, the compile error, the pragma's reason, ...
+    pub reason: String,
+    /// Time spent running its tests.
+    pub duration: Duration,
+    /// Tests that were run against it.
+    pub covered_by: Vec<String>,
+    /// Tests that failed against it.
+    pub killed_by: Vec<String>,
+}
+
+/// Everything a reporter needs.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub plan: Plan,
+    /// In mutant id order.
+    pub results: Vec<MutantResult>,
+    /// The relevant tests (empty: the whole suite).
+    pub tests: Vec<String>,
+    pub baseline: Option<Duration>,
+}
+
+/// The counts behind the last line of the report and the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub caught: usize,
+    /// Killed + Timeout + Survived + NoCoverage: the mutation score's denominator.
+    pub scored: usize,
+    pub lines: usize,
+    pub lines_with_survivors: usize,
+    pub compile_errors: usize,
+    pub runtime_errors: usize,
+    pub ignored: usize,
+}
+
+impl Report {
+    pub fn summary(&self) -> Summary {
+        let count = |status: Status| self.results.iter().filter(|r| r.status == status).count();
+        let lines_with_survivors: BTreeSet<_> = self
+            .results
+            .iter()
+            .filter(|r| r.status.is_missed())
+            .map(|r| (r.planned.file, r.planned.mutant.line))
+            .collect();
+        Summary {
+            caught: self.results.iter().filter(|r| r.status.is_caught()).count(),
+            scored: self
+                .results
+                .iter()
+                .filter(|r| r.status.is_caught() || r.status.is_missed())
+                .count(),
+            lines: self.plan.line_count(),
+            lines_with_survivors: lines_with_survivors.len(),
+            compile_errors: count(Status::CompileError),
+            runtime_errors: count(Status::RuntimeError),
+            ignored: count(Status::Ignored),
+        }
+    }
+
+    /// True when some added line has a mutant that no test caught, or whose run broke.
+    pub fn has_missed(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| r.status.is_missed() || r.status == Status::RuntimeError)
+    }
+}

@@ -1,0 +1,117 @@
+//! The terminal report: each mutant no test caught with its diff, then one summary line (the only user of `similar`).
+
+use std::fmt::Write;
+
+use similar::TextDiff;
+
+use super::{MutantResult, Report, Status};
+
+/// The whole report as the terminal shows it.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for note in &report.plan.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    for result in &report.results {
+        render_result(&mut out, report, result);
+    }
+    let _ = writeln!(out, "{}", summary_line(report));
+    out
+}
+
+fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
+    let file = &report.plan.files[result.planned.file];
+    let mutant = &result.planned.mutant;
+    let place = format!("{}:{}", file.path.display(), mutant.line);
+    let what = &mutant.description;
+    match result.status {
+        Status::Killed | Status::Ignored => return,
+        Status::Survived => {
+            let _ = writeln!(out, "[MUT-survived] {place}: {what}");
+        }
+        Status::NoCoverage => {
+            let _ = writeln!(
+                out,
+                "[MUT-nocoverage] {place}: {what}: no relevant test runs this line"
+            );
+        }
+        Status::Timeout => {
+            let _ = writeln!(
+                out,
+                "[MUT-timeout] {place}: {what}: the tests hung ({}), counted as caught",
+                result.reason
+            );
+            return;
+        }
+        Status::CompileError => {
+            let _ = writeln!(
+                out,
+                "[MUT-unviable] {place}: {what}: does not compile, not counted ({})",
+                result.reason
+            );
+            return;
+        }
+        Status::RuntimeError => {
+            let _ = writeln!(
+                out,
+                "[MUT-error] {place}: {what}: the test run broke: {}",
+                result.reason
+            );
+            return;
+        }
+    }
+    let path = file.path.display().to_string();
+    let mutated = mutant.apply(&file.source);
+    let diff = TextDiff::from_lines(file.source.as_str(), mutated.as_str());
+    let unified = diff
+        .unified_diff()
+        .context_radius(1)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    for line in unified.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    if !result.killed_by.is_empty() || !result.covered_by.is_empty() {
+        let _ = writeln!(out, "    ran under: {}", result.covered_by.join(", "));
+    }
+}
+
+/// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors`.
+pub fn summary_line(report: &Report) -> String {
+    if report.results.is_empty() {
+        return "mutation delta: nothing to mutate: the change adds no executable Python lines"
+            .to_string();
+    }
+    let summary = report.summary();
+    let mut line = format!(
+        "mutation delta: {} of {} mutants caught on {} new {}; {} {} with survivors",
+        summary.caught,
+        summary.scored,
+        summary.lines,
+        plural(summary.lines, "line", "lines"),
+        summary.lines_with_survivors,
+        plural(summary.lines_with_survivors, "line", "lines"),
+    );
+    let mut uncounted = Vec::new();
+    if summary.compile_errors > 0 {
+        uncounted.push(format!("{} unviable", summary.compile_errors));
+    }
+    if summary.ignored > 0 {
+        uncounted.push(format!("{} ignored", summary.ignored));
+    }
+    if summary.runtime_errors > 0 {
+        uncounted.push(format!("{} broke the test run", summary.runtime_errors));
+    }
+    if !uncounted.is_empty() {
+        let _ = write!(line, " ({} not counted)", uncounted.join(", "));
+    }
+    line
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}

@@ -1,0 +1,163 @@
+//! The worker pool: one thread and one temporary copy per worker; each mutant is applied, tested and reverted in its worker's copy.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::baseline::{last_line, Setup};
+use super::process::{Exit, Finished};
+use super::{Event, Interrupted, INTERRUPTED};
+use crate::options::TestRunner;
+use crate::plan::PlannedMutant;
+use crate::report::{MutantResult, Status};
+
+/// Tests every mutant, one worker per root; results come back in completion order.
+pub fn run_all(
+    setup: &Setup,
+    roots: &[PathBuf],
+    logs: &Path,
+    timeout: Duration,
+    mutants: Vec<PlannedMutant>,
+    events: &mut dyn FnMut(Event),
+) -> Result<Vec<MutantResult>> {
+    let total = mutants.len();
+    let queue = Mutex::new(VecDeque::from(mutants));
+    let (sender, receiver) = mpsc::channel::<Result<MutantResult>>();
+    let mut results = Vec::with_capacity(total);
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for (index, root) in roots.iter().enumerate() {
+            let sender = sender.clone();
+            let queue = &queue;
+            let log = logs.join(format!("worker-{index}.log"));
+            scope.spawn(move || {
+                while !INTERRUPTED.load(Ordering::SeqCst) {
+                    let Some(planned) = queue.lock().expect("queue lock").pop_front() else {
+                        break;
+                    };
+                    let result = test_one(setup, root, &log, timeout, planned);
+                    let stop = result.is_err();
+                    if sender.send(result).is_err() || stop {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for message in receiver {
+            match message {
+                Ok(result) => {
+                    results.push(result);
+                    events(Event::MutantFinished {
+                        result: results.last().expect("just pushed"),
+                        done: results.len(),
+                        total,
+                    });
+                }
+                Err(err) => {
+                    // Empty the queue so the other workers stop after their current mutant.
+                    queue.lock().expect("queue lock").clear();
+                    failure.get_or_insert(err);
+                }
+            }
+        }
+    });
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(Interrupted.into());
+    }
+    Ok(results)
+}
+
+fn test_one(
+    setup: &Setup,
+    root: &Path,
+    log: &Path,
+    timeout: Duration,
+    planned: PlannedMutant,
+) -> Result<MutantResult> {
+    let file = &setup.plan.files[planned.file];
+    let path = root.join(&file.path);
+    std::fs::write(&path, planned.mutant.apply(&file.source))?;
+    let run = setup.command(root).run(timeout, log);
+    std::fs::write(&path, &file.source)?;
+    let run = run?;
+    if run.exit == Exit::Interrupted {
+        return Err(Interrupted.into());
+    }
+    let (status, reason) = classify(setup.runner, &run, timeout);
+    let killed_by = if status == Status::Killed {
+        failed_tests(&run.tail)
+    } else {
+        Vec::new()
+    };
+    Ok(MutantResult {
+        planned,
+        status,
+        reason,
+        duration: run.duration,
+        covered_by: Vec::new(),
+        killed_by,
+    })
+}
+
+fn classify(runner: &TestRunner, run: &Finished, timeout: Duration) -> (Status, String) {
+    let pytest = matches!(runner, TestRunner::Pytest);
+    match run.exit {
+        Exit::Code(0) => (Status::Survived, "every relevant test passed".to_string()),
+        Exit::TimedOut => (
+            Status::Timeout,
+            format!(
+                "the tests ran past the {:.1} s timeout",
+                timeout.as_secs_f64()
+            ),
+        ),
+        Exit::Signal(signal) => (
+            Status::Killed,
+            format!("the test process died of signal {signal}"),
+        ),
+        // pytest: 1 = tests failed, 2 = collection or import failed; both are the mutant's doing.
+        Exit::Code(1 | 2) if pytest => (Status::Killed, last_line(&run.tail).to_string()),
+        Exit::Code(code) if pytest => (
+            Status::RuntimeError,
+            format!("pytest exited with status {code}: {}", last_line(&run.tail)),
+        ),
+        Exit::Code(code) => (
+            Status::Killed,
+            format!("the test command exited with status {code}"),
+        ),
+        Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
+    }
+}
+
+/// Node ids from pytest's short summary (`FAILED tests/test_x.py::test_y - AssertionError`).
+fn failed_tests(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix("FAILED ")
+                .or_else(|| line.strip_prefix("ERROR "))
+        })
+        .map(|rest| rest.split(" - ").next().unwrap_or(rest).trim().to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_tests_are_read_from_pytest_short_summary() {
+        let output = "F.\nFAILED tests/test_a.py::test_x - AssertionError: 1 != 2\nERROR tests/test_b.py\n1 failed in 0.1s\n";
+        assert_eq!(
+            failed_tests(output),
+            ["tests/test_a.py::test_x", "tests/test_b.py"]
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! Shared helpers: fixture repositories with real git history, a cached Python with pytest, hermetic runs.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+
+/// A Python with pytest and jsonschema, made once per target dir and shared by every test.
+pub fn python() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("python-env");
+    let python = root.join("venv/bin/python");
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = File::create(root.join("lock")).unwrap();
+    lock.lock().unwrap();
+    if !root.join("ready").exists() {
+        run_ok(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(root.join("venv")),
+        );
+        run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest", "jsonschema"]));
+        std::fs::write(root.join("ready"), "").unwrap();
+    }
+    python
+}
+
+/// The mutation-testing-elements JSON schema, from its npm package.
+pub fn report_schema() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-schema");
+    let schema = root.join("package/src/mutation-testing-report-schema.json");
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = File::create(root.join("lock")).unwrap();
+    lock.lock().unwrap();
+    if !schema.exists() {
+        run_ok(
+            Command::new("npm")
+                .args(["pack", "--silent", "mutation-testing-report-schema@3"])
+                .current_dir(&root),
+        );
+        let tarball = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
+            .expect("npm pack wrote a tarball");
+        run_ok(
+            Command::new("tar")
+                .arg("xzf")
+                .arg(&tarball)
+                .current_dir(&root),
+        );
+    }
+    schema
+}
+
+pub fn run_ok(command: &mut Command) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|err| panic!("could not run {command:?}: {err}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// git in `dir`, isolated from the user's configuration.
+pub fn git(dir: &Path, args: &[&str]) -> Output {
+    run_ok(
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Fixture")
+            .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Fixture")
+            .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid"),
+    )
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A repository whose first commit is the fixture's `before/` and second its `after/`.
+pub fn fixture_repo(name: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("fixture-")
+        .tempdir()
+        .unwrap();
+    let fixture = Path::new(FIXTURES).join(name);
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), dir.path());
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "before"]);
+    copy_tree(&fixture.join("after"), dir.path());
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "the change"]);
+    dir
+}
+
+/// Every file under `dir`, `.git` included, with its bytes: equal snapshots mean nothing changed.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(
+                    path.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The finished mutdelta process.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs mutdelta in `dir` with a scrubbed environment.
+pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
+    mutdelta_with_stdin(dir, args, "")
+}
+
+pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
+    let output = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("mutdelta"))
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .write_stdin(stdin)
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `check` with the shared Python and the given extra arguments.
+pub fn check(dir: &Path, extra: &[&str]) -> Run {
+    let python = python();
+    let mut args = vec!["check", "--python", python.to_str().unwrap(), "-j", "2"];
+    args.extend_from_slice(extra);
+    mutdelta(dir, &args)
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: mutdelta run as a process on real git repositories and real pytest runs.
+
+mod bad_input;
+mod common;
+mod python_fixtures;

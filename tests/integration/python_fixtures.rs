@@ -1,0 +1,252 @@
+//! The verdicts on the Python fixtures, with the user's repository byte-identical afterwards.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{
+    check, fixture_repo, git, mutdelta_with_stdin, python, report_schema, run_ok, snapshot,
+};
+
+/// Reads a JSON report and checks it against the mutation-testing-elements schema.
+fn read_valid_report(path: &Path) -> Value {
+    let validate = "import json,sys,jsonschema\n\
+                    schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
+                    jsonschema.Draft7Validator(schema).validate(report)";
+    run_ok(
+        std::process::Command::new(python())
+            .args(["-c", validate])
+            .arg(report_schema())
+            .arg(path),
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// (line, status) of every mutant of `file` in a report.
+fn statuses(report: &Value, file: &str) -> Vec<(u64, String)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no mutants for {file} in {report}"))
+        .iter()
+        .map(|m| {
+            (
+                m["location"]["start"]["line"].as_u64().unwrap(),
+                m["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn raise_under_a_test_that_asserts_nothing_survives() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("[MUT-survived] model_client.py:15: delete statement"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("-        raise RuntimeError("),
+        "the survivor's diff is shown: {run:?}"
+    );
+    assert!(run.stdout.contains("+        pass"), "{run:?}");
+    let report = read_valid_report(&json);
+    let verdicts = statuses(&report, "model_client.py");
+    assert!(
+        verdicts.iter().all(|(line, _)| [14, 15].contains(line)),
+        "only added lines: {verdicts:?}"
+    );
+    assert!(
+        verdicts
+            .iter()
+            .filter(|(line, _)| *line == 15)
+            .all(|(_, s)| s == "Survived"),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&(14, "Killed".to_string())),
+        "`==` -> `!=` breaks the old test: {verdicts:?}"
+    );
+    let last = run.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("mutation delta: ")
+            && last.ends_with("on 2 new lines; 2 lines with survivors"),
+        "{last}"
+    );
+    assert_eq!(
+        snapshot(repo.path()),
+        before,
+        "the repository is byte-identical afterwards"
+    );
+}
+
+#[test]
+fn strong_tests_catch_every_mutant() {
+    let repo = fixture_repo("strong_tests");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = statuses(&read_valid_report(&json), "grades.py");
+    assert!(verdicts.len() >= 5, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, status)| status == "Killed"),
+        "{verdicts:?}"
+    );
+    assert!(!run.stdout.contains("[MUT-"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before);
+}
+
+#[test]
+fn line_whose_only_test_is_skipped_is_never_killed() {
+    let repo = fixture_repo("skipped_test");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let verdicts = statuses(&read_valid_report(&json), "shipping.py");
+    assert!(!verdicts.is_empty());
+    assert!(
+        verdicts
+            .iter()
+            .all(|(_, s)| s == "Survived" || s == "NoCoverage"),
+        "a skipped test catches nothing: {verdicts:?}"
+    );
+    assert_eq!(snapshot(repo.path()), before);
+}
+
+#[test]
+fn staged_change_is_checked_from_the_index_not_the_working_tree() {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    let before = snapshot(repo.path());
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("[MUT-survived] model_client.py:15"),
+        "{run:?}"
+    );
+    assert_eq!(
+        snapshot(repo.path()),
+        before,
+        "index and checkout untouched"
+    );
+}
+
+#[test]
+fn staged_file_with_unstaged_edits_is_refused() {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    let file = repo.path().join("model_client.py");
+    let edited = std::fs::read_to_string(&file).unwrap() + "\nEXTRA = 1\n";
+    std::fs::write(&file, edited).unwrap();
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("model_client.py is staged and also has unstaged edits"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn coverage_gate_list_limits_the_mutants_to_its_lines() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let python = python();
+
+    let run = mutdelta_with_stdin(
+        repo.path(),
+        &[
+            "check",
+            "--python",
+            python.to_str().unwrap(),
+            "--lines",
+            "-",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        "model_client.py:15\n",
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let verdicts = statuses(&read_valid_report(&json), "model_client.py");
+    assert!(
+        !verdicts.is_empty() && verdicts.iter().all(|(line, _)| *line == 15),
+        "{verdicts:?}"
+    );
+}
+
+#[test]
+fn tests_that_import_another_copy_are_refused_by_the_canary() {
+    let repo = fixture_repo("model_client");
+    let python = python();
+    // The tests run against the user's checkout instead of the copy under test.
+    let cmd = format!(
+        "cd {} && {} -m pytest -q -p no:cacheprovider",
+        repo.path().display(),
+        python.display()
+    );
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("do not import the copy under test"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn list_prints_the_mutants_without_running_them() {
+    let repo = fixture_repo("model_client");
+
+    let run = crate::common::mutdelta(repo.path(), &["list", "--commit", "HEAD"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("model_client.py:15:9: delete statement"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("model_client.py:14:20: replace == with !="),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("mutants on 2 added executable lines"),
+        "{run:?}"
+    );
+}
