@@ -16,7 +16,8 @@ const MUTANTS_PER_FILE: usize = 60;
 
 /// Compiles every sampled mutant. To keep this fast, a mutant is compiled within the
 /// top-level statement that holds it (plus the file's `__future__` imports) rather than
-/// as the whole file: what makes code compile or not never crosses top-level statements.
+/// as the whole file, and within a class, with only the class member that holds it:
+/// whether code compiles never depends on other top-level statements or class members.
 const CHECKER: &str = r#"
 import ast, bisect, json, re, sys, warnings
 warnings.simplefilter("ignore")
@@ -25,24 +26,42 @@ class Chunks:
     def __init__(self, data, tree):
         self.data = data
         self.starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", data)]
-        self.ranges = []
-        for node in tree.body:
-            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            self.ranges.append(self.bytes_of(first, node.end_lineno))
+        self.top = [(self.span(n), n) for n in tree.body]
         futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
-        self.prefix = b"".join(data[slice(*self.bytes_of(n.lineno, n.end_lineno))] for n in futures)
+        self.prefix = b"".join(self.data[slice(*self.span(n))] for n in futures)
 
-    def bytes_of(self, first, last):
+    def span(self, node):
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        last = node.end_lineno
         end = self.starts[last] if last < len(self.starts) else len(self.data)
         return self.starts[first - 1], end
 
+    def holder(self, spanned, start, end):
+        i = bisect.bisect_right([s for (s, _), _ in spanned], start) - 1
+        if i >= 0 and spanned[i][0][0] <= start and end <= spanned[i][0][1]:
+            return spanned[i]
+        return None
+
+    def pieces(self, span, node, start, end):
+        s, e = span
+        if isinstance(node, ast.ClassDef):
+            members = [(self.span(n), n) for n in node.body]
+            held = self.holder(members, start, end)
+            if held and members[0][0][0] > s:
+                return [(s, members[0][0][0])] + self.pieces(*held, start, end)
+        return [(s, e)]
+
     def mutated(self, start, end, replacement):
-        i = bisect.bisect_right(self.ranges, (start, float("inf"))) - 1
-        if i >= 0 and self.ranges[i][0] <= start and end <= self.ranges[i][1]:
-            s, e = self.ranges[i]
-            chunk = self.data[s:start] + replacement + self.data[end:e]
-            return self.prefix + b"\n" + chunk if self.prefix else chunk
-        return self.data[:start] + replacement + self.data[end:]
+        held = self.holder(self.top, start, end)
+        if held is None:
+            return self.data[:start] + replacement + self.data[end:]
+        out = [self.prefix, b"\n"] if self.prefix else []
+        for s, e in self.pieces(*held, start, end):
+            if s <= start < e:
+                out += [self.data[s:start], replacement, self.data[end:e]]
+            else:
+                out.append(self.data[s:e])
+        return b"".join(out)
 
 files = mutants = compiled = 0
 failures = []

@@ -147,23 +147,46 @@ pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
     mutdelta_with_stdin(dir, args, "")
 }
 
+/// Runs mutdelta with `stdin`, and asserts that it left no temporary directory behind.
 pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
-    let output = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("mutdelta"))
+    let tmp = tempfile::tempdir().unwrap();
+    let output = assert_cmd::Command::from_std(hermetic(dir, tmp.path()))
         .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .write_stdin(stdin)
         .output()
         .unwrap();
+    assert_eq!(
+        leftovers(tmp.path()),
+        Vec::<String>::new(),
+        "temporary copies are removed"
+    );
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// The mutdelta command with a scrubbed environment, its temporary files going to `tmp`.
+pub fn hermetic(dir: &Path, tmp: &Path) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin!("mutdelta"));
+    command
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("TMPDIR", tmp)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    command
+}
+
+/// The names in `tmp`: what a run left behind.
+pub fn leftovers(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// `check` with the shared Python and the given extra arguments.

@@ -1,5 +1,7 @@
 //! Integration tests: mutdelta run as a process on real git repositories and real pytest runs.
 
 mod bad_input;
+mod changes;
 mod common;
+mod interrupt;
 mod python_fixtures;

@@ -1,0 +1,218 @@
+//! Where the added lines come from: the working tree over a base, a root commit, an empty change, pragmas, files passed over.
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo, git, snapshot};
+
+fn read_report(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn mutant_lines(report: &Value, file: &str, status: &str) -> Vec<u64> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .map(|mutants| {
+            mutants
+                .iter()
+                .filter(|m| m["status"] == status)
+                .map(|m| m["location"]["start"]["line"].as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The fixture's change, moved out of the last commit into the working tree.
+fn uncommitted_change() -> tempfile::TempDir {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["reset", "-q", "--mixed", "HEAD~1"]);
+    repo
+}
+
+#[test]
+fn base_mode_checks_the_working_tree_including_untracked_files() {
+    let repo = uncommitted_change();
+    std::fs::write(
+        repo.path().join("limits.py"),
+        "def limit(n):\n    return n * 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("tests/test_limits.py"),
+        "from limits import limit\n\n\ndef test_limit():\n    limit(3)\n",
+    )
+    .unwrap();
+    std::fs::write(repo.path().join("NOTES.txt"), "not code\n").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(
+        repo.path(),
+        &["--base", "main", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(&json);
+    let survivors = mutant_lines(&report, "limits.py", "Survived");
+    assert!(
+        !survivors.is_empty() && survivors.iter().all(|&line| line == 2),
+        "untracked file mutated: {run:?}"
+    );
+    assert!(
+        !mutant_lines(&report, "model_client.py", "Survived").is_empty(),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("note: NOTES.txt: not a Python file, skipped"),
+        "{run:?}"
+    );
+    assert_eq!(snapshot(repo.path()), before);
+}
+
+#[test]
+fn root_commit_counts_every_line_as_added() {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["checkout", "-q", "--orphan", "fresh"]);
+    git(repo.path(), &["commit", "-q", "-m", "everything at once"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(&json);
+    let killed = mutant_lines(&report, "model_client.py", "Killed");
+    assert!(
+        killed.contains(&12),
+        "the old `text = payload[...]` line is new in a root commit: {run:?}"
+    );
+}
+
+#[test]
+fn a_change_without_python_lines_has_nothing_to_mutate() {
+    let repo = fixture_repo("model_client");
+    std::fs::write(repo.path().join("README.md"), "# docs\n").unwrap();
+    git(repo.path(), &["add", "README.md"]);
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("note: README.md: not a Python file, skipped"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
+}
+
+#[test]
+fn a_deleted_file_is_noted_and_not_mutated() {
+    let repo = fixture_repo("strong_tests");
+    git(repo.path(), &["rm", "-q", "grades.py"]);
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("note: grades.py: deleted by the change, nothing to mutate"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_skip_pragma_with_a_reason_ignores_its_line() {
+    let repo = uncommitted_change();
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file).unwrap().replace(
+        "token limit\")\n",
+        "token limit\")  # mutdelta: skip message wording is free\n",
+    );
+    std::fs::write(&file, source).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(
+        repo.path(),
+        &["--base", "HEAD", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "line 14 still has survivors: {run:?}");
+    let report = read_report(&json);
+    assert!(mutant_lines(&report, "model_client.py", "Ignored")
+        .iter()
+        .all(|&line| line == 15));
+    assert!(
+        !mutant_lines(&report, "model_client.py", "Ignored").is_empty(),
+        "{run:?}"
+    );
+    assert!(
+        mutant_lines(&report, "model_client.py", "Survived")
+            .iter()
+            .all(|&line| line == 14),
+        "{run:?}"
+    );
+    let reasons: Vec<&str> = report["files"]["model_client.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["status"] == "Ignored")
+        .map(|m| m["statusReason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .all(|&reason| reason == "message wording is free"),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_skip_pragma_without_a_reason_is_refused() {
+    let repo = uncommitted_change();
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("token limit\")\n", "token limit\")  # mutdelta: skip\n");
+    std::fs::write(&file, source).unwrap();
+
+    let run = check(repo.path(), &["--base", "HEAD"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("error: model_client.py: line 15: `mutdelta: skip` needs a reason"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn dash_c_checks_another_repository() {
+    let repo = fixture_repo("model_client");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let python = crate::common::python();
+    let dir = repo.path().to_str().unwrap();
+
+    let run = crate::common::mutdelta(
+        elsewhere.path(),
+        &[
+            "-C",
+            dir,
+            "check",
+            "--commit",
+            "HEAD",
+            "--python",
+            python.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("[MUT-survived] model_client.py:15"),
+        "{run:?}"
+    );
+}
