@@ -78,6 +78,9 @@ pub struct CheckArgs {
     /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Run each mutant's tests in a new interpreter instead of forking a warm one.
+    #[arg(long)]
+    pub no_fork: bool,
     /// Write a mutation-testing-elements JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -19,12 +19,18 @@ impl Console {
     pub fn hear(&mut self, event: Event) {
         let mut err = std::io::stderr().lock();
         let _ = match event {
-            Event::BaselinePassed { duration, timeout } => writeln!(
-                err,
-                "baseline: the tests pass unmutated in {:.2} s; each mutant may take {:.1} s",
-                duration.as_secs_f64(),
-                timeout.as_secs_f64()
-            ),
+            Event::BaselinePassed { duration, tests } => {
+                let which = if tests == 0 {
+                    "the whole suite".to_string()
+                } else {
+                    format!("{tests} relevant test paths")
+                };
+                writeln!(
+                    err,
+                    "baseline: {which} passes unmutated in {:.2} s",
+                    duration.as_secs_f64()
+                )
+            }
             Event::MutantsStarting { total, workers } => {
                 writeln!(err, "testing {total} mutants in {workers} parallel copies")
             }

@@ -44,6 +44,8 @@ pub struct Options {
     pub runner: TestRunner,
     pub timeout: Option<Duration>,
     pub json: Option<PathBuf>,
+    /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
+    pub fork: bool,
 }
 
 impl Change {
@@ -76,6 +78,7 @@ impl Options {
             runner: TestRunner::Pytest,
             timeout: None,
             json: None,
+            fork: true,
         }
     }
 
@@ -108,6 +111,7 @@ impl Options {
             runner,
             timeout,
             json: args.json.clone(),
+            fork: !args.no_fork,
         })
     }
 }

@@ -81,37 +81,65 @@ json.dump(results, sys.stdout)
     Ok(results)
 }
 
-/// The command that runs `tests` (empty: the whole suite) in the copy at `root`.
-pub fn test_command(
-    runner: &TestRunner,
-    python: &Path,
-    root: &Path,
-    tests: &[String],
-) -> TestCommand {
+/// The environment of every test process in the copy at `root`: the copy (and its `src/`) first
+/// on `PYTHONPATH`, then `support` (mutdelta's own Python helpers), then the user's.
+pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(String, String)> {
     let mut python_path = vec![root.to_path_buf()];
     if root.join("src").is_dir() {
         python_path.push(root.join("src"));
     }
+    python_path.extend(support.map(Path::to_path_buf));
     if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty()) {
         python_path.extend(std::env::split_paths(&existing));
     }
-    let mut env = vec![
-        (
-            "PYTHONPATH".to_string(),
-            std::env::join_paths(&python_path)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        ),
+    let mut path = Vec::new();
+    if let Some(bin) = python.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        // A shell test command that says `python` means the interpreter mutdelta was given.
+        path.push(bin.to_path_buf());
+    }
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    vec![
+        ("PYTHONPATH".to_string(), join(&python_path)),
+        ("PATH".to_string(), join(&path)),
         // A mutant can have the size and mtime second of the original: stale bytecode would hide it.
         ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
-    ];
+    ]
+}
+
+fn join(paths: &[PathBuf]) -> String {
+    std::env::join_paths(paths)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// pytest's arguments for one run: stop at the first failure, quiet, no cache written.
+pub fn pytest_args(tests: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = ["-x", "-q", "-p", "no:cacheprovider"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(tests.iter().cloned());
+    args
+}
+
+/// The command that runs `tests` (empty: the whole suite) in the copy at `root`; `extra` goes
+/// before pytest's own arguments.
+pub fn test_command(
+    runner: &TestRunner,
+    python: &Path,
+    root: &Path,
+    support: Option<&Path>,
+    extra: &[String],
+    tests: &[String],
+) -> TestCommand {
+    let env = environment(python, root, support);
     match runner {
         TestRunner::Pytest => {
-            let mut args: Vec<String> = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            args.extend(tests.iter().cloned());
+            let mut args = vec!["-m".to_string(), "pytest".to_string()];
+            args.extend(extra.iter().cloned());
+            args.extend(pytest_args(tests));
             TestCommand {
                 program: python.to_path_buf(),
                 args,
@@ -119,26 +147,12 @@ pub fn test_command(
                 env,
             }
         }
-        TestRunner::Shell(cmd) => {
-            if let Some(bin) = python.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-                let mut path = vec![bin.to_path_buf()];
-                path.extend(std::env::split_paths(
-                    &std::env::var_os("PATH").unwrap_or_default(),
-                ));
-                env.push((
-                    "PATH".to_string(),
-                    std::env::join_paths(path)
-                        .map(|p| p.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                ));
-            }
-            TestCommand {
-                program: PathBuf::from("/bin/sh"),
-                args: vec!["-c".to_string(), cmd.clone()],
-                dir: root.to_path_buf(),
-                env,
-            }
-        }
+        TestRunner::Shell(cmd) => TestCommand {
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".to_string(), cmd.clone()],
+            dir: root.to_path_buf(),
+            env,
+        },
     }
 }
 

@@ -105,7 +105,7 @@ pub const PYTHON: &[Rule] = &[
     rule(STRING_LITERAL, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); f-strings are left alone"),
     rule(STRING_LITERAL, "<empty string>", &["\"mutdelta\""], "prefix kept"),
 
-    rule(STATEMENT_DELETION, "<simple statement>", &["pass"], "expressions, assignments, raise, del; not pass, return, import, global, nonlocal, assert, break, continue, docstrings"),
+    rule(STATEMENT_DELETION, "<simple statement>", &["pass"], "expressions, assignments, raise, del; not pass, return, import, global, nonlocal, assert, break, continue, docstrings, nor assignments to a name declared nonlocal"),
 
     rule(RETURN_VALUE, "return <value>", &["None"], "not when <value> is None"),
 

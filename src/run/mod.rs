@@ -1,22 +1,30 @@
 //! Runs a check: plan the mutants, compile-check them, prove the baseline, then test every mutant in parallel worktrees.
 
 pub mod baseline;
+pub mod coverage;
+pub mod executor;
 pub mod pool;
 pub mod process;
+pub mod warm;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
+use self::baseline::{mutant_timeout, prove_canary, require_pass, BASELINE_LIMIT};
+use self::coverage::CoverageMap;
+use self::executor::{Executor, Spawn, Warm};
+use self::pool::{Job, Worker};
+use self::warm::WarmSpec;
 use crate::lines::{self, workdir};
-use crate::options::Options;
+use crate::options::{Options, TestRunner};
 use crate::plan::{Plan, PlannedMutant};
 use crate::python;
 use crate::report::{MutantResult, Report, Status};
-use crate::select;
+use crate::select::{self, Selection};
 use crate::worktree::Worktree;
 
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
@@ -31,10 +39,7 @@ pub struct Interrupted;
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The unmutated tests passed.
-    BaselinePassed {
-        duration: Duration,
-        timeout: Duration,
-    },
+    BaselinePassed { duration: Duration, tests: usize },
     /// Mutants are about to run.
     MutantsStarting { total: usize, workers: usize },
     MutantFinished {
@@ -73,58 +78,267 @@ pub fn check(
     if mutants.is_empty() {
         return Ok(report);
     }
-
     let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
     let (mut results, runnable) = settle_without_running(&report.plan, mutants, &python)?;
-
     if !runnable.is_empty() {
-        let workers = options.jobs.get().min(runnable.len());
-        let mut copies = vec![base];
-        for _ in 1..workers {
-            copies.push(copies[0].duplicate()?);
-        }
-        let logs = tempfile::Builder::new()
-            .prefix("mutdelta-logs-")
-            .tempdir()?;
-        let setup = baseline::Setup {
-            plan: &report.plan,
-            runner: &options.runner,
-            python: &python,
-            tests: &report.tests,
-        };
-        let baseline_run = setup.prove(copies[0].root(), logs.path(), options.timeout)?;
-        events(Event::BaselinePassed {
-            duration: baseline_run.duration,
-            timeout: baseline_run.timeout,
-        });
-        report.baseline = Some(baseline_run.duration);
-        events(Event::MutantsStarting {
-            total: runnable.len(),
-            workers,
-        });
-        let roots: Vec<_> = copies
-            .iter()
-            .map(|copy| copy.root().to_path_buf())
-            .collect();
-        results.extend(pool::run_all(
-            &setup,
-            &roots,
-            logs.path(),
-            baseline_run.timeout,
-            runnable,
-            events,
-        )?);
+        let session = Session::new(options, &report, python, &repo_root)?;
+        let (ran, baseline) = session.run(base, runnable, events)?;
+        results.extend(ran);
+        report.baseline = Some(baseline);
     }
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
     Ok(report)
 }
 
+/// Everything the test runs of one check share.
+struct Session<'a> {
+    options: &'a Options,
+    plan: &'a Plan,
+    /// The relevant tests (empty: the whole suite).
+    tests: &'a [String],
+    python: PathBuf,
+    repo_root: &'a Path,
+    logs: tempfile::TempDir,
+    /// mutdelta's Python helpers (the probe plugin, the warm worker), on every test's PYTHONPATH.
+    support: tempfile::TempDir,
+    preload: std::cell::RefCell<Vec<String>>,
+}
+
+const WORKER_SCRIPT: &str = include_str!("../python/worker.py");
+
+impl<'a> Session<'a> {
+    fn new(
+        options: &'a Options,
+        report: &'a Report,
+        python: PathBuf,
+        repo_root: &'a Path,
+    ) -> Result<Session<'a>> {
+        let logs = tempfile::Builder::new()
+            .prefix("mutdelta-logs-")
+            .tempdir()?;
+        let support = tempfile::Builder::new()
+            .prefix("mutdelta-support-")
+            .tempdir()?;
+        std::fs::write(
+            support
+                .path()
+                .join(format!("{}.py", coverage::PROBE_MODULE)),
+            coverage::PROBE_SOURCE,
+        )?;
+        std::fs::write(support.path().join("mutdelta_worker.py"), WORKER_SCRIPT)?;
+        Ok(Session {
+            options,
+            plan: &report.plan,
+            tests: &report.tests,
+            python,
+            repo_root,
+            logs,
+            support,
+            preload: Default::default(),
+        })
+    }
+
+    /// Proves the baseline, selects the tests of each mutant and runs them all; returns the
+    /// results and the duration of the unmutated run.
+    fn run(
+        &self,
+        base: Worktree,
+        runnable: Vec<PlannedMutant>,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<(Vec<MutantResult>, Duration)> {
+        let (jobs, mut results, baseline) = self.prove_and_select(base.root(), runnable)?;
+        events(Event::BaselinePassed {
+            duration: baseline,
+            tests: self.tests.len(),
+        });
+        if jobs.is_empty() {
+            return Ok((results, baseline));
+        }
+        let count = self.options.jobs.get().min(jobs.len());
+        let mut copies = vec![base];
+        for _ in 1..count {
+            copies.push(copies[0].duplicate()?);
+        }
+        let roots: Vec<PathBuf> = copies
+            .iter()
+            .map(|copy| copy.root().to_path_buf())
+            .collect();
+        let mut workers = self.start_workers(&roots)?;
+        self.prove_canaries(&mut workers[0], &jobs)?;
+        events(Event::MutantsStarting {
+            total: jobs.len(),
+            workers: workers.len(),
+        });
+        let logs = self.logs.path();
+        results.extend(pool::run_all(
+            self.plan,
+            &self.options.runner,
+            workers,
+            logs,
+            jobs,
+            events,
+        )?);
+        Ok((results, baseline))
+    }
+
+    fn pytest(&self) -> bool {
+        self.options.runner == TestRunner::Pytest
+    }
+
+    /// Runs the unmutated tests (with the coverage probe under pytest) and decides, per mutant,
+    /// which tests to run: returns the jobs, the mutants settled without running, and the
+    /// duration of the unmutated run.
+    fn prove_and_select(
+        &self,
+        root: &Path,
+        runnable: Vec<PlannedMutant>,
+    ) -> Result<(Vec<Job>, Vec<MutantResult>, Duration)> {
+        let limit = self.options.timeout.unwrap_or(BASELINE_LIMIT);
+        let log = self.logs.path().join("baseline.log");
+        if !self.pytest() {
+            let mut spawn = self.spawn(root);
+            let run = spawn.run(self.tests, limit, &log)?;
+            require_pass(&run, &self.options.runner, limit)?;
+            let timeout = mutant_timeout(self.options.timeout, run.duration);
+            let jobs = runnable
+                .into_iter()
+                .map(|planned| Job {
+                    planned,
+                    tests: self.tests.to_vec(),
+                    timeout,
+                    cost: run.duration,
+                })
+                .collect();
+            return Ok((jobs, Vec::new(), run.duration));
+        }
+        let (run, map) = coverage::measure(
+            &self.python,
+            self.plan,
+            root,
+            self.support.path(),
+            self.tests,
+            limit,
+            &log,
+        )?;
+        require_pass(&run, &self.options.runner, limit)?;
+        let map = map.expect("a passing probe run has a map");
+        self.refuse_imports_from_checkout(&map)?;
+        *self.preload.borrow_mut() = map.outside_modules.clone();
+        let mut jobs = Vec::new();
+        let mut unrun = Vec::new();
+        for planned in runnable {
+            let file = &self.plan.files[planned.file].path;
+            match select::for_mutant(&map, file, &planned.mutant, self.tests, run.duration) {
+                Selection::Run { tests, cost } => {
+                    let timeout = mutant_timeout(self.options.timeout, cost);
+                    jobs.push(Job {
+                        planned,
+                        tests,
+                        timeout,
+                        cost,
+                    });
+                }
+                Selection::NoCoverage => unrun.push(MutantResult {
+                    planned,
+                    status: Status::NoCoverage,
+                    reason: "no test runs this line".to_string(),
+                    duration: Duration::ZERO,
+                    covered_by: Vec::new(),
+                    killed_by: Vec::new(),
+                }),
+            }
+        }
+        Ok((jobs, unrun, run.duration))
+    }
+
+    /// Tests that import a changed file from the user's checkout would never see a mutant.
+    fn refuse_imports_from_checkout(&self, map: &CoverageMap) -> Result<()> {
+        for file in &self.plan.files {
+            let Ok(original) = self.repo_root.join(&file.path).canonicalize() else {
+                continue;
+            };
+            if map.module_files.contains(&original) {
+                bail!(
+                    "the tests import {} from your checkout ({}) rather than from the copy under test, so no mutant could be seen: uninstall the editable install or put the repository first on the path",
+                    file.path.display(),
+                    original.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, root: &Path) -> Spawn {
+        Spawn {
+            runner: self.options.runner.clone(),
+            python: self.python.clone(),
+            root: root.to_path_buf(),
+            support: Some(self.support.path().to_path_buf()),
+        }
+    }
+
+    fn start_workers(&self, roots: &[PathBuf]) -> Result<Vec<Worker>> {
+        roots
+            .iter()
+            .map(|root| {
+                let executor: Box<dyn Executor> = if self.pytest() && self.options.fork {
+                    Box::new(Warm::start(WarmSpec {
+                        python: self.python.clone(),
+                        script: self.support.path().join("mutdelta_worker.py"),
+                        root: root.clone(),
+                        env: python::environment(&self.python, root, Some(self.support.path())),
+                        preload: self.preload.borrow().clone(),
+                    })?)
+                } else {
+                    Box::new(self.spawn(root))
+                };
+                Ok(Worker {
+                    root: root.clone(),
+                    executor,
+                })
+            })
+            .collect()
+    }
+
+    /// For each mutated file with mutants to run: its tests must fail when it is broken.
+    fn prove_canaries(&self, worker: &mut Worker, jobs: &[Job]) -> Result<()> {
+        for (index, file) in self.plan.files.iter().enumerate() {
+            let mut tests: Vec<String> = Vec::new();
+            let mut cost = Duration::ZERO;
+            let mut any = false;
+            for job in jobs.iter().filter(|job| job.planned.file == index) {
+                any = true;
+                cost = cost.max(job.cost);
+                for test in &job.tests {
+                    if !tests.contains(test) {
+                        tests.push(test.clone());
+                    }
+                }
+            }
+            if !any {
+                continue;
+            }
+            let timeout = mutant_timeout(self.options.timeout, cost);
+            let log = self.logs.path().join("canary.log");
+            prove_canary(
+                worker.executor.as_mut(),
+                &worker.root,
+                file,
+                &tests,
+                timeout,
+                &log,
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Gives Ignored and CompileError mutants their verdicts; returns them and the mutants left to run.
 fn settle_without_running(
     plan: &Plan,
     mutants: Vec<PlannedMutant>,
-    python: &std::path::Path,
+    python: &Path,
 ) -> Result<(Vec<MutantResult>, Vec<PlannedMutant>)> {
     let mut settled = Vec::new();
     let mut candidates = Vec::new();

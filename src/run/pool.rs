@@ -1,4 +1,4 @@
-//! The worker pool: one thread and one temporary copy per worker; each mutant is applied, tested and reverted in its worker's copy.
+//! The worker pool: one thread, one copy and one executor per worker; each mutant is applied, tested and reverted in its worker's copy.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -8,38 +8,57 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::baseline::{last_line, Setup};
+use super::baseline::last_line;
+use super::executor::Executor;
 use super::process::{Exit, Finished};
 use super::{Event, Interrupted, INTERRUPTED};
 use crate::options::TestRunner;
-use crate::plan::PlannedMutant;
+use crate::plan::{Plan, PlannedMutant};
 use crate::report::{MutantResult, Status};
 
-/// Tests every mutant, one worker per root; results come back in completion order.
+/// One mutant and the tests to run against it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub planned: PlannedMutant,
+    /// Test ids or paths for the runner (empty: the whole suite).
+    pub tests: Vec<String>,
+    pub timeout: Duration,
+    /// What its tests took unmutated: the cheapest jobs run first.
+    pub cost: Duration,
+}
+
+/// A worker: its copy and how it runs tests there.
+pub struct Worker {
+    pub root: PathBuf,
+    pub executor: Box<dyn Executor>,
+}
+
+/// Tests every job; results come back in completion order.
 pub fn run_all(
-    setup: &Setup,
-    roots: &[PathBuf],
+    plan: &Plan,
+    runner: &TestRunner,
+    workers: Vec<Worker>,
     logs: &Path,
-    timeout: Duration,
-    mutants: Vec<PlannedMutant>,
+    mut jobs: Vec<Job>,
     events: &mut dyn FnMut(Event),
 ) -> Result<Vec<MutantResult>> {
-    let total = mutants.len();
-    let queue = Mutex::new(VecDeque::from(mutants));
+    jobs.sort_by_key(|job| (job.cost, job.planned.id));
+    let total = jobs.len();
+    let queue = Mutex::new(VecDeque::from(jobs));
     let (sender, receiver) = mpsc::channel::<Result<MutantResult>>();
     let mut results = Vec::with_capacity(total);
     let mut failure = None;
     std::thread::scope(|scope| {
-        for (index, root) in roots.iter().enumerate() {
+        for (index, mut worker) in workers.into_iter().enumerate() {
             let sender = sender.clone();
             let queue = &queue;
             let log = logs.join(format!("worker-{index}.log"));
             scope.spawn(move || {
                 while !INTERRUPTED.load(Ordering::SeqCst) {
-                    let Some(planned) = queue.lock().expect("queue lock").pop_front() else {
+                    let Some(job) = queue.lock().expect("queue lock").pop_front() else {
                         break;
                     };
-                    let result = test_one(setup, root, &log, timeout, planned);
+                    let result = test_one(plan, runner, &mut worker, &log, job);
                     let stop = result.is_err();
                     if sender.send(result).is_err() || stop {
                         break;
@@ -52,8 +71,9 @@ pub fn run_all(
             match message {
                 Ok(result) => {
                     results.push(result);
+                    let result = results.last().expect("just pushed");
                     events(Event::MutantFinished {
-                        result: results.last().expect("just pushed"),
+                        result,
                         done: results.len(),
                         total,
                     });
@@ -76,33 +96,33 @@ pub fn run_all(
 }
 
 fn test_one(
-    setup: &Setup,
-    root: &Path,
+    plan: &Plan,
+    runner: &TestRunner,
+    worker: &mut Worker,
     log: &Path,
-    timeout: Duration,
-    planned: PlannedMutant,
+    job: Job,
 ) -> Result<MutantResult> {
-    let file = &setup.plan.files[planned.file];
-    let path = root.join(&file.path);
-    std::fs::write(&path, planned.mutant.apply(&file.source))?;
-    let run = setup.command(root).run(timeout, log);
+    let file = &plan.files[job.planned.file];
+    let path = worker.root.join(&file.path);
+    std::fs::write(&path, job.planned.mutant.apply(&file.source))?;
+    let run = worker.executor.run(&job.tests, job.timeout, log);
     std::fs::write(&path, &file.source)?;
     let run = run?;
     if run.exit == Exit::Interrupted {
         return Err(Interrupted.into());
     }
-    let (status, reason) = classify(setup.runner, &run, timeout);
+    let (status, reason) = classify(runner, &run, job.timeout);
     let killed_by = if status == Status::Killed {
         failed_tests(&run.tail)
     } else {
         Vec::new()
     };
     Ok(MutantResult {
-        planned,
+        planned: job.planned,
         status,
         reason,
         duration: run.duration,
-        covered_by: Vec::new(),
+        covered_by: job.tests,
         killed_by,
     })
 }
@@ -110,7 +130,10 @@ fn test_one(
 fn classify(runner: &TestRunner, run: &Finished, timeout: Duration) -> (Status, String) {
     let pytest = matches!(runner, TestRunner::Pytest);
     match run.exit {
-        Exit::Code(0) => (Status::Survived, "every relevant test passed".to_string()),
+        Exit::Code(0) => (
+            Status::Survived,
+            "every test that runs this line passed".to_string(),
+        ),
         Exit::TimedOut => (
             Status::Timeout,
             format!(

@@ -102,14 +102,16 @@ impl TestCommand {
     }
 }
 
-fn kill_group(group: i32) {
+/// Kills every process in `group`.
+pub fn kill_group(group: i32) {
     // SAFETY: kill(2) with a negative pid signals the process group we created; no memory is touched.
     unsafe {
         libc::kill(-group, libc::SIGKILL);
     }
 }
 
-fn read_tail(log: &Path) -> String {
+/// The last few kilobytes of a log.
+pub fn read_tail(log: &Path) -> String {
     let mut text = Vec::new();
     if let Ok(mut file) = File::open(log) {
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -1,5 +1,6 @@
 //! The Python mutation rules: which tokens and statements of the wanted lines become which edits.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use super::structure::{Code, Header, Role};
@@ -21,7 +22,7 @@ const NEVER_DELETED: &[&str] =
 
 /// Every edit starting on a line marked in `wanted` (indexed by line number).
 pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
-    let mut rules = Rules { code, out: Vec::new() };
+    let mut rules = Rules { code, nonlocals: nonlocal_names(code), out: Vec::new() };
     let is_wanted = |i: usize| wanted.get(code.line_of(i)).copied().unwrap_or(false);
     for line in &code.lines {
         for i in line.tokens.clone().filter(|&i| is_wanted(i)) {
@@ -39,7 +40,18 @@ pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
 
 struct Rules<'c, 'a> {
     code: &'c Code<'a>,
+    /// Names some `nonlocal` statement declares.
+    nonlocals: HashSet<&'a str>,
     out: Vec<Edit>,
+}
+
+/// Every name declared `nonlocal` anywhere in the file.
+fn nonlocal_names<'a>(code: &Code<'a>) -> HashSet<&'a str> {
+    let statements = code.lines.iter().flat_map(|line| line.statements.iter());
+    let declarations = statements.filter(|s| code.is(s.start, "nonlocal"));
+    declarations
+        .flat_map(|s| s.clone().skip(1).filter(|&i| code.kind(i) == Kind::Name).map(|i| code.text(i)))
+        .collect()
 }
 
 impl Rules<'_, '_> {
@@ -189,11 +201,22 @@ impl Rules<'_, '_> {
                 self.value_to_none(catalog::NONE_VALUE, "<target> = <value>", last_equals + 1..statement.end);
             }
         }
-        if is_deletable(code, statement.clone(), &shape) {
+        if is_deletable(code, statement.clone(), &shape) && !self.binds_nonlocal(statement.clone()) {
             for to in catalog::targets(PYTHON, catalog::STATEMENT_DELETION, "<simple statement>") {
                 self.push(code.span(statement.clone()), to, catalog::STATEMENT_DELETION, "delete statement".into());
             }
         }
+    }
+
+    /// `x = ...`, `x += ...`, `x: T = ...` where `x` is declared `nonlocal` somewhere: this
+    /// may be the only binding the `nonlocal` refers to, and deleting it would not compile.
+    fn binds_nonlocal(&self, statement: Range<usize>) -> bool {
+        let code = self.code;
+        let binds = statement.len() > 1 && code.kind(statement.start + 1) == Kind::Op && {
+            let op = code.text(statement.start + 1);
+            op == "=" || op == ":" || catalog::targets(PYTHON, catalog::ASSIGNMENT_OPERATOR, op).contains(&"=")
+        };
+        binds && self.nonlocals.contains(code.text(statement.start))
     }
 
     /// Replaces a value with `None` unless it already is `None`.

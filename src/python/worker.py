@@ -1,0 +1,99 @@
+"""mutdelta's warm worker: imports pytest and the suite's outside modules once, then forks one
+child per request, which runs the selected tests against the (mutated) project imported fresh.
+
+Protocol, one JSON object per line. Requests on stdin: {"args": [...], "log": path, "timeout": s}.
+Answers on stdout: {"child": pid} when the child starts, then {"exit": code} or
+{"signal": n} or {"timeout": true}, each with "duration" in seconds.
+"""
+
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+
+
+# Answers go to a private copy of stdout; fd 1 itself is pointed at stderr so that nothing a
+# preloaded module prints can be mistaken for an answer.
+_answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+
+
+def answer(message):
+    _answers.write(json.dumps(message) + "\n")
+    _answers.flush()
+
+
+def run_child(args, log):
+    try:
+        os.setpgid(0, 0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        import pytest
+
+        code = int(pytest.main(args))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 3
+    os._exit(code)
+
+
+def serve(request):
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        run_child(request["args"], request["log"])
+    answer({"child": pid})
+    pause = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() - start > request["timeout"]:
+            kill_group(pid)
+            os.waitpid(pid, 0)
+            return {"timeout": True, "duration": time.monotonic() - start}
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+    duration = time.monotonic() - start
+    kill_group(pid)  # whatever the tests left running in the background
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status), "duration": duration}
+    return {"exit": os.WEXITSTATUS(status), "duration": duration}
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def main():
+    import pytest  # noqa: F401  (imported once here, shared by every child)
+
+    for name in json.loads(os.environ.get("MUTDELTA_PRELOAD", "[]")):
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
+    answer({"ready": True})
+    for line in sys.stdin:
+        if line.strip():
+            answer(serve(json.loads(line)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+//! How one worker runs tests in its copy: a fresh process per run, or a fork from a warm Python worker.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::process::Finished;
+use super::warm::{WarmSpec, WarmWorker};
+use crate::options::TestRunner;
+use crate::python;
+
+/// Runs the given tests in one worker's copy.
+pub trait Executor: Send {
+    fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished>;
+}
+
+/// One new process per run: any test command, or pytest without forking.
+pub struct Spawn {
+    pub runner: TestRunner,
+    pub python: PathBuf,
+    pub root: PathBuf,
+    pub support: Option<PathBuf>,
+}
+
+impl Executor for Spawn {
+    fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        python::test_command(
+            &self.runner,
+            &self.python,
+            &self.root,
+            self.support.as_deref(),
+            &[],
+            tests,
+        )
+        .run(timeout, log)
+    }
+}
+
+/// pytest forked from a warm worker; a worker that broke is started again for the next run.
+pub struct Warm {
+    spec: WarmSpec,
+    worker: Option<WarmWorker>,
+}
+
+impl Warm {
+    pub fn start(spec: WarmSpec) -> Result<Warm> {
+        let worker = WarmWorker::start(&spec)?;
+        Ok(Warm {
+            spec,
+            worker: Some(worker),
+        })
+    }
+}
+
+impl Executor for Warm {
+    fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let worker = match self.worker.as_mut() {
+            Some(worker) => worker,
+            None => self.worker.insert(WarmWorker::start(&self.spec)?),
+        };
+        let result = worker.run(&python::pytest_args(tests), timeout, log);
+        if result.is_err() {
+            self.worker = None;
+        }
+        result
+    }
+}

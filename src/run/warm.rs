@@ -1,0 +1,145 @@
+//! A warm Python worker: one long-lived interpreter per copy that has pytest imported and forks a child per mutant.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::process::{kill_group, read_tail, Exit, Finished};
+use super::INTERRUPTED;
+
+/// How long the worker may take to import pytest and the preloaded modules.
+const START_LIMIT: Duration = Duration::from_secs(120);
+/// How long past a mutant's timeout the worker may take to answer before it is deemed hung.
+const ANSWER_GRACE: Duration = Duration::from_secs(10);
+
+/// What a warm worker needs to start.
+#[derive(Debug, Clone)]
+pub struct WarmSpec {
+    pub python: PathBuf,
+    /// The worker script, written out once per run.
+    pub script: PathBuf,
+    pub root: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// Modules from outside the project to import before forking.
+    pub preload: Vec<String>,
+}
+
+pub struct WarmWorker {
+    process: Child,
+    stdin: ChildStdin,
+    answers: Receiver<Value>,
+}
+
+impl WarmWorker {
+    pub fn start(spec: &WarmSpec) -> Result<WarmWorker> {
+        let mut process = Command::new(&spec.python)
+            .arg(&spec.script)
+            .current_dir(&spec.root)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .with_context(|| {
+                format!(
+                    "could not start a warm worker with {}",
+                    spec.python.display()
+                )
+            })?;
+        let stdin = process.stdin.take().expect("stdin is piped");
+        let stdout = process.stdout.take().expect("stdout is piped");
+        let (sender, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                    if sender.send(value).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let worker = WarmWorker {
+            process,
+            stdin,
+            answers,
+        };
+        match worker.answers.recv_timeout(START_LIMIT) {
+            Ok(answer) if answer["ready"] == true => Ok(worker),
+            _ => bail!(
+                "the warm worker did not start in {}: try --no-fork",
+                spec.root.display()
+            ),
+        }
+    }
+
+    /// Runs pytest with `args` in a forked child; the child's whole process group is killed on
+    /// timeout or interrupt.
+    pub fn run(&mut self, args: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let request = json!({ "args": args, "log": log, "timeout": timeout.as_secs_f64() });
+        writeln!(self.stdin, "{request}").context("the warm worker stopped listening")?;
+        self.stdin.flush()?;
+        let start = Instant::now();
+        let mut child_group = None;
+        loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                if let Some(group) = child_group {
+                    kill_group(group);
+                }
+                return Ok(Finished {
+                    exit: Exit::Interrupted,
+                    duration: start.elapsed(),
+                    tail: String::new(),
+                });
+            }
+            if start.elapsed() > timeout + ANSWER_GRACE {
+                if let Some(group) = child_group {
+                    kill_group(group);
+                }
+                bail!("the warm worker stopped answering");
+            }
+            match self.answers.recv_timeout(Duration::from_millis(50)) {
+                Ok(answer) => {
+                    if let Some(pid) = answer["child"].as_i64() {
+                        child_group = Some(pid as i32);
+                        continue;
+                    }
+                    let duration =
+                        Duration::from_secs_f64(answer["duration"].as_f64().unwrap_or(0.0));
+                    let exit = if answer["timeout"] == true {
+                        Exit::TimedOut
+                    } else if let Some(signal) = answer["signal"].as_i64() {
+                        Exit::Signal(signal as i32)
+                    } else if let Some(code) = answer["exit"].as_i64() {
+                        Exit::Code(code as i32)
+                    } else {
+                        return Err(anyhow!("the warm worker answered {answer}"));
+                    };
+                    return Ok(Finished {
+                        exit,
+                        duration,
+                        tail: read_tail(log),
+                    });
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => bail!("the warm worker exited"),
+            }
+        }
+    }
+}
+
+impl Drop for WarmWorker {
+    fn drop(&mut self) {
+        kill_group(self.process.id() as i32);
+        let _ = self.process.wait();
+    }
+}
