@@ -18,9 +18,7 @@ pub fn run(cli: Cli) -> Exit {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let directory = cli.directory.clone();
     let outcome = match cli.command {
-        Command::Check(args) => {
-            Options::resolve(directory, &args).and_then(|options| check(&options))
-        }
+        Command::Check(args) => Options::resolve(directory, &args).and_then(|options| check(&options)),
         Command::List(args) => list(directory, Change::from_args(&args.change), args.json),
         Command::Mutators => {
             print!("{}", mutators::catalog::render(mutators::catalog::PYTHON));
@@ -44,19 +42,14 @@ pub fn run(cli: Cli) -> Exit {
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
 pub fn check(options: &Options) -> Result<Exit> {
     let mut console = Console::new();
-    let report = run::check(options, &mut std::io::stdin(), &mut |event| {
-        console.hear(event)
-    })?;
+    let report = run::check(options, &mut std::io::stdin(), &mut |event| console.hear(event))?;
     print!("{}", report::text::render(&report));
     std::io::stdout().flush()?;
+    console.finish(&report.timings);
     if let Some(path) = &options.json {
         write_json(&report, path)?;
     }
-    Ok(if report.has_missed() {
-        Exit::Survivors
-    } else {
-        Exit::Clean
-    })
+    Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
 }
 
 fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
@@ -67,11 +60,8 @@ fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
 
 /// `mutdelta list`: the mutants `check` would run.
 fn list(directory: Option<std::path::PathBuf>, change: Change, as_json: bool) -> Result<Exit> {
-    let options = Options {
-        directory: directory.unwrap_or_else(|| ".".into()),
-        change,
-        ..Options::for_listing()
-    };
+    let options =
+        Options { directory: directory.unwrap_or_else(|| ".".into()), change, ..Options::for_listing() };
     let plan = run::plan(&options, &mut std::io::stdin())?;
     let mutants = plan.mutants();
     let mut out = std::io::stdout().lock();
@@ -102,11 +92,8 @@ fn list(directory: Option<std::path::PathBuf>, change: Change, as_json: bool) ->
         for planned in &mutants {
             let file = &plan.files[planned.file];
             let m = &planned.mutant;
-            let ignored = m
-                .ignored
-                .as_ref()
-                .map(|reason| format!(" [ignored: {reason}]"))
-                .unwrap_or_default();
+            let ignored =
+                m.ignored.as_ref().map(|reason| format!(" [ignored: {reason}]")).unwrap_or_default();
             writeln!(
                 out,
                 "{} {}:{}:{}: {}{ignored}",
@@ -117,12 +104,7 @@ fn list(directory: Option<std::path::PathBuf>, change: Change, as_json: bool) ->
                 m.description
             )?;
         }
-        writeln!(
-            out,
-            "{} mutants on {} added executable lines",
-            mutants.len(),
-            plan.line_count()
-        )?;
+        writeln!(out, "{} mutants on {} added executable lines", mutants.len(), plan.line_count())?;
     }
     Ok(Exit::Clean)
 }

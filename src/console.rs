@@ -2,6 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
+use crate::report::Timings;
 use crate::run::Event;
 
 /// Writes one line per phase, and per mutant when standard error is a terminal.
@@ -11,9 +12,7 @@ pub struct Console {
 
 impl Console {
     pub fn new() -> Console {
-        Console {
-            live: std::io::stderr().is_terminal(),
-        }
+        Console { live: std::io::stderr().is_terminal() }
     }
 
     pub fn hear(&mut self, event: Event) {
@@ -25,25 +24,33 @@ impl Console {
                 } else {
                     format!("{tests} relevant test paths")
                 };
-                writeln!(
-                    err,
-                    "baseline: {which} passes unmutated in {:.2} s",
-                    duration.as_secs_f64()
-                )
+                writeln!(err, "baseline: {which} passes unmutated in {:.2} s", duration.as_secs_f64())
             }
             Event::MutantsStarting { total, workers } => {
                 writeln!(err, "testing {total} mutants in {workers} parallel copies")
             }
-            Event::MutantFinished {
-                result,
-                done,
-                total,
-            } if self.live => {
+            Event::MutantFinished { result, done, total } if self.live => {
                 let end = if done == total { "\n" } else { "" };
                 write!(err, "\r[{done}/{total}] {:?}{:20}{end}", result.status, "")
             }
             Event::MutantFinished { .. } => Ok(()),
         };
+    }
+}
+
+impl Console {
+    /// The time each phase took, once the report is printed.
+    pub fn finish(&self, timings: &Timings) {
+        let seconds = |d: std::time::Duration| d.as_secs_f64();
+        eprintln!(
+            "phases: diff {:.2} s, mutants made {:.3} s, compile check {:.2} s, baseline {:.2} s, mutants tested {:.2} s; total {:.2} s",
+            seconds(timings.diff),
+            seconds(timings.generate),
+            seconds(timings.compile),
+            seconds(timings.baseline),
+            seconds(timings.mutants),
+            seconds(timings.total()),
+        );
     }
 }
 

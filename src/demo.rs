@@ -25,9 +25,7 @@ const EXAMPLE: &[(&str, &str, &str)] = &[
 ];
 
 pub fn run() -> Result<Exit> {
-    let dir = tempfile::Builder::new()
-        .prefix("mutdelta-demo-")
-        .tempdir()?;
+    let dir = tempfile::Builder::new().prefix("mutdelta-demo-").tempdir()?;
     build_repository(dir.path())?;
     println!("demo: a repository whose last commit adds a `raise` for cut-off replies and a test");
     println!("      that runs it, catches every exception and asserts nothing.");
@@ -37,10 +35,7 @@ pub fn run() -> Result<Exit> {
         TestRunner::Pytest
     } else {
         println!("(pytest is not installed, so the demo runs the tests with unittest)\n");
-        TestRunner::Shell(format!(
-            "{} -m unittest discover -s tests -q",
-            python.display()
-        ))
+        TestRunner::Shell(format!("{} -m unittest discover -s tests -q", python.display()))
     };
     let options = Options {
         directory: dir.path().to_path_buf(),
@@ -71,10 +66,9 @@ fn build_repository(root: &Path) -> Result<()> {
     let repo = Repository::init(root).context("could not create the demo repository")?;
     let signature = Signature::now("mutdelta demo", "demo@example.invalid")?;
     let mut parent = None;
-    for (message, after) in [
-        ("Add the model client", false),
-        ("Refuse replies cut off at the token limit", true),
-    ] {
+    for (message, after) in
+        [("Add the model client", false), ("Refuse replies cut off at the token limit", true)]
+    {
         for (path, before_text, after_text) in EXAMPLE {
             let full = root.join(path);
             std::fs::create_dir_all(full.parent().expect("example paths have a parent"))?;
@@ -84,19 +78,10 @@ fn build_repository(root: &Path) -> Result<()> {
         index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
         index.write()?;
         let tree = repo.find_tree(index.write_tree()?)?;
-        let parents: Vec<git2::Commit> = parent
-            .iter()
-            .map(|id| repo.find_commit(*id))
-            .collect::<Result<_, _>>()?;
+        let parents: Vec<git2::Commit> =
+            parent.iter().map(|id| repo.find_commit(*id)).collect::<Result<_, _>>()?;
         let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
-        parent = Some(repo.commit(
-            Some("HEAD"),
-            &signature,
-            &signature,
-            message,
-            &tree,
-            &parent_refs,
-        )?);
+        parent = Some(repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &parent_refs)?);
     }
     Ok(())
 }

@@ -39,18 +39,14 @@ pub fn open_repository(dir: &Path) -> Result<Repository> {
         )
     })?;
     if repo.is_bare() {
-        bail!(
-            "{} is a bare repository: mutdelta needs a checkout to test",
-            dir.display()
-        );
+        bail!("{} is a bare repository: mutdelta needs a checkout to test", dir.display());
     }
     Ok(repo)
 }
 
 /// The repository's working directory.
 pub fn workdir(repo: &Repository) -> &Path {
-    repo.workdir()
-        .expect("bare repositories are refused on open")
+    repo.workdir().expect("bare repositories are refused on open")
 }
 
 /// Finds the added lines of `change`; `stdin` is read only for `--lines -`.
@@ -68,35 +64,25 @@ pub fn find(repo: &Repository, change: &Change, stdin: &mut dyn Read) -> Result<
                         .context("could not read the line list from standard input")?;
                     text
                 }
-                LineList::File(path) => std::fs::read_to_string(path).map_err(|err| {
-                    anyhow!("could not read the line list {}: {err}", path.display())
-                })?,
+                LineList::File(path) => std::fs::read_to_string(path)
+                    .map_err(|err| anyhow!("could not read the line list {}: {err}", path.display()))?,
             };
             let files = parse_line_list(&text)?;
             check_lines_exist(workdir(repo), &files)?;
-            Ok(AddedLines {
-                state: State::WorkTree,
-                files,
-                deleted: Vec::new(),
-            })
+            Ok(AddedLines { state: State::WorkTree, files, deleted: Vec::new() })
         }
     }
 }
 
 fn resolve_commit<'r>(repo: &'r Repository, rev: &str) -> Result<git2::Commit<'r>> {
-    repo.revparse_single(rev)
-        .and_then(|object| object.peel_to_commit())
-        .map_err(|_| {
-            anyhow!("unknown revision '{rev}': give a commit, branch or tag that exists in this repository")
-        })
+    repo.revparse_single(rev).and_then(|object| object.peel_to_commit()).map_err(|_| {
+        anyhow!("unknown revision '{rev}': give a commit, branch or tag that exists in this repository")
+    })
 }
 
 fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>> {
     match repo.head() {
-        Ok(head) => Ok(Some(
-            head.peel_to_tree()
-                .context("HEAD does not point at a commit")?,
-        )),
+        Ok(head) => Ok(Some(head.peel_to_tree().context("HEAD does not point at a commit")?)),
         Err(err) if err.code() == git2::ErrorCode::UnbornBranch => Ok(None),
         Err(err) => Err(err).context("could not read HEAD"),
     }
@@ -121,15 +107,10 @@ fn staged(repo: &Repository) -> Result<AddedLines> {
 fn refuse_unstaged_edits_of_staged_files(repo: &Repository) -> Result<()> {
     let mut options = StatusOptions::new();
     options.include_untracked(false).include_ignored(false);
-    let statuses = repo
-        .statuses(Some(&mut options))
-        .context("could not read git status")?;
-    let staged = Status::INDEX_NEW
-        | Status::INDEX_MODIFIED
-        | Status::INDEX_RENAMED
-        | Status::INDEX_TYPECHANGE;
-    let unstaged =
-        Status::WT_MODIFIED | Status::WT_DELETED | Status::WT_TYPECHANGE | Status::WT_RENAMED;
+    let statuses = repo.statuses(Some(&mut options)).context("could not read git status")?;
+    let staged =
+        Status::INDEX_NEW | Status::INDEX_MODIFIED | Status::INDEX_RENAMED | Status::INDEX_TYPECHANGE;
+    let unstaged = Status::WT_MODIFIED | Status::WT_DELETED | Status::WT_TYPECHANGE | Status::WT_RENAMED;
     for entry in statuses.iter() {
         let status = entry.status();
         if status.intersects(staged) && status.intersects(unstaged) {
@@ -146,11 +127,7 @@ fn commit(repo: &Repository, rev: &str) -> Result<AddedLines> {
     let commit = resolve_commit(repo, rev)?;
     let tree = commit.tree().context("could not read the commit's tree")?;
     let parent_tree = match commit.parent(0) {
-        Ok(parent) => Some(
-            parent
-                .tree()
-                .context("could not read the parent commit's tree")?,
-        ),
+        Ok(parent) => Some(parent.tree().context("could not read the parent commit's tree")?),
         Err(_) => None,
     };
     let diff = repo
@@ -165,15 +142,12 @@ fn since_base(repo: &Repository, rev: &str) -> Result<AddedLines> {
         .head()
         .and_then(|head| head.peel_to_commit())
         .map_err(|_| anyhow!("HEAD has no commit yet, so there is no merge base with '{rev}'"))?;
-    let merge_base = repo.merge_base(base.id(), head.id()).map_err(|_| {
-        anyhow!("'{rev}' and HEAD share no history: give a revision HEAD descends from")
-    })?;
+    let merge_base = repo
+        .merge_base(base.id(), head.id())
+        .map_err(|_| anyhow!("'{rev}' and HEAD share no history: give a revision HEAD descends from"))?;
     let base_tree = repo.find_commit(merge_base)?.tree()?;
     let mut options = zero_context();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .show_untracked_content(true);
+    options.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
     let diff = repo
         .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
         .context("could not diff the working tree against the merge base")?;
@@ -206,10 +180,7 @@ fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
         Some(&mut |delta, _hunk, line| {
             if line.origin() == '+' {
                 if let (Some(path), Some(number)) = (delta.new_file().path(), line.new_lineno()) {
-                    files
-                        .entry(path.to_path_buf())
-                        .or_default()
-                        .insert(number as usize);
+                    files.entry(path.to_path_buf()).or_default().insert(number as usize);
                 }
             }
             true
@@ -218,11 +189,7 @@ fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
     .context("could not read the diff")?;
     // Files whose change adds no line (pure deletions of lines, mode changes) have nothing to mutate.
     files.retain(|_, lines| !lines.is_empty());
-    Ok(AddedLines {
-        state,
-        files,
-        deleted,
-    })
+    Ok(AddedLines { state, files, deleted })
 }
 
 /// Parses a coverage gate's list: `path:LINE` / `path:START-END` per line, or a JSON object
@@ -257,10 +224,7 @@ pub fn parse_line_list(text: &str) -> Result<BTreeMap<PathBuf, BTreeSet<usize>>>
         if start == 0 || end < start {
             return Err(malformed());
         }
-        files
-            .entry(PathBuf::from(path))
-            .or_default()
-            .extend(start..=end);
+        files.entry(PathBuf::from(path)).or_default().extend(start..=end);
     }
     Ok(files)
 }
@@ -321,9 +285,7 @@ mod tests {
     #[test]
     fn malformed_line_list_entries_are_refused_with_their_line_number() {
         for bad in ["a.py", "a.py:x", "a.py:0", "a.py:5-3", ":4"] {
-            let err = parse_line_list(&format!("ok.py:1\n{bad}\n"))
-                .unwrap_err()
-                .to_string();
+            let err = parse_line_list(&format!("ok.py:1\n{bad}\n")).unwrap_err().to_string();
             assert!(err.contains("line 2 of the line list"), "{bad}: {err}");
         }
     }

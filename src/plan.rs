@@ -41,10 +41,7 @@ impl Plan {
     pub fn make(added: &AddedLines, root: &Path) -> Result<Plan> {
         let mut plan = Plan::default();
         for path in &added.deleted {
-            plan.notes.push(format!(
-                "{}: deleted by the change, nothing to mutate",
-                path.display()
-            ));
+            plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
         }
         for (path, lines) in &added.files {
             if is_test_file(path) {
@@ -54,34 +51,27 @@ impl Plan {
                 continue;
             }
             if !is_python(path) {
-                plan.notes
-                    .push(format!("{}: not a Python file, skipped", path.display()));
+                plan.notes.push(format!("{}: not a Python file, skipped", path.display()));
                 continue;
             }
             let bytes = match std::fs::read(root.join(path)) {
                 Ok(bytes) => bytes,
                 Err(_) => {
-                    plan.notes.push(format!(
-                        "{}: not in the state under test, skipped",
-                        path.display()
-                    ));
+                    plan.notes.push(format!("{}: not in the state under test, skipped", path.display()));
                     continue;
                 }
             };
             if bytes.contains(&0) {
-                plan.notes
-                    .push(format!("{}: binary file, skipped", path.display()));
+                plan.notes.push(format!("{}: binary file, skipped", path.display()));
                 continue;
             }
             let Ok(source) = String::from_utf8(bytes) else {
-                plan.notes
-                    .push(format!("{}: not UTF-8 text, skipped", path.display()));
+                plan.notes.push(format!("{}: not UTF-8 text, skipped", path.display()));
                 continue;
             };
             let requested: Vec<usize> = lines.iter().copied().collect();
-            let found = mutators::python::mutate(&source, &requested).map_err(|err| {
-                anyhow!("{}: {err}; fix the file before checking it", path.display())
-            })?;
+            let found = mutators::python::mutate(&source, &requested)
+                .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
             if found.executable_lines.is_empty() {
                 continue;
             }
@@ -102,11 +92,7 @@ impl Plan {
             .enumerate()
             .flat_map(|(file, plan)| plan.mutants.iter().map(move |mutant| (file, mutant)))
             .enumerate()
-            .map(|(index, (file, mutant))| PlannedMutant {
-                id: index + 1,
-                file,
-                mutant: mutant.clone(),
-            })
+            .map(|(index, (file, mutant))| PlannedMutant { id: index + 1, file, mutant: mutant.clone() })
             .collect()
     }
 
@@ -121,10 +107,7 @@ fn is_python(path: &Path) -> bool {
 
 /// pytest's default discovery rules, plus `conftest.py` and anything under a `tests`/`test` folder.
 pub fn is_test_file(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or("");
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
     let in_test_dir = path
         .parent()
         .into_iter()
@@ -134,12 +117,8 @@ pub fn is_test_file(path: &Path) -> bool {
 }
 
 /// The distinct added lines that have a mutant, for the summary line.
-pub fn lines_with_mutants<'a>(
-    mutants: impl Iterator<Item = &'a PlannedMutant>,
-) -> BTreeSet<(usize, usize)> {
-    mutants
-        .map(|planned| (planned.file, planned.mutant.line))
-        .collect()
+pub fn lines_with_mutants<'a>(mutants: impl Iterator<Item = &'a PlannedMutant>) -> BTreeSet<(usize, usize)> {
+    mutants.map(|planned| (planned.file, planned.mutant.line)).collect()
 }
 
 #[cfg(test)]
@@ -148,13 +127,7 @@ mod tests {
 
     #[test]
     fn test_files_follow_pytest_discovery_rules() {
-        for test in [
-            "tests/test_a.py",
-            "test_a.py",
-            "pkg/a_test.py",
-            "conftest.py",
-            "tests/helpers.py",
-        ] {
+        for test in ["tests/test_a.py", "test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py"] {
             assert!(is_test_file(Path::new(test)), "{test}");
         }
         for source in ["pkg/a.py", "testing.py", "src/contest.py", "latest/x.py"] {

@@ -59,9 +59,7 @@ json.dump(results, sys.stdout)
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let output = child.wait_with_output()?;
-    writer
-        .join()
-        .map_err(|_| anyhow!("the compile check's writer panicked"))??;
+    writer.join().map_err(|_| anyhow!("the compile check's writer panicked"))??;
     if !output.status.success() {
         bail!(
             "the compile check failed in {}: {}",
@@ -69,14 +67,10 @@ json.dump(results, sys.stdout)
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    let results: Vec<Option<String>> = serde_json::from_slice(&output.stdout)
-        .context("the compile check printed something unexpected")?;
+    let results: Vec<Option<String>> =
+        serde_json::from_slice(&output.stdout).context("the compile check printed something unexpected")?;
     if results.len() != sources.len() {
-        bail!(
-            "the compile check answered for {} of {} mutants",
-            results.len(),
-            sources.len()
-        );
+        bail!("the compile check answered for {} of {} mutants", results.len(), sources.len());
     }
     Ok(results)
 }
@@ -97,9 +91,7 @@ pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(S
         // A shell test command that says `python` means the interpreter mutdelta was given.
         path.push(bin.to_path_buf());
     }
-    path.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     vec![
         ("PYTHONPATH".to_string(), join(&python_path)),
         ("PATH".to_string(), join(&path)),
@@ -109,17 +101,13 @@ pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(S
 }
 
 fn join(paths: &[PathBuf]) -> String {
-    std::env::join_paths(paths)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    std::env::join_paths(paths).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// pytest's arguments for one run: stop at the first failure, quiet, no cache written.
 pub fn pytest_args(tests: &[String]) -> Vec<String> {
-    let mut args: Vec<String> = ["-x", "-q", "-p", "no:cacheprovider"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut args: Vec<String> =
+        ["-x", "-q", "-p", "no:cacheprovider"].iter().map(|s| s.to_string()).collect();
     args.extend(tests.iter().cloned());
     args
 }
@@ -140,12 +128,7 @@ pub fn test_command(
             let mut args = vec!["-m".to_string(), "pytest".to_string()];
             args.extend(extra.iter().cloned());
             args.extend(pytest_args(tests));
-            TestCommand {
-                program: python.to_path_buf(),
-                args,
-                dir: root.to_path_buf(),
-                env,
-            }
+            TestCommand { program: python.to_path_buf(), args, dir: root.to_path_buf(), env }
         }
         TestRunner::Shell(cmd) => TestCommand {
             program: PathBuf::from("/bin/sh"),

@@ -51,10 +51,7 @@ pub fn for_mutant(
         };
     }
     if map.ran_at_collection(file, mutant.line) {
-        return Selection::Run {
-            tests: relevant.to_vec(),
-            cost: baseline,
-        };
+        return Selection::Run { tests: relevant.to_vec(), cost: baseline };
     }
     Selection::NoCoverage
 }

@@ -75,16 +75,8 @@ fn write_symlink(root: &Path, relative: &Path, target: &[u8]) -> Result<()> {
 const MODE_EXECUTABLE: u32 = 0o100755;
 const MODE_SYMLINK: u32 = 0o120000;
 
-fn write_blob(
-    repo: &Repository,
-    root: &Path,
-    relative: &Path,
-    oid: git2::Oid,
-    mode: u32,
-) -> Result<()> {
-    let blob = repo
-        .find_blob(oid)
-        .with_context(|| format!("could not read {}", relative.display()))?;
+fn write_blob(repo: &Repository, root: &Path, relative: &Path, oid: git2::Oid, mode: u32) -> Result<()> {
+    let blob = repo.find_blob(oid).with_context(|| format!("could not read {}", relative.display()))?;
     if mode == MODE_SYMLINK {
         write_symlink(root, relative, blob.content())
     } else {
@@ -99,8 +91,7 @@ fn write_commit(repo: &Repository, oid: git2::Oid, root: &Path) -> Result<()> {
         if entry.kind() != Some(ObjectType::Blob) {
             return TreeWalkResult::Ok; // trees are walked into; submodules are left out
         }
-        let relative =
-            PathBuf::from(dir).join(String::from_utf8_lossy(entry.name_bytes()).as_ref());
+        let relative = PathBuf::from(dir).join(String::from_utf8_lossy(entry.name_bytes()).as_ref());
         match write_blob(repo, root, &relative, entry.id(), entry.filemode() as u32) {
             Ok(()) => TreeWalkResult::Ok,
             Err(err) => {
@@ -134,9 +125,7 @@ fn copy_working_tree(repo: &Repository, root: &Path) -> Result<()> {
         .recurse_untracked_dirs(true)
         .include_unmodified(true)
         .include_ignored(false);
-    let statuses = repo
-        .statuses(Some(&mut options))
-        .context("could not list the working tree")?;
+    let statuses = repo.statuses(Some(&mut options)).context("could not list the working tree")?;
     for entry in statuses.iter() {
         if entry.status().contains(Status::WT_DELETED) {
             continue;

@@ -8,6 +8,7 @@ use super::{MutantResult, Report};
 
 /// The report as a mutation-testing-elements document.
 pub fn render(report: &Report) -> Value {
+    let t = &report.timings;
     let mut files: BTreeMap<String, Value> = BTreeMap::new();
     for file in &report.plan.files {
         files.insert(
@@ -16,14 +17,8 @@ pub fn render(report: &Report) -> Value {
         );
     }
     for result in &report.results {
-        let path = report.plan.files[result.planned.file]
-            .path
-            .display()
-            .to_string();
-        if let Some(Value::Array(mutants)) = files
-            .get_mut(&path)
-            .and_then(|file| file.get_mut("mutants"))
-        {
+        let path = report.plan.files[result.planned.file].path.display().to_string();
+        if let Some(Value::Array(mutants)) = files.get_mut(&path).and_then(|file| file.get_mut("mutants")) {
             mutants.push(mutant(result));
         }
     }
@@ -33,7 +28,16 @@ pub fn render(report: &Report) -> Value {
         "files": files,
         "framework": { "name": "mutdelta", "version": env!("CARGO_PKG_VERSION") },
         "config": { "tests": report.tests },
+        "performance": {
+            "setup": millis(t.diff + t.generate + t.compile),
+            "initialRun": millis(t.baseline),
+            "mutation": millis(t.mutants),
+        },
     })
+}
+
+fn millis(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 fn mutant(result: &MutantResult) -> Value {
@@ -49,7 +53,7 @@ fn mutant(result: &MutantResult) -> Value {
         },
         "status": result.status,
         "statusReason": result.reason,
-        "duration": result.duration.as_secs_f64() * 1000.0,
+        "duration": millis(result.duration),
     });
     if !result.covered_by.is_empty() {
         value["coveredBy"] = json!(result.covered_by);

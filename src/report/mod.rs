@@ -58,6 +58,28 @@ pub struct Report {
     /// The relevant tests (empty: the whole suite).
     pub tests: Vec<String>,
     pub baseline: Option<Duration>,
+    pub timings: Timings,
+}
+
+/// Wall time of each phase of a check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Reading the change and writing the state under test to a temporary copy.
+    pub diff: Duration,
+    /// Making the mutants.
+    pub generate: Duration,
+    /// Compiling every mutant.
+    pub compile: Duration,
+    /// The unmutated run (under the coverage probe with pytest) and the canaries.
+    pub baseline: Duration,
+    /// Testing the mutants.
+    pub mutants: Duration,
+}
+
+impl Timings {
+    pub fn total(&self) -> Duration {
+        self.diff + self.generate + self.compile + self.baseline + self.mutants
+    }
 }
 
 /// The counts behind the last line of the report and the exit status.
@@ -84,11 +106,7 @@ impl Report {
             .collect();
         Summary {
             caught: self.results.iter().filter(|r| r.status.is_caught()).count(),
-            scored: self
-                .results
-                .iter()
-                .filter(|r| r.status.is_caught() || r.status.is_missed())
-                .count(),
+            scored: self.results.iter().filter(|r| r.status.is_caught() || r.status.is_missed()).count(),
             lines: self.plan.line_count(),
             lines_with_survivors: lines_with_survivors.len(),
             compile_errors: count(Status::CompileError),
@@ -99,8 +117,6 @@ impl Report {
 
     /// True when some added line has a mutant that no test caught, or whose run broke.
     pub fn has_missed(&self) -> bool {
-        self.results
-            .iter()
-            .any(|r| r.status.is_missed() || r.status == Status::RuntimeError)
+        self.results.iter().any(|r| r.status.is_missed() || r.status == Status::RuntimeError)
     }
 }

@@ -30,10 +30,7 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
             let _ = writeln!(out, "[MUT-survived] {place}: {what}");
         }
         Status::NoCoverage => {
-            let _ = writeln!(
-                out,
-                "[MUT-nocoverage] {place}: {what}: no relevant test runs this line"
-            );
+            let _ = writeln!(out, "[MUT-nocoverage] {place}: {what}: no relevant test runs this line");
         }
         Status::Timeout => {
             let _ = writeln!(
@@ -52,22 +49,15 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
             return;
         }
         Status::RuntimeError => {
-            let _ = writeln!(
-                out,
-                "[MUT-error] {place}: {what}: the test run broke: {}",
-                result.reason
-            );
+            let _ = writeln!(out, "[MUT-error] {place}: {what}: the test run broke: {}", result.reason);
             return;
         }
     }
     let path = file.path.display().to_string();
     let mutated = mutant.apply(&file.source);
     let diff = TextDiff::from_lines(file.source.as_str(), mutated.as_str());
-    let unified = diff
-        .unified_diff()
-        .context_radius(1)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string();
+    let unified =
+        diff.unified_diff().context_radius(1).header(&format!("a/{path}"), &format!("b/{path}")).to_string();
     for line in unified.lines() {
         let _ = writeln!(out, "    {line}");
     }
@@ -79,8 +69,7 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors`.
 pub fn summary_line(report: &Report) -> String {
     if report.results.is_empty() {
-        return "mutation delta: nothing to mutate: the change adds no executable Python lines"
-            .to_string();
+        return "mutation delta: nothing to mutate: the change adds no executable Python lines".to_string();
     }
     let summary = report.summary();
     let mut line = format!(

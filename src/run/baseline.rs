@@ -74,9 +74,5 @@ pub fn prove_canary(
 
 /// The last non-blank line of some output.
 pub fn last_line(text: &str) -> &str {
-    text.lines()
-        .rev()
-        .find(|line| !line.trim().is_empty())
-        .unwrap_or("")
-        .trim()
+    text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim()
 }

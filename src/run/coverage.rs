@@ -66,33 +66,16 @@ pub fn measure(
     let targets: BTreeMap<String, Vec<usize>> = plan
         .files
         .iter()
-        .map(|file| {
-            (
-                real_root.join(&file.path).display().to_string(),
-                file.lines.clone(),
-            )
-        })
+        .map(|file| (real_root.join(&file.path).display().to_string(), file.lines.clone()))
         .collect();
     let targets_path = support.join("probe-targets.json");
     let out_path = support.join("probe-out.json");
     std::fs::write(&targets_path, serde_json::to_vec(&targets)?)?;
     let _ = std::fs::remove_file(&out_path);
     let probe = ["-p".to_string(), PROBE_MODULE.to_string()];
-    let mut command = python::test_command(
-        &TestRunner::Pytest,
-        python,
-        root,
-        Some(support),
-        &probe,
-        tests,
-    );
-    command.env.push((
-        "MUTDELTA_PROBE_TARGETS".into(),
-        targets_path.display().to_string(),
-    ));
-    command
-        .env
-        .push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
+    let mut command = python::test_command(&TestRunner::Pytest, python, root, Some(support), &probe, tests);
+    command.env.push(("MUTDELTA_PROBE_TARGETS".into(), targets_path.display().to_string()));
+    command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
     let finished = command.run(timeout, log)?;
     if !finished.passed() {
         return Ok((finished, None));
@@ -100,15 +83,9 @@ pub fn measure(
     let text = std::fs::read(&out_path).context("the coverage probe wrote nothing")?;
     let probe: ProbeOutput =
         serde_json::from_slice(&text).context("the coverage probe wrote something unexpected")?;
-    let relative = |path: PathBuf| {
-        path.strip_prefix(&real_root)
-            .map(Path::to_path_buf)
-            .unwrap_or(path)
-    };
+    let relative = |path: PathBuf| path.strip_prefix(&real_root).map(Path::to_path_buf).unwrap_or(path);
     let lines = |map: BTreeMap<PathBuf, Vec<usize>>| -> BTreeMap<PathBuf, BTreeSet<usize>> {
-        map.into_iter()
-            .map(|(path, lines)| (relative(path), lines.into_iter().collect()))
-            .collect()
+        map.into_iter().map(|(path, lines)| (relative(path), lines.into_iter().collect())).collect()
     };
     let map = CoverageMap {
         tests: probe
@@ -133,11 +110,7 @@ impl CoverageMap {
         let mut tests: Vec<&TestCoverage> = self
             .tests
             .iter()
-            .filter(|test| {
-                test.lines
-                    .get(file)
-                    .is_some_and(|lines| lines.contains(&line))
-            })
+            .filter(|test| test.lines.get(file).is_some_and(|lines| lines.contains(&line)))
             .collect();
         tests.sort_by(|a, b| a.duration.cmp(&b.duration).then_with(|| a.id.cmp(&b.id)));
         tests
@@ -145,8 +118,6 @@ impl CoverageMap {
 
     /// True when `line` of `file` ran while the tests were collected (module-level code).
     pub fn ran_at_collection(&self, file: &Path, line: usize) -> bool {
-        self.collection
-            .get(file)
-            .is_some_and(|lines| lines.contains(&line))
+        self.collection.get(file).is_some_and(|lines| lines.contains(&line))
     }
 }

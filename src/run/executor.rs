@@ -25,15 +25,8 @@ pub struct Spawn {
 
 impl Executor for Spawn {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
-        python::test_command(
-            &self.runner,
-            &self.python,
-            &self.root,
-            self.support.as_deref(),
-            &[],
-            tests,
-        )
-        .run(timeout, log)
+        python::test_command(&self.runner, &self.python, &self.root, self.support.as_deref(), &[], tests)
+            .run(timeout, log)
     }
 }
 
@@ -46,10 +39,7 @@ pub struct Warm {
 impl Warm {
     pub fn start(spec: WarmSpec) -> Result<Warm> {
         let worker = WarmWorker::start(&spec)?;
-        Ok(Warm {
-            spec,
-            worker: Some(worker),
-        })
+        Ok(Warm { spec, worker: Some(worker) })
     }
 }
 

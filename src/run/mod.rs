@@ -10,7 +10,7 @@ pub mod warm;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
@@ -23,7 +23,7 @@ use crate::lines::{self, workdir};
 use crate::options::{Options, TestRunner};
 use crate::plan::{Plan, PlannedMutant};
 use crate::python;
-use crate::report::{MutantResult, Report, Status};
+use crate::report::{MutantResult, Report, Status, Timings};
 use crate::select::{self, Selection};
 use crate::worktree::Worktree;
 
@@ -39,9 +39,15 @@ pub struct Interrupted;
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The unmutated tests passed.
-    BaselinePassed { duration: Duration, tests: usize },
+    BaselinePassed {
+        duration: Duration,
+        tests: usize,
+    },
     /// Mutants are about to run.
-    MutantsStarting { total: usize, workers: usize },
+    MutantsStarting {
+        total: usize,
+        workers: usize,
+    },
     MutantFinished {
         result: &'a MutantResult,
         done: usize,
@@ -58,34 +64,34 @@ pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
-pub fn check(
-    options: &Options,
-    stdin: &mut dyn Read,
-    events: &mut dyn FnMut(Event),
-) -> Result<Report> {
+pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Event)) -> Result<Report> {
+    let mut clock = Instant::now();
+    let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
+    let mut timings = Timings::default();
     let repo = lines::open_repository(&options.directory)?;
     let repo_root: PathBuf = workdir(&repo).to_path_buf();
     let added = lines::find(&repo, &options.change, stdin)?;
     let base = Worktree::materialize(&repo, added.state)?;
+    timings.diff = lap();
     let plan = Plan::make(&added, base.root())?;
     let tests = select::relevant_tests(&plan, &options.extra_tests);
-    let mut report = Report {
-        plan,
-        tests,
-        ..Report::default()
-    };
+    let mut report = Report { plan, tests, ..Report::default() };
     let mutants = report.plan.mutants();
+    timings.generate = lap();
     if mutants.is_empty() {
+        report.timings = timings;
         return Ok(report);
     }
     let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
     let (mut results, runnable) = settle_without_running(&report.plan, mutants, &python)?;
+    timings.compile = lap();
     if !runnable.is_empty() {
         let session = Session::new(options, &report, python, &repo_root)?;
-        let (ran, baseline) = session.run(base, runnable, events)?;
+        let (ran, baseline) = session.run(base, runnable, &mut timings, events)?;
         results.extend(ran);
         report.baseline = Some(baseline);
     }
+    report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
     Ok(report)
@@ -114,16 +120,10 @@ impl<'a> Session<'a> {
         python: PathBuf,
         repo_root: &'a Path,
     ) -> Result<Session<'a>> {
-        let logs = tempfile::Builder::new()
-            .prefix("mutdelta-logs-")
-            .tempdir()?;
-        let support = tempfile::Builder::new()
-            .prefix("mutdelta-support-")
-            .tempdir()?;
+        let logs = tempfile::Builder::new().prefix("mutdelta-logs-").tempdir()?;
+        let support = tempfile::Builder::new().prefix("mutdelta-support-").tempdir()?;
         std::fs::write(
-            support
-                .path()
-                .join(format!("{}.py", coverage::PROBE_MODULE)),
+            support.path().join(format!("{}.py", coverage::PROBE_MODULE)),
             coverage::PROBE_SOURCE,
         )?;
         std::fs::write(support.path().join("mutdelta_worker.py"), WORKER_SCRIPT)?;
@@ -145,14 +145,14 @@ impl<'a> Session<'a> {
         &self,
         base: Worktree,
         runnable: Vec<PlannedMutant>,
+        timings: &mut Timings,
         events: &mut dyn FnMut(Event),
     ) -> Result<(Vec<MutantResult>, Duration)> {
+        let started = Instant::now();
         let (jobs, mut results, baseline) = self.prove_and_select(base.root(), runnable)?;
-        events(Event::BaselinePassed {
-            duration: baseline,
-            tests: self.tests.len(),
-        });
+        events(Event::BaselinePassed { duration: baseline, tests: self.tests.len() });
         if jobs.is_empty() {
+            timings.baseline = started.elapsed();
             return Ok((results, baseline));
         }
         let count = self.options.jobs.get().min(jobs.len());
@@ -160,25 +160,15 @@ impl<'a> Session<'a> {
         for _ in 1..count {
             copies.push(copies[0].duplicate()?);
         }
-        let roots: Vec<PathBuf> = copies
-            .iter()
-            .map(|copy| copy.root().to_path_buf())
-            .collect();
+        let roots: Vec<PathBuf> = copies.iter().map(|copy| copy.root().to_path_buf()).collect();
         let mut workers = self.start_workers(&roots)?;
         self.prove_canaries(&mut workers[0], &jobs)?;
-        events(Event::MutantsStarting {
-            total: jobs.len(),
-            workers: workers.len(),
-        });
+        timings.baseline = started.elapsed();
+        let started = Instant::now();
+        events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
         let logs = self.logs.path();
-        results.extend(pool::run_all(
-            self.plan,
-            &self.options.runner,
-            workers,
-            logs,
-            jobs,
-            events,
-        )?);
+        results.extend(pool::run_all(self.plan, &self.options.runner, workers, logs, jobs, events)?);
+        timings.mutants = started.elapsed();
         Ok((results, baseline))
     }
 
@@ -203,24 +193,12 @@ impl<'a> Session<'a> {
             let timeout = mutant_timeout(self.options.timeout, run.duration);
             let jobs = runnable
                 .into_iter()
-                .map(|planned| Job {
-                    planned,
-                    tests: self.tests.to_vec(),
-                    timeout,
-                    cost: run.duration,
-                })
+                .map(|planned| Job { planned, tests: self.tests.to_vec(), timeout, cost: run.duration })
                 .collect();
             return Ok((jobs, Vec::new(), run.duration));
         }
-        let (run, map) = coverage::measure(
-            &self.python,
-            self.plan,
-            root,
-            self.support.path(),
-            self.tests,
-            limit,
-            &log,
-        )?;
+        let (run, map) =
+            coverage::measure(&self.python, self.plan, root, self.support.path(), self.tests, limit, &log)?;
         require_pass(&run, &self.options.runner, limit)?;
         let map = map.expect("a passing probe run has a map");
         self.refuse_imports_from_checkout(&map)?;
@@ -232,12 +210,7 @@ impl<'a> Session<'a> {
             match select::for_mutant(&map, file, &planned.mutant, self.tests, run.duration) {
                 Selection::Run { tests, cost } => {
                     let timeout = mutant_timeout(self.options.timeout, cost);
-                    jobs.push(Job {
-                        planned,
-                        tests,
-                        timeout,
-                        cost,
-                    });
+                    jobs.push(Job { planned, tests, timeout, cost });
                 }
                 Selection::NoCoverage => unrun.push(MutantResult {
                     planned,
@@ -293,10 +266,7 @@ impl<'a> Session<'a> {
                 } else {
                     Box::new(self.spawn(root))
                 };
-                Ok(Worker {
-                    root: root.clone(),
-                    executor,
-                })
+                Ok(Worker { root: root.clone(), executor })
             })
             .collect()
     }
@@ -321,14 +291,7 @@ impl<'a> Session<'a> {
             }
             let timeout = mutant_timeout(self.options.timeout, cost);
             let log = self.logs.path().join("canary.log");
-            prove_canary(
-                worker.executor.as_mut(),
-                &worker.root,
-                file,
-                &tests,
-                timeout,
-                &log,
-            )?;
+            prove_canary(worker.executor.as_mut(), &worker.root, file, &tests, timeout, &log)?;
         }
         Ok(())
     }
@@ -352,10 +315,7 @@ fn settle_without_running(
         .iter()
         .map(|planned| {
             let file = &plan.files[planned.file];
-            (
-                file.path.display().to_string(),
-                planned.mutant.apply(&file.source),
-            )
+            (file.path.display().to_string(), planned.mutant.apply(&file.source))
         })
         .collect();
     let compiled = python::compile_all(python, &sources)?;

@@ -72,11 +72,7 @@ pub fn run_all(
                 Ok(result) => {
                     results.push(result);
                     let result = results.last().expect("just pushed");
-                    events(Event::MutantFinished {
-                        result,
-                        done: results.len(),
-                        total,
-                    });
+                    events(Event::MutantFinished { result, done: results.len(), total });
                 }
                 Err(err) => {
                     // Empty the queue so the other workers stop after their current mutant.
@@ -112,11 +108,7 @@ fn test_one(
         return Err(Interrupted.into());
     }
     let (status, reason) = classify(runner, &run, job.timeout);
-    let killed_by = if status == Status::Killed {
-        failed_tests(&run.tail)
-    } else {
-        Vec::new()
-    };
+    let killed_by = if status == Status::Killed { failed_tests(&run.tail) } else { Vec::new() };
     Ok(MutantResult {
         planned: job.planned,
         status,
@@ -130,31 +122,17 @@ fn test_one(
 fn classify(runner: &TestRunner, run: &Finished, timeout: Duration) -> (Status, String) {
     let pytest = matches!(runner, TestRunner::Pytest);
     match run.exit {
-        Exit::Code(0) => (
-            Status::Survived,
-            "every test that runs this line passed".to_string(),
-        ),
-        Exit::TimedOut => (
-            Status::Timeout,
-            format!(
-                "the tests ran past the {:.1} s timeout",
-                timeout.as_secs_f64()
-            ),
-        ),
-        Exit::Signal(signal) => (
-            Status::Killed,
-            format!("the test process died of signal {signal}"),
-        ),
+        Exit::Code(0) => (Status::Survived, "every test that runs this line passed".to_string()),
+        Exit::TimedOut => {
+            (Status::Timeout, format!("the tests ran past the {:.1} s timeout", timeout.as_secs_f64()))
+        }
+        Exit::Signal(signal) => (Status::Killed, format!("the test process died of signal {signal}")),
         // pytest: 1 = tests failed, 2 = collection or import failed; both are the mutant's doing.
         Exit::Code(1 | 2) if pytest => (Status::Killed, last_line(&run.tail).to_string()),
-        Exit::Code(code) if pytest => (
-            Status::RuntimeError,
-            format!("pytest exited with status {code}: {}", last_line(&run.tail)),
-        ),
-        Exit::Code(code) => (
-            Status::Killed,
-            format!("the test command exited with status {code}"),
-        ),
+        Exit::Code(code) if pytest => {
+            (Status::RuntimeError, format!("pytest exited with status {code}: {}", last_line(&run.tail)))
+        }
+        Exit::Code(code) => (Status::Killed, format!("the test command exited with status {code}")),
         Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
     }
 }
@@ -163,10 +141,7 @@ fn classify(runner: &TestRunner, run: &Finished, timeout: Duration) -> (Status, 
 fn failed_tests(output: &str) -> Vec<String> {
     output
         .lines()
-        .filter_map(|line| {
-            line.strip_prefix("FAILED ")
-                .or_else(|| line.strip_prefix("ERROR "))
-        })
+        .filter_map(|line| line.strip_prefix("FAILED ").or_else(|| line.strip_prefix("ERROR ")))
         .map(|rest| rest.split(" - ").next().unwrap_or(rest).trim().to_string())
         .collect()
 }
@@ -178,9 +153,6 @@ mod tests {
     #[test]
     fn failed_tests_are_read_from_pytest_short_summary() {
         let output = "F.\nFAILED tests/test_a.py::test_x - AssertionError: 1 != 2\nERROR tests/test_b.py\n1 failed in 0.1s\n";
-        assert_eq!(
-            failed_tests(output),
-            ["tests/test_a.py::test_x", "tests/test_b.py"]
-        );
+        assert_eq!(failed_tests(output), ["tests/test_a.py::test_x", "tests/test_b.py"]);
     }
 }

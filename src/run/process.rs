@@ -94,11 +94,7 @@ impl TestCommand {
         let duration = start.elapsed();
         // Whatever the tests left running in the background goes too.
         kill_group(group);
-        Ok(Finished {
-            exit,
-            duration,
-            tail: read_tail(log),
-        })
+        Ok(Finished { exit, duration, tail: read_tail(log) })
     }
 }
 

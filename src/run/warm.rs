@@ -49,12 +49,7 @@ impl WarmWorker {
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
-            .with_context(|| {
-                format!(
-                    "could not start a warm worker with {}",
-                    spec.python.display()
-                )
-            })?;
+            .with_context(|| format!("could not start a warm worker with {}", spec.python.display()))?;
         let stdin = process.stdin.take().expect("stdin is piped");
         let stdout = process.stdout.take().expect("stdout is piped");
         let (sender, answers) = mpsc::channel();
@@ -68,17 +63,10 @@ impl WarmWorker {
                 }
             }
         });
-        let worker = WarmWorker {
-            process,
-            stdin,
-            answers,
-        };
+        let worker = WarmWorker { process, stdin, answers };
         match worker.answers.recv_timeout(START_LIMIT) {
             Ok(answer) if answer["ready"] == true => Ok(worker),
-            _ => bail!(
-                "the warm worker did not start in {}: try --no-fork",
-                spec.root.display()
-            ),
+            _ => bail!("the warm worker did not start in {}: try --no-fork", spec.root.display()),
         }
     }
 
@@ -113,8 +101,7 @@ impl WarmWorker {
                         child_group = Some(pid as i32);
                         continue;
                     }
-                    let duration =
-                        Duration::from_secs_f64(answer["duration"].as_f64().unwrap_or(0.0));
+                    let duration = Duration::from_secs_f64(answer["duration"].as_f64().unwrap_or(0.0));
                     let exit = if answer["timeout"] == true {
                         Exit::TimedOut
                     } else if let Some(signal) = answer["signal"].as_i64() {
@@ -124,11 +111,7 @@ impl WarmWorker {
                     } else {
                         return Err(anyhow!("the warm worker answered {answer}"));
                     };
-                    return Ok(Finished {
-                        exit,
-                        duration,
-                        tail: read_tail(log),
-                    });
+                    return Ok(Finished { exit, duration, tail: read_tail(log) });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => bail!("the warm worker exited"),

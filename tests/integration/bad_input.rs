@@ -6,32 +6,20 @@ use crate::common::{check, fixture_repo, mutdelta, mutdelta_with_stdin, python};
 fn assert_refused(run: &crate::common::Run, phrase: &str) {
     assert_eq!(run.code, 2, "{run:?}");
     let first = run.stderr.lines().next().unwrap_or("");
-    assert!(
-        first.starts_with("error: ") && first.contains(phrase),
-        "expected {phrase:?}: {run:?}"
-    );
+    assert!(first.starts_with("error: ") && first.contains(phrase), "expected {phrase:?}: {run:?}");
 }
 
 #[test]
 fn a_directory_that_is_not_a_repository_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    assert_refused(
-        &mutdelta(dir.path(), &["check"]),
-        "is not inside a git repository",
-    );
+    assert_refused(&mutdelta(dir.path(), &["check"]), "is not inside a git repository");
 }
 
 #[test]
 fn an_unknown_revision_is_refused() {
     let repo = fixture_repo("model_client");
-    assert_refused(
-        &check(repo.path(), &["--commit", "no-such-branch"]),
-        "unknown revision 'no-such-branch'",
-    );
-    assert_refused(
-        &check(repo.path(), &["--base", "no-such-branch"]),
-        "unknown revision 'no-such-branch'",
-    );
+    assert_refused(&check(repo.path(), &["--commit", "no-such-branch"]), "unknown revision 'no-such-branch'");
+    assert_refused(&check(repo.path(), &["--base", "no-such-branch"]), "unknown revision 'no-such-branch'");
 }
 
 #[test]
@@ -39,30 +27,15 @@ fn line_lists_naming_what_is_not_there_are_refused() {
     let repo = fixture_repo("model_client");
     let python = python();
     let cases = [
-        (
-            "missing.py:3\n",
-            "missing.py, which is not in the working tree",
-        ),
-        (
-            "model_client.py:999\n",
-            "model_client.py:999, but that file has 16 lines",
-        ),
+        ("missing.py:3\n", "missing.py, which is not in the working tree"),
+        ("model_client.py:999\n", "model_client.py:999, but that file has 16 lines"),
         ("model_client.py:two\n", "line 1 of the line list"),
-        (
-            "{\"model_client.py\": \"3\"}",
-            "not a JSON object of the form",
-        ),
+        ("{\"model_client.py\": \"3\"}", "not a JSON object of the form"),
     ];
     for (list, phrase) in cases {
         let run = mutdelta_with_stdin(
             repo.path(),
-            &[
-                "check",
-                "--python",
-                python.to_str().unwrap(),
-                "--lines",
-                "-",
-            ],
+            &["check", "--python", python.to_str().unwrap(), "--lines", "-"],
             list,
         );
         assert_refused(&run, phrase);
@@ -73,15 +46,7 @@ fn line_lists_naming_what_is_not_there_are_refused() {
 fn a_test_command_that_does_not_exist_is_refused() {
     let repo = fixture_repo("model_client");
     assert_refused(
-        &check(
-            repo.path(),
-            &[
-                "--commit",
-                "HEAD",
-                "--test-cmd",
-                "no-such-test-runner --quick",
-            ],
-        ),
+        &check(repo.path(), &["--commit", "HEAD", "--test-cmd", "no-such-test-runner --quick"]),
         "the test command was not found",
     );
 }
@@ -89,37 +54,20 @@ fn a_test_command_that_does_not_exist_is_refused() {
 #[test]
 fn tests_failing_before_mutation_are_refused_with_their_output() {
     let repo = fixture_repo("model_client");
-    let run = check(
-        repo.path(),
-        &[
-            "--commit",
-            "HEAD",
-            "--test-cmd",
-            "echo 'assert 1 == 2' && exit 1",
-        ],
-    );
+    let run = check(repo.path(), &["--commit", "HEAD", "--test-cmd", "echo 'assert 1 == 2' && exit 1"]);
     assert_refused(&run, "the tests fail before any mutation");
-    assert!(
-        run.stderr.contains("assert 1 == 2"),
-        "the tail of their output is shown: {run:?}"
-    );
+    assert!(run.stderr.contains("assert 1 == 2"), "the tail of their output is shown: {run:?}");
 }
 
 #[test]
 fn a_python_that_is_not_python_is_refused() {
     let repo = fixture_repo("model_client");
-    let run = mutdelta(
-        repo.path(),
-        &["check", "--commit", "HEAD", "--python", "/bin/false"],
-    );
+    let run = mutdelta(repo.path(), &["check", "--commit", "HEAD", "--python", "/bin/false"]);
     assert_refused(&run, "/bin/false is not a working Python 3 interpreter");
 }
 
 #[test]
 fn zero_jobs_is_refused() {
     let repo = fixture_repo("model_client");
-    assert_refused(
-        &mutdelta(repo.path(), &["check", "-j", "0"]),
-        "-j 0 would run nothing",
-    );
+    assert_refused(&mutdelta(repo.path(), &["check", "-j", "0"]), "-j 0 would run nothing");
 }

@@ -31,11 +31,7 @@ fn uncommitted_change() -> tempfile::TempDir {
 #[test]
 fn base_mode_checks_the_working_tree_including_untracked_files() {
     let repo = uncommitted_change();
-    std::fs::write(
-        repo.path().join("limits.py"),
-        "def limit(n):\n    return n * 2\n",
-    )
-    .unwrap();
+    std::fs::write(repo.path().join("limits.py"), "def limit(n):\n    return n * 2\n").unwrap();
     std::fs::write(
         repo.path().join("tests/test_limits.py"),
         "from limits import limit\n\n\ndef test_limit():\n    limit(3)\n",
@@ -46,10 +42,7 @@ fn base_mode_checks_the_working_tree_including_untracked_files() {
     let json = out.path().join("r.json");
     let before = snapshot(repo.path());
 
-    let run = check(
-        repo.path(),
-        &["--base", "main", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--base", "main", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "{run:?}");
     let report = read_report(&json);
@@ -58,15 +51,8 @@ fn base_mode_checks_the_working_tree_including_untracked_files() {
         !survivors.is_empty() && survivors.iter().all(|&line| line == 2),
         "untracked file mutated: {run:?}"
     );
-    assert!(
-        !mutant_lines(&report, "model_client.py", "Survived").is_empty(),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout
-            .contains("note: NOTES.txt: not a Python file, skipped"),
-        "{run:?}"
-    );
+    assert!(!mutant_lines(&report, "model_client.py", "Survived").is_empty(), "{run:?}");
+    assert!(run.stdout.contains("note: NOTES.txt: not a Python file, skipped"), "{run:?}");
     assert_eq!(snapshot(repo.path()), before);
 }
 
@@ -78,18 +64,12 @@ fn root_commit_counts_every_line_as_added() {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
 
-    let run = check(
-        repo.path(),
-        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "{run:?}");
     let report = read_report(&json);
     let killed = mutant_lines(&report, "model_client.py", "Killed");
-    assert!(
-        killed.contains(&12),
-        "the old `text = payload[...]` line is new in a root commit: {run:?}"
-    );
+    assert!(killed.contains(&12), "the old `text = payload[...]` line is new in a root commit: {run:?}");
 }
 
 #[test]
@@ -101,11 +81,7 @@ fn a_change_without_python_lines_has_nothing_to_mutate() {
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("note: README.md: not a Python file, skipped"),
-        "{run:?}"
-    );
+    assert!(run.stdout.contains("note: README.md: not a Python file, skipped"), "{run:?}");
     assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
 }
 
@@ -117,45 +93,27 @@ fn a_deleted_file_is_noted_and_not_mutated() {
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("note: grades.py: deleted by the change, nothing to mutate"),
-        "{run:?}"
-    );
+    assert!(run.stdout.contains("note: grades.py: deleted by the change, nothing to mutate"), "{run:?}");
 }
 
 #[test]
 fn a_skip_pragma_with_a_reason_ignores_its_line() {
     let repo = uncommitted_change();
     let file = repo.path().join("model_client.py");
-    let source = std::fs::read_to_string(&file).unwrap().replace(
-        "token limit\")\n",
-        "token limit\")  # mutdelta: skip message wording is free\n",
-    );
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("token limit\")\n", "token limit\")  # mutdelta: skip message wording is free\n");
     std::fs::write(&file, source).unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
 
-    let run = check(
-        repo.path(),
-        &["--base", "HEAD", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--base", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "line 14 still has survivors: {run:?}");
     let report = read_report(&json);
-    assert!(mutant_lines(&report, "model_client.py", "Ignored")
-        .iter()
-        .all(|&line| line == 15));
-    assert!(
-        !mutant_lines(&report, "model_client.py", "Ignored").is_empty(),
-        "{run:?}"
-    );
-    assert!(
-        mutant_lines(&report, "model_client.py", "Survived")
-            .iter()
-            .all(|&line| line == 14),
-        "{run:?}"
-    );
+    assert!(mutant_lines(&report, "model_client.py", "Ignored").iter().all(|&line| line == 15));
+    assert!(!mutant_lines(&report, "model_client.py", "Ignored").is_empty(), "{run:?}");
+    assert!(mutant_lines(&report, "model_client.py", "Survived").iter().all(|&line| line == 14), "{run:?}");
     let reasons: Vec<&str> = report["files"]["model_client.py"]["mutants"]
         .as_array()
         .unwrap()
@@ -163,12 +121,7 @@ fn a_skip_pragma_with_a_reason_ignores_its_line() {
         .filter(|m| m["status"] == "Ignored")
         .map(|m| m["statusReason"].as_str().unwrap())
         .collect();
-    assert!(
-        reasons
-            .iter()
-            .all(|&reason| reason == "message wording is free"),
-        "{reasons:?}"
-    );
+    assert!(reasons.iter().all(|&reason| reason == "message wording is free"), "{reasons:?}");
 }
 
 #[test]
@@ -184,8 +137,7 @@ fn a_skip_pragma_without_a_reason_is_refused() {
 
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
-        run.stderr
-            .starts_with("error: model_client.py: line 15: `mutdelta: skip` needs a reason"),
+        run.stderr.starts_with("error: model_client.py: line 15: `mutdelta: skip` needs a reason"),
         "{run:?}"
     );
 }
@@ -199,20 +151,9 @@ fn dash_c_checks_another_repository() {
 
     let run = crate::common::mutdelta(
         elsewhere.path(),
-        &[
-            "-C",
-            dir,
-            "check",
-            "--commit",
-            "HEAD",
-            "--python",
-            python.to_str().unwrap(),
-        ],
+        &["-C", dir, "check", "--commit", "HEAD", "--python", python.to_str().unwrap()],
     );
 
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout.contains("[MUT-survived] model_client.py:15"),
-        "{run:?}"
-    );
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15"), "{run:?}");
 }

@@ -17,11 +17,7 @@ pub fn python() -> PathBuf {
     let lock = File::create(root.join("lock")).unwrap();
     lock.lock().unwrap();
     if !root.join("ready").exists() {
-        run_ok(
-            Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(root.join("venv")),
-        );
+        run_ok(Command::new("python3").args(["-m", "venv"]).arg(root.join("venv")));
         run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest", "jsonschema"]));
         std::fs::write(root.join("ready"), "").unwrap();
     }
@@ -46,20 +42,13 @@ pub fn report_schema() -> PathBuf {
             .map(|entry| entry.unwrap().path())
             .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
             .expect("npm pack wrote a tarball");
-        run_ok(
-            Command::new("tar")
-                .arg("xzf")
-                .arg(&tarball)
-                .current_dir(&root),
-        );
+        run_ok(Command::new("tar").arg("xzf").arg(&tarball).current_dir(&root));
     }
     schema
 }
 
 pub fn run_ok(command: &mut Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|err| panic!("could not run {command:?}: {err}"));
+    let output = command.output().unwrap_or_else(|err| panic!("could not run {command:?}: {err}"));
     assert!(
         output.status.success(),
         "{command:?} failed:\n{}\n{}",
@@ -99,10 +88,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A repository whose first commit is the fixture's `before/` and second its `after/`.
 pub fn fixture_repo(name: &str) -> TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("fixture-")
-        .tempdir()
-        .unwrap();
+    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
     let fixture = Path::new(FIXTURES).join(name);
     git(dir.path(), &["init", "-q", "-b", "main"]);
     copy_tree(&fixture.join("before"), dir.path());
@@ -123,10 +109,7 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if entry.file_type().unwrap().is_dir() {
                 walk(root, &path, out);
             } else {
-                out.insert(
-                    path.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&path).unwrap(),
-                );
+                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
             }
         }
     }
@@ -155,11 +138,7 @@ pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
         .write_stdin(stdin)
         .output()
         .unwrap();
-    assert_eq!(
-        leftovers(tmp.path()),
-        Vec::<String>::new(),
-        "temporary copies are removed"
-    );
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -199,10 +178,6 @@ pub fn check(dir: &Path, extra: &[&str]) -> Run {
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
+        write!(f, "exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
     }
 }

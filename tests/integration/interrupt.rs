@@ -8,12 +8,7 @@ use crate::common::{fixture_repo, hermetic, leftovers, python, snapshot};
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            !stat
-                .split_whitespace()
-                .nth(2)
-                .is_some_and(|state| state == "Z")
-        })
+        .map(|stat| !stat.split_whitespace().nth(2).is_some_and(|state| state == "Z"))
         .unwrap_or(false)
 }
 
@@ -36,15 +31,7 @@ fn stop_mid_run(signal: libc::c_int) {
     let before = snapshot(repo.path());
     let mut command = hermetic(repo.path(), tmp.path());
     let mut child = command
-        .args([
-            "check",
-            "--commit",
-            "HEAD",
-            "-j",
-            "2",
-            "--test-cmd",
-            &test_cmd,
-        ])
+        .args(["check", "--commit", "HEAD", "-j", "2", "--test-cmd", &test_cmd])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -60,23 +47,13 @@ fn stop_mid_run(signal: libc::c_int) {
     let status = child.wait().unwrap();
 
     assert_eq!(status.code(), Some(130), "interrupted runs exit 130");
-    let sleepers: Vec<i32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
+    let sleepers: Vec<i32> =
+        std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     assert!(!sleepers.is_empty());
     for pid in sleepers {
-        assert!(
-            !process_is_alive(pid),
-            "test process {pid} was left running"
-        );
+        assert!(!process_is_alive(pid), "test process {pid} was left running");
     }
-    assert_eq!(
-        leftovers(tmp.path()),
-        Vec::<String>::new(),
-        "temporary copies are removed"
-    );
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     assert_eq!(snapshot(repo.path()), before, "the repository is untouched");
     assert!(Path::new(repo.path()).exists());
 }

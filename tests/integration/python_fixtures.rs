@@ -4,21 +4,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{
-    check, fixture_repo, git, mutdelta_with_stdin, python, report_schema, run_ok, snapshot,
-};
+use crate::common::{check, fixture_repo, git, mutdelta_with_stdin, python, report_schema, run_ok, snapshot};
 
 /// Reads a JSON report and checks it against the mutation-testing-elements schema.
 fn read_valid_report(path: &Path) -> Value {
     let validate = "import json,sys,jsonschema\n\
                     schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
                     jsonschema.Draft7Validator(schema).validate(report)";
-    run_ok(
-        std::process::Command::new(python())
-            .args(["-c", validate])
-            .arg(report_schema())
-            .arg(path),
-    );
+    run_ok(std::process::Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -29,10 +22,7 @@ fn statuses(report: &Value, file: &str) -> Vec<(u64, String)> {
         .unwrap_or_else(|| panic!("no mutants for {file} in {report}"))
         .iter()
         .map(|m| {
-            (
-                m["location"]["start"]["line"].as_u64().unwrap(),
-                m["status"].as_str().unwrap().to_string(),
-            )
+            (m["location"]["start"]["line"].as_u64().unwrap(), m["status"].as_str().unwrap().to_string())
         })
         .collect()
 }
@@ -44,50 +34,23 @@ fn raise_under_a_test_that_asserts_nothing_survives() {
     let json = out.path().join("r.json");
     let before = snapshot(repo.path());
 
-    let run = check(
-        repo.path(),
-        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("[MUT-survived] model_client.py:15: delete statement"),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout.contains("-        raise RuntimeError("),
-        "the survivor's diff is shown: {run:?}"
-    );
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15: delete statement"), "{run:?}");
+    assert!(run.stdout.contains("-        raise RuntimeError("), "the survivor's diff is shown: {run:?}");
     assert!(run.stdout.contains("+        pass"), "{run:?}");
     let report = read_valid_report(&json);
     let verdicts = statuses(&report, "model_client.py");
-    assert!(
-        verdicts.iter().all(|(line, _)| [14, 15].contains(line)),
-        "only added lines: {verdicts:?}"
-    );
-    assert!(
-        verdicts
-            .iter()
-            .filter(|(line, _)| *line == 15)
-            .all(|(_, s)| s == "Survived"),
-        "{verdicts:?}"
-    );
-    assert!(
-        verdicts.contains(&(14, "Killed".to_string())),
-        "`==` -> `!=` breaks the old test: {verdicts:?}"
-    );
+    assert!(verdicts.iter().all(|(line, _)| [14, 15].contains(line)), "only added lines: {verdicts:?}");
+    assert!(verdicts.iter().filter(|(line, _)| *line == 15).all(|(_, s)| s == "Survived"), "{verdicts:?}");
+    assert!(verdicts.contains(&(14, "Killed".to_string())), "`==` -> `!=` breaks the old test: {verdicts:?}");
     let last = run.stdout.lines().last().unwrap();
     assert!(
-        last.starts_with("mutation delta: ")
-            && last.ends_with("on 2 new lines; 2 lines with survivors"),
+        last.starts_with("mutation delta: ") && last.ends_with("on 2 new lines; 2 lines with survivors"),
         "{last}"
     );
-    assert_eq!(
-        snapshot(repo.path()),
-        before,
-        "the repository is byte-identical afterwards"
-    );
+    assert_eq!(snapshot(repo.path()), before, "the repository is byte-identical afterwards");
 }
 
 #[test]
@@ -97,18 +60,12 @@ fn strong_tests_catch_every_mutant() {
     let json = out.path().join("r.json");
     let before = snapshot(repo.path());
 
-    let run = check(
-        repo.path(),
-        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 0, "{run:?}");
     let verdicts = statuses(&read_valid_report(&json), "grades.py");
     assert!(verdicts.len() >= 5, "{verdicts:?}");
-    assert!(
-        verdicts.iter().all(|(_, status)| status == "Killed"),
-        "{verdicts:?}"
-    );
+    assert!(verdicts.iter().all(|(_, status)| status == "Killed"), "{verdicts:?}");
     assert!(!run.stdout.contains("[MUT-"), "{run:?}");
     assert_eq!(snapshot(repo.path()), before);
 }
@@ -120,18 +77,13 @@ fn line_whose_only_test_is_skipped_is_never_killed() {
     let json = out.path().join("r.json");
     let before = snapshot(repo.path());
 
-    let run = check(
-        repo.path(),
-        &["--commit", "HEAD", "--json", json.to_str().unwrap()],
-    );
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "{run:?}");
     let verdicts = statuses(&read_valid_report(&json), "shipping.py");
     assert!(!verdicts.is_empty());
     assert!(
-        verdicts
-            .iter()
-            .all(|(_, s)| s == "Survived" || s == "NoCoverage"),
+        verdicts.iter().all(|(_, s)| s == "Survived" || s == "NoCoverage"),
         "a skipped test catches nothing: {verdicts:?}"
     );
     assert_eq!(snapshot(repo.path()), before);
@@ -146,15 +98,8 @@ fn staged_change_is_checked_from_the_index_not_the_working_tree() {
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout.contains("[MUT-survived] model_client.py:15"),
-        "{run:?}"
-    );
-    assert_eq!(
-        snapshot(repo.path()),
-        before,
-        "index and checkout untouched"
-    );
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "index and checkout untouched");
 }
 
 #[test]
@@ -168,11 +113,7 @@ fn staged_file_with_unstaged_edits_is_refused() {
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("model_client.py is staged and also has unstaged edits"),
-        "{run:?}"
-    );
+    assert!(run.stderr.contains("model_client.py is staged and also has unstaged edits"), "{run:?}");
 }
 
 #[test]
@@ -184,24 +125,13 @@ fn coverage_gate_list_limits_the_mutants_to_its_lines() {
 
     let run = mutdelta_with_stdin(
         repo.path(),
-        &[
-            "check",
-            "--python",
-            python.to_str().unwrap(),
-            "--lines",
-            "-",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &["check", "--python", python.to_str().unwrap(), "--lines", "-", "--json", json.to_str().unwrap()],
         "model_client.py:15\n",
     );
 
     assert_eq!(run.code, 1, "{run:?}");
     let verdicts = statuses(&read_valid_report(&json), "model_client.py");
-    assert!(
-        !verdicts.is_empty() && verdicts.iter().all(|(line, _)| *line == 15),
-        "{verdicts:?}"
-    );
+    assert!(!verdicts.is_empty() && verdicts.iter().all(|(line, _)| *line == 15), "{verdicts:?}");
 }
 
 #[test]
@@ -209,19 +139,13 @@ fn tests_that_import_another_copy_are_refused_by_the_canary() {
     let repo = fixture_repo("model_client");
     let python = python();
     // The tests run against the user's checkout instead of the copy under test.
-    let cmd = format!(
-        "cd {} && {} -m pytest -q -p no:cacheprovider",
-        repo.path().display(),
-        python.display()
-    );
+    let cmd =
+        format!("cd {} && {} -m pytest -q -p no:cacheprovider", repo.path().display(), python.display());
 
     let run = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
 
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("do not import the copy under test"),
-        "{run:?}"
-    );
+    assert!(run.stderr.contains("do not import the copy under test"), "{run:?}");
 }
 
 #[test]
@@ -231,22 +155,59 @@ fn list_prints_the_mutants_without_running_them() {
     let run = crate::common::mutdelta(repo.path(), &["list", "--commit", "HEAD"]);
 
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("model_client.py:15:9: delete statement"), "{run:?}");
+    assert!(run.stdout.contains("model_client.py:14:20: replace == with !="), "{run:?}");
+    assert!(run.stdout.lines().last().unwrap().ends_with("mutants on 2 added executable lines"), "{run:?}");
+}
+
+#[test]
+fn crashing_and_hanging_mutants_get_verdicts_without_losing_the_worker() {
+    let repo = fixture_repo("hazards");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let listed = crate::common::mutdelta(repo.path(), &["list", "--commit", "HEAD", "--json"]);
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--timeout", "2", "--json", json.to_str().unwrap()]);
+
+    let report = read_valid_report(&json);
+    let mutants = report["files"]["hazards.py"]["mutants"].as_array().unwrap();
+    assert_eq!(mutants.len(), listed.as_array().unwrap().len(), "every listed mutant has a verdict: {run:?}");
+    let with = |line: u64, status: &str| {
+        mutants
+            .iter()
+            .filter(|m| m["location"]["start"]["line"] == line && m["status"] == status)
+            .map(|m| m["statusReason"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let aborted = with(5, "Killed");
     assert!(
-        run.stdout
-            .contains("model_client.py:15:9: delete statement"),
+        !aborted.is_empty() && aborted.iter().all(|r| r.contains("signal 6")),
+        "os.abort() reached: {run:?}"
+    );
+    assert!(with(12, "Timeout").len() >= 2, "`n -= 1` mutants loop forever: {run:?}");
+    assert_eq!(with(6, "NoCoverage").len(), 1, "no test reaches os.abort(): {run:?}");
+    assert_eq!(run.code, 1, "the untested abort branch: {run:?}");
+    assert!(
+        run.stdout.contains("ran under: tests/test_hazards.py::test_checked_keeps_non_negative_values"),
         "{run:?}"
     );
-    assert!(
-        run.stdout
-            .contains("model_client.py:14:20: replace == with !="),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout
-            .lines()
-            .last()
-            .unwrap()
-            .ends_with("mutants on 2 added executable lines"),
-        "{run:?}"
-    );
+}
+
+#[test]
+fn forked_and_fresh_interpreters_give_the_same_verdicts() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let forked = out.path().join("forked.json");
+    let fresh = out.path().join("fresh.json");
+
+    let run_forked = check(repo.path(), &["--commit", "HEAD", "--json", forked.to_str().unwrap()]);
+    let run_fresh = check(repo.path(), &["--commit", "HEAD", "--no-fork", "--json", fresh.to_str().unwrap()]);
+
+    assert_eq!(run_forked.code, 1, "{run_forked:?}");
+    assert_eq!(run_fresh.code, 1, "{run_fresh:?}");
+    let forked = statuses(&read_valid_report(&forked), "model_client.py");
+    let fresh = statuses(&read_valid_report(&fresh), "model_client.py");
+    assert_eq!(forked, fresh);
+    assert!(forked.iter().any(|(_, s)| s == "Killed") && forked.iter().any(|(_, s)| s == "Survived"));
 }
