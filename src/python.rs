@@ -13,7 +13,13 @@ use crate::run::process::TestCommand;
 /// the repository, else `python3`; and checks that it is Python 3.
 pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<PathBuf> {
     let candidate = if let Some(path) = explicit {
-        path.to_path_buf()
+        // Tests run in temporary copies: a relative path must not change its meaning there.
+        // (Not canonicalised: a venv's python is a symlink that must keep its venv.)
+        if path.components().count() > 1 {
+            std::path::absolute(path)?
+        } else {
+            path.to_path_buf()
+        }
     } else if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
         PathBuf::from(venv).join("bin/python")
     } else if repo_root.join(".venv/bin/python").exists() {

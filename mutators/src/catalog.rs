@@ -36,7 +36,12 @@ pub const RETURN_VALUE: &str = "ReturnValue";
 pub const LOOP_CONTROL: &str = "LoopControl";
 pub const CONDITION_FORCING: &str = "ConditionForcing";
 
-const fn rule(mutator: &'static str, from: &'static str, to: &'static [&'static str], note: &'static str) -> Rule {
+const fn rule(
+    mutator: &'static str,
+    from: &'static str,
+    to: &'static [&'static str],
+    note: &'static str,
+) -> Rule {
     Rule { mutator, from, to, note }
 }
 
@@ -119,10 +124,7 @@ pub const PYTHON: &[Rule] = &[
 
 /// What `from` becomes under `mutator` in `rules`; empty when no rule says.
 pub fn targets(rules: &[Rule], mutator: &str, from: &str) -> &'static [&'static str] {
-    rules
-        .iter()
-        .find(|rule| rule.mutator == mutator && rule.from == from)
-        .map_or(&[], |rule| rule.to)
+    rules.iter().find(|rule| rule.from == from && rule.mutator == mutator).map_or(&[], |rule| rule.to)
 }
 
 /// The rules as an aligned, human-readable table.

@@ -7,7 +7,7 @@ mod tokenize;
 use std::collections::HashMap;
 
 use crate::pragma::{self, Pragma};
-use crate::{FileMutants, MutateError, Mutant};
+use crate::{FileMutants, Mutant, MutateError};
 use mutate::Edit;
 use structure::Code;
 
@@ -24,11 +24,11 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
         }
     }
     let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
-    let mut mutants: Vec<Mutant> = mutate::edits(&code, &wanted)
-        .into_iter()
-        .map(|edit| finish(&code, edit, &skipped))
-        .collect();
-    mutants.sort_by(|a, b| (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end)));
+    let mut mutants: Vec<Mutant> =
+        mutate::edits(&code, &wanted).into_iter().map(|edit| finish(&code, edit, &skipped)).collect();
+    mutants.sort_by(|a, b| {
+        (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end))
+    });
     mutants.dedup_by(|a, b| a.span == b.span && a.replacement == b.replacement);
     Ok(FileMutants { executable_lines, mutants })
 }

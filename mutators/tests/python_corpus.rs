@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mutators::python::{executable_lines, mutate};
-use mutators::{MutateError, Mutant};
+use mutators::{Mutant, MutateError};
 use support::{json_string, run_python};
 
 /// At most this many mutants per file are compiled, evenly spread over the file;
@@ -132,16 +132,10 @@ fn stdlib_mutants_compile() {
     let output = run_python(CHECKER, &jobs_json(&jobs, &syntax_errors));
     let uncompilable: Vec<&str> = output.lines().filter_map(|l| l.strip_prefix("UNCOMPILABLE ")).collect();
     let summary = output.lines().find_map(|l| l.strip_prefix("SUMMARY ")).expect("checker summary");
-    let [files, mutants, compiled]: [usize; 3] = summary
-        .split(' ')
-        .map(|n| n.parse().unwrap())
-        .collect::<Vec<_>>()
-        .try_into()
-        .unwrap();
-    let real_syntax_errors: Vec<_> = syntax_errors
-        .iter()
-        .filter(|(path, _)| !uncompilable.contains(&path.to_str().unwrap()))
-        .collect();
+    let [files, mutants, compiled]: [usize; 3] =
+        summary.split(' ').map(|n| n.parse().unwrap()).collect::<Vec<_>>().try_into().unwrap();
+    let real_syntax_errors: Vec<_> =
+        syntax_errors.iter().filter(|(path, _)| !uncompilable.contains(&path.to_str().unwrap())).collect();
 
     let all_mutants: usize = jobs.iter().map(|j| j.total).sum();
     println!("stdlib: {}", stdlib.display());
@@ -152,9 +146,19 @@ fn stdlib_mutants_compile() {
         not_utf8,
         real_syntax_errors.len()
     );
-    println!("mutants: {all_mutants} generated in {generated:?}; sampled up to {cap} per file, evenly spread");
+    println!(
+        "mutants: {all_mutants} generated in {generated:?}; sampled up to {cap} per file, evenly spread"
+    );
     println!("mutants: {mutants} checked, {compiled} compiled, {} not", mutants - compiled);
-    print!("{}", output.lines().skip_while(|l| !l.starts_with("FAILURES")).take_while(|l| !l.starts_with("SUMMARY")).map(|l| format!("{l}\n")).collect::<String>());
+    print!(
+        "{}",
+        output
+            .lines()
+            .skip_while(|l| !l.starts_with("FAILURES"))
+            .take_while(|l| !l.starts_with("SUMMARY"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
     for (path, err) in &real_syntax_errors {
         println!("  syntax error: {}: {err}", path.display());
     }
@@ -198,7 +202,13 @@ fn jobs_json(jobs: &[Job], rejected: &[(PathBuf, MutateError)]) -> String {
             .iter()
             .map(|m| {
                 let label = format!("{} {} {:?} -> {:?}", m.line, m.mutator, m.original, m.replacement);
-                format!("[{},{},{},{}]", m.span.start, m.span.end, json_string(&m.replacement), json_string(&label))
+                format!(
+                    "[{},{},{},{}]",
+                    m.span.start,
+                    m.span.end,
+                    json_string(&m.replacement),
+                    json_string(&label)
+                )
             })
             .collect();
         entries.push(format!("{{\"path\":{},\"mutants\":[{}]}}", path_json(&job.path), mutants.join(",")));
@@ -213,7 +223,11 @@ fn path_json(path: &Path) -> String {
     json_string(path.to_str().expect("UTF-8 path"))
 }
 
+/// The standard library, or the folder `MUTDELTA_CORPUS_DIR` names.
 fn stdlib_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("MUTDELTA_CORPUS_DIR") {
+        return PathBuf::from(dir);
+    }
     let script = "import sysconfig; print(sysconfig.get_paths()['stdlib'])";
     PathBuf::from(run_python(script, "").trim())
 }

@@ -74,12 +74,8 @@ pub struct Timings {
     pub baseline: Duration,
     /// Testing the mutants.
     pub mutants: Duration,
-}
-
-impl Timings {
-    pub fn total(&self) -> Duration {
-        self.diff + self.generate + self.compile + self.baseline + self.mutants
-    }
+    /// The whole check, start to end (the compile check overlaps the baseline).
+    pub wall: Duration,
 }
 
 /// The counts behind the last line of the report and the exit status.

@@ -7,6 +7,7 @@ pub mod pool;
 pub mod process;
 pub mod warm;
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -65,7 +66,8 @@ pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
 pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Event)) -> Result<Report> {
-    let mut clock = Instant::now();
+    let start = Instant::now();
+    let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
     let mut timings = Timings::default();
     let repo = lines::open_repository(&options.directory)?;
@@ -79,18 +81,28 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
     let mutants = report.plan.mutants();
     timings.generate = lap();
     if mutants.is_empty() {
+        timings.wall = start.elapsed();
         report.timings = timings;
         return Ok(report);
     }
     let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
-    let (mut results, runnable) = settle_without_running(&report.plan, mutants, &python)?;
-    timings.compile = lap();
-    if !runnable.is_empty() {
-        let session = Session::new(options, &report, python, &repo_root)?;
-        let (ran, baseline) = session.run(base, runnable, &mut timings, events)?;
+    let (mut results, candidates) = split_ignored(mutants);
+    if !candidates.is_empty() {
+        let sources = mutated_sources(&report.plan, &candidates);
+        let session = Session::new(options, &report, python.clone(), &repo_root)?;
+        // The compile check needs no tests: it overlaps the unmutated run.
+        let (ran, baseline) = std::thread::scope(|scope| {
+            let compiling = scope.spawn(|| {
+                let started = Instant::now();
+                python::compile_all(&python, &sources).map(|errors| (errors, started.elapsed()))
+            });
+            let compiled = || compiling.join().map_err(|_| anyhow::anyhow!("the compile check panicked"))?;
+            session.run(base, candidates, compiled, &mut timings, events)
+        })?;
         results.extend(ran);
         report.baseline = Some(baseline);
     }
+    timings.wall = start.elapsed();
     report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
@@ -144,12 +156,19 @@ impl<'a> Session<'a> {
     fn run(
         &self,
         base: Worktree,
-        runnable: Vec<PlannedMutant>,
+        candidates: Vec<PlannedMutant>,
+        compiled: impl FnOnce() -> Result<(Vec<Option<String>>, Duration)>,
         timings: &mut Timings,
         events: &mut dyn FnMut(Event),
     ) -> Result<(Vec<MutantResult>, Duration)> {
         let started = Instant::now();
-        let (jobs, mut results, baseline) = self.prove_and_select(base.root(), runnable)?;
+        let ids: Vec<usize> = candidates.iter().map(|planned| planned.id).collect();
+        let (jobs, unrun, baseline) = self.prove_and_select(base.root(), candidates)?;
+        let (errors, compile_time) = compiled()?;
+        timings.compile = compile_time;
+        let errors: HashMap<usize, String> =
+            ids.into_iter().zip(errors).filter_map(|(id, error)| Some((id, error?))).collect();
+        let (jobs, mut results) = settle_compile_errors(jobs, unrun, &errors);
         events(Event::BaselinePassed { duration: baseline, tests: self.tests.len() });
         if jobs.is_empty() {
             timings.baseline = started.elapsed();
@@ -297,12 +316,8 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Gives Ignored and CompileError mutants their verdicts; returns them and the mutants left to run.
-fn settle_without_running(
-    plan: &Plan,
-    mutants: Vec<PlannedMutant>,
-    python: &Path,
-) -> Result<(Vec<MutantResult>, Vec<PlannedMutant>)> {
+/// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
+fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<PlannedMutant>) {
     let mut settled = Vec::new();
     let mut candidates = Vec::new();
     for planned in mutants {
@@ -311,22 +326,42 @@ fn settle_without_running(
             None => candidates.push(planned),
         }
     }
-    let sources: Vec<(String, String)> = candidates
+    (settled, candidates)
+}
+
+/// (file name, mutated source) of each mutant, for the compile check.
+fn mutated_sources(plan: &Plan, mutants: &[PlannedMutant]) -> Vec<(String, String)> {
+    mutants
         .iter()
         .map(|planned| {
             let file = &plan.files[planned.file];
             (file.path.display().to_string(), planned.mutant.apply(&file.source))
         })
-        .collect();
-    let compiled = python::compile_all(python, &sources)?;
+        .collect()
+}
+
+/// A mutant that does not compile is CompileError, whatever its selection said: it is never run
+/// and never counted as caught.
+fn settle_compile_errors(
+    jobs: Vec<Job>,
+    unrun: Vec<MutantResult>,
+    errors: &HashMap<usize, String>,
+) -> (Vec<Job>, Vec<MutantResult>) {
+    let mut settled = Vec::new();
     let mut runnable = Vec::new();
-    for (planned, error) in candidates.into_iter().zip(compiled) {
-        match error {
-            Some(message) => settled.push(verdict(planned, Status::CompileError, message)),
-            None => runnable.push(planned),
+    for job in jobs {
+        match errors.get(&job.planned.id) {
+            Some(error) => settled.push(verdict(job.planned, Status::CompileError, error.clone())),
+            None => runnable.push(job),
         }
     }
-    Ok((settled, runnable))
+    for result in unrun {
+        match errors.get(&result.planned.id) {
+            Some(error) => settled.push(verdict(result.planned, Status::CompileError, error.clone())),
+            None => settled.push(result),
+        }
+    }
+    (runnable, settled)
 }
 
 fn verdict(planned: PlannedMutant, status: Status, reason: String) -> MutantResult {

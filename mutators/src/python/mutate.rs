@@ -90,12 +90,9 @@ impl Rules<'_, '_> {
         let (text, span) = (code.text(i), code.tokens[i].span.clone());
         let binary = i > line.start && self.ends_operand(i - 1);
         let family = if binary { catalog::ARITHMETIC_OPERATOR } else { catalog::UNARY_OPERATOR };
-        for mutator in [
-            family,
-            catalog::BITWISE_OPERATOR,
-            catalog::COMPARISON_OPERATOR,
-            catalog::ASSIGNMENT_OPERATOR,
-        ] {
+        for mutator in
+            [family, catalog::BITWISE_OPERATOR, catalog::COMPARISON_OPERATOR, catalog::ASSIGNMENT_OPERATOR]
+        {
             self.swaps(mutator, text, span.clone());
         }
     }
@@ -137,7 +134,7 @@ impl Rules<'_, '_> {
         let (from, computed) = match value {
             NumberValue::Int(0) => ("<integer 0>", None),
             NumberValue::Int(n) => ("<integer n>", n.checked_add(1).map(|m| format_like(text, m))),
-            NumberValue::Float(x) if x == 0.0 => ("<float 0.0>", None),
+            NumberValue::Float(0.0) => ("<float 0.0>", None),
             NumberValue::Float(_) => ("<float x>", None),
         };
         for to in catalog::targets(PYTHON, catalog::NUMBER_LITERAL, from) {
@@ -201,22 +198,34 @@ impl Rules<'_, '_> {
                 self.value_to_none(catalog::NONE_VALUE, "<target> = <value>", last_equals + 1..statement.end);
             }
         }
-        if is_deletable(code, statement.clone(), &shape) && !self.binds_nonlocal(statement.clone()) {
+        if is_deletable(code, statement.clone(), &shape) && !self.binds_nonlocal(statement.clone(), &shape) {
             for to in catalog::targets(PYTHON, catalog::STATEMENT_DELETION, "<simple statement>") {
-                self.push(code.span(statement.clone()), to, catalog::STATEMENT_DELETION, "delete statement".into());
+                self.push(
+                    code.span(statement.clone()),
+                    to,
+                    catalog::STATEMENT_DELETION,
+                    "delete statement".into(),
+                );
             }
         }
     }
 
-    /// `x = ...`, `x += ...`, `x: T = ...` where `x` is declared `nonlocal` somewhere: this
+    /// `x = ...`, `x, y = ...`, `x += ...` where `x` is declared `nonlocal` somewhere: this
     /// may be the only binding the `nonlocal` refers to, and deleting it would not compile.
-    fn binds_nonlocal(&self, statement: Range<usize>) -> bool {
+    fn binds_nonlocal(&self, statement: Range<usize>, shape: &Assignment) -> bool {
         let code = self.code;
-        let binds = statement.len() > 1 && code.kind(statement.start + 1) == Kind::Op && {
-            let op = code.text(statement.start + 1);
-            op == "=" || op == ":" || catalog::targets(PYTHON, catalog::ASSIGNMENT_OPERATOR, op).contains(&"=")
+        let augmented = statement.len() > 1
+            && !catalog::targets(PYTHON, catalog::ASSIGNMENT_OPERATOR, code.text(statement.start + 1))
+                .is_empty();
+        let targets_end = match shape.equals.last() {
+            Some(&last_equals) => last_equals,
+            None if augmented => statement.start + 1,
+            None => return false,
         };
-        binds && self.nonlocals.contains(code.text(statement.start))
+        (statement.start..targets_end).any(|i| {
+            let attribute = i > statement.start && code.is(i - 1, ".");
+            code.kind(i) == Kind::Name && !attribute && self.nonlocals.contains(code.text(i))
+        })
     }
 
     /// Replaces a value with `None` unless it already is `None`.

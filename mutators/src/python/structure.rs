@@ -8,14 +8,13 @@ use crate::text::LineIndex;
 /// Hard keywords; `True`, `False` and `None` are values and listed apart.
 const KEYWORDS: &[&str] = &[
     "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
-    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
-    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not",
+    "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
 
 /// Keywords that open a compound statement header.
-const COMPOUND: &[&str] = &[
-    "if", "elif", "else", "while", "for", "try", "except", "finally", "with", "def", "class",
-];
+const COMPOUND: &[&str] =
+    &["if", "elif", "else", "while", "for", "try", "except", "finally", "with", "def", "class"];
 
 /// What a token takes part in, as far as mutation cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +158,8 @@ impl<'a> Code<'a> {
 
     fn shape_line(&mut self, tokens: Range<usize>, is_case: bool) -> LogicalLine {
         let Some(keyword) = self.header_keyword(tokens.clone(), is_case) else {
-            let statements = if self.is(tokens.start, "@") { Vec::new() } else { self.split_statements(tokens.clone()) };
+            let statements =
+                if self.is(tokens.start, "@") { Vec::new() } else { self.split_statements(tokens.clone()) };
             return LogicalLine { tokens, header: None, statements };
         };
         let colon = self.header_colon(keyword + 1..tokens.end);
@@ -335,28 +335,39 @@ mod tests {
     fn headers_bodies_and_semicolons() {
         let src = "if a: b(); c = 1\nelse:\n    d = lambda x: x\nf = {1: 2}; g(x=1)\n@deco\ndef h(x: int = 1) -> int: return x\n";
         let code = code(src);
-        assert_eq!(statements(&code), ["b()", "c = 1", "d = lambda x: x", "f = {1: 2}", "g(x=1)", "return x"]);
-        let headers: Vec<&str> = code.lines.iter().filter_map(|l| l.header).map(|h| code.text(h.keyword)).collect();
+        assert_eq!(
+            statements(&code),
+            ["b()", "c = 1", "d = lambda x: x", "f = {1: 2}", "g(x=1)", "return x"]
+        );
+        let headers: Vec<&str> =
+            code.lines.iter().filter_map(|l| l.header).map(|h| code.text(h.keyword)).collect();
         assert_eq!(headers, ["if", "else", "def"]);
     }
 
     #[test]
     fn loop_ins_are_told_from_membership_tests() {
         let code = code("for x in y:\n    z = [a in b for a in c if a in d]\n");
-        let ins: Vec<(usize, Role)> =
-            (0..code.tokens.len()).filter(|&i| code.is(i, "in")).map(|i| (code.line_of(i), code.roles[i])).collect();
+        let ins: Vec<(usize, Role)> = (0..code.tokens.len())
+            .filter(|&i| code.is(i, "in"))
+            .map(|i| (code.line_of(i), code.roles[i]))
+            .collect();
         assert_eq!(ins, [(1, Role::LoopIn), (2, Role::Code), (2, Role::LoopIn), (2, Role::Code)]);
     }
 
     #[test]
     fn case_patterns_and_soft_keywords() {
-        let src = "match = 1\nmatch x:\n    case -1 | 2 if y > 0:\n        case = 3\n    case _:\n        pass\n";
+        let src =
+            "match = 1\nmatch x:\n    case -1 | 2 if y > 0:\n        case = 3\n    case _:\n        pass\n";
         let code = code(src);
-        let patterns: Vec<&str> =
-            (0..code.tokens.len()).filter(|&i| code.roles[i] == Role::Pattern).map(|i| code.text(i)).collect();
+        let patterns: Vec<&str> = (0..code.tokens.len())
+            .filter(|&i| code.roles[i] == Role::Pattern)
+            .map(|i| code.text(i))
+            .collect();
         assert_eq!(patterns, ["-", "1", "|", "2", "_"]);
-        let soft: Vec<usize> =
-            (0..code.tokens.len()).filter(|&i| code.roles[i] == Role::SoftKeyword).map(|i| code.line_of(i)).collect();
+        let soft: Vec<usize> = (0..code.tokens.len())
+            .filter(|&i| code.roles[i] == Role::SoftKeyword)
+            .map(|i| code.line_of(i))
+            .collect();
         assert_eq!(soft, [2, 3, 5]);
     }
 

@@ -30,9 +30,9 @@ pub(crate) struct Token {
 
 /// Operators, longest first so that the first match is the longest one.
 const OPERATORS: &[&str] = &[
-    "**=", "//=", ">>=", "<<=", "...", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "->", ":=",
-    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "+", "-", "*", "/", "%", "@", "&", "|",
-    "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ";", ".", "=",
+    "**=", "//=", ">>=", "<<=", "...", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "->", ":=", "+=",
+    "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<",
+    ">", "(", ")", "[", "]", "{", "}", ",", ":", ";", ".", "=",
 ];
 
 /// Tokenizes a whole Python source file.
@@ -170,7 +170,8 @@ impl Lexer<'_> {
     }
 
     fn string(&mut self, start: usize) -> Result<(), MutateError> {
-        self.pos = string_end(self.src, start).map_err(|at| self.error(at, "unterminated string literal".into()))?;
+        self.pos =
+            string_end(self.src, start).map_err(|at| self.error(at, "unterminated string literal".into()))?;
         self.push(Kind::String, start..self.pos);
         Ok(())
     }
@@ -199,7 +200,8 @@ impl Lexer<'_> {
                 match self.brackets.pop() {
                     Some((open, _)) if open == expected => {}
                     Some((open, _)) => {
-                        let message = format!("closing parenthesis '{c}' does not match opening parenthesis '{open}'");
+                        let message =
+                            format!("closing parenthesis '{c}' does not match opening parenthesis '{open}'");
                         return Err(self.error(start, message));
                     }
                     None => return Err(self.error(start, format!("unmatched '{c}'"))),
@@ -426,11 +428,7 @@ mod tests {
     use super::*;
 
     fn texts(source: &str) -> Vec<(Kind, &str)> {
-        tokenize(source)
-            .unwrap()
-            .into_iter()
-            .map(|t| (t.kind, &source[t.span]))
-            .collect()
+        tokenize(source).unwrap().into_iter().map(|t| (t.kind, &source[t.span])).collect()
     }
 
     fn kinds_of(source: &str, kind: Kind) -> Vec<&str> {
@@ -469,9 +467,8 @@ mod tests {
         let source = "f(a,\n  b)  # c\n\nx = 1 + \\\n  2\n";
         let kinds: Vec<Kind> = texts(source).into_iter().map(|(k, _)| k).collect();
         use Kind::*;
-        let expected = [
-            Name, Op, Name, Op, Nl, Name, Op, Comment, Newline, Nl, Name, Op, Number, Op, Number, Newline,
-        ];
+        let expected =
+            [Name, Op, Name, Op, Nl, Name, Op, Comment, Newline, Nl, Name, Op, Number, Op, Number, Newline];
         assert_eq!(kinds, expected);
     }
 

@@ -37,10 +37,6 @@ pub fn run_python(script: &str, input: &str) -> String {
     let output = child.wait_with_output().expect("python3 runs");
     writer.join().expect("writer thread").expect("python3 reads its stdin");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "python3 failed: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "python3 failed: {}\n{stdout}", String::from_utf8_lossy(&output.stderr));
     stdout
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark of mutdelta on a real Python project.
+
+Builds a git repository from the more-itertools sdist (765 tests, ~21,000 subtests), commits a
+change that adds one function to the 5,000-line `more.py` and a new test file for it, then
+measures, each as the median of --runs runs:
+  - one run of the project's whole test suite (the yardstick);
+  - `mutdelta check --commit HEAD`: total wall time, mutants per second, and the per-phase
+    breakdown mutdelta prints (diff, generation, compile check, coverage run, mutants);
+  - with --cosmic-ray, cosmic-ray on the same commit with its git filter (installed into the
+    benchmark's venv), and the ratio of the two.
+
+Usage: python3 benches/python_e2e/run.py [--runs 3] [--cosmic-ray] [--mutdelta PATH]
+Everything is built under target/bench/python_e2e; nothing outside it is touched.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+WORK = ROOT / "target" / "bench" / "python_e2e"
+PROJECT = "more-itertools==11.2.1"
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
+
+def run(cmd, cwd=None, env=None, check=True):
+    return subprocess.run(cmd, cwd=cwd, env=env or GIT_ENV, check=check, capture_output=True, text=True)
+
+
+def timed(cmd, cwd, env=None):
+    start = time.monotonic()
+    result = subprocess.run(cmd, cwd=cwd, env=env or GIT_ENV, capture_output=True, text=True)
+    return time.monotonic() - start, result
+
+
+def venv(with_cosmic_ray):
+    path = WORK / "venv"
+    python = path / "bin" / "python"
+    if not python.exists():
+        run([sys.executable, "-m", "venv", str(path)])
+        run([str(python), "-m", "pip", "install", "-q", "pytest"])
+    if with_cosmic_ray and not (path / "bin" / "cosmic-ray").exists():
+        run([str(python), "-m", "pip", "install", "-q", "cosmic-ray"])
+    return python
+
+
+def project(python):
+    """A fresh repository: the sdist as commit 1, the change as commit 2."""
+    downloads = WORK / "downloads"
+    if not any(downloads.glob("*.tar.gz")):
+        downloads.mkdir(parents=True, exist_ok=True)
+        run([str(python), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(downloads), PROJECT])
+    repo = WORK / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    with tarfile.open(next(downloads.glob("*.tar.gz"))) as archive:
+        archive.extractall(WORK / "unpacked", filter="data")
+    shutil.move(next((WORK / "unpacked").iterdir()), repo)
+    shutil.rmtree(WORK / "unpacked")
+    run(["git", "init", "-q", "-b", "main"], cwd=repo)
+    run(["git", "add", "-A"], cwd=repo)
+    run(["git", "commit", "-q", "-m", "more-itertools as released"], cwd=repo)
+    with open(repo / "more_itertools" / "more.py", "a") as more:
+        more.write((HERE / "change.py").read_text())
+    shutil.copy(HERE / "test_change.py", repo / "tests" / "test_clamped_window_sums.py")
+    run(["git", "add", "-A"], cwd=repo)
+    run(["git", "commit", "-q", "-m", "Add clamped_window_sums"], cwd=repo)
+    return repo
+
+
+def mutdelta_binary(explicit):
+    if explicit:
+        return Path(explicit)
+    run(["cargo", "build", "--release", "-q"], cwd=ROOT)
+    return ROOT / "target" / "release" / "mutdelta"
+
+
+PHASES = re.compile(r"phases: (.*); total")
+
+
+def bench_mutdelta(binary, python, repo, runs):
+    times, phases, report = [], [], None
+    for index in range(runs):
+        out = WORK / f"report-{index}.json"
+        seconds, result = timed([str(binary), "check", "--commit", "HEAD", "--python", str(python), "--json", str(out)], repo)
+        if result.returncode not in (0, 1):
+            sys.exit(f"mutdelta failed:\n{result.stdout}\n{result.stderr}")
+        times.append(seconds)
+        match = PHASES.search(result.stderr)
+        phases.append(match.group(1) if match else "?")
+        report = json.loads(out.read_text())
+    statuses = {}
+    for file in report["files"].values():
+        for mutant in file["mutants"]:
+            statuses[mutant["status"]] = statuses.get(mutant["status"], 0) + 1
+    return times, phases, statuses, result.stdout.strip().splitlines()[-1]
+
+
+def bench_cosmic_ray(python, repo, runs):
+    bin_dir = python.parent
+    config = WORK / "cosmic-ray.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        'module-path = "more_itertools/more.py"\n'
+        "timeout = 60.0\n"
+        "excluded-modules = []\n"
+        f'test-command = "{python} -m pytest -x -q -p no:cacheprovider tests/test_clamped_window_sums.py"\n'
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+        "[cosmic-ray.filters.git-filter]\n"
+        'branch = "HEAD~1"\n'
+    )
+    env = {**GIT_ENV, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    times, counts = [], None
+    for _ in range(runs):
+        session = WORK / "cosmic-ray.sqlite"
+        session.unlink(missing_ok=True)
+        start = time.monotonic()
+        run([str(bin_dir / "cosmic-ray"), "init", str(config), str(session)], cwd=repo, env=env)
+        run([str(bin_dir / "cr-filter-git"), "--config", str(config), str(session)], cwd=repo, env=env)
+        run([str(bin_dir / "cosmic-ray"), "exec", str(config), str(session)], cwd=repo, env=env)
+        times.append(time.monotonic() - start)
+        dump = run([str(bin_dir / "cosmic-ray"), "dump", str(session)], cwd=repo, env=env).stdout
+        counts = {}
+        for line in dump.splitlines():
+            item, result = json.loads(line)
+            outcome = (result or {}).get("worker_outcome") if isinstance(result, dict) else None
+            key = "skipped" if outcome == "skipped" else (result or {}).get("test_outcome", "pending") if isinstance(result, dict) else "pending"
+            counts[key] = counts.get(key, 0) + 1
+        run(["git", "checkout", "-q", "--", "."], cwd=repo)
+    return times, counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cosmic-ray", action="store_true", help="also time cosmic-ray on the same commit")
+    parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    python = venv(args.cosmic_ray)
+    repo = project(python)
+    binary = mutdelta_binary(args.mutdelta)
+
+    suite = [timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo)[0] for _ in range(args.runs)]
+    times, phases, statuses, summary = bench_mutdelta(binary, python, repo, args.runs)
+    mutants = sum(statuses.values())
+    median = statistics.median(times)
+    print(f"project: {PROJECT}, change: one function (+{len((HERE / 'change.py').read_text().splitlines())} lines) and its tests")
+    print(f"whole suite, one run: median {statistics.median(suite):.2f} s over {args.runs} runs")
+    print(f"mutdelta check: median {median:.2f} s over {args.runs} runs ({', '.join(f'{t:.2f}' for t in times)})")
+    print(f"  {mutants} mutants ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); {mutants / median:.1f} mutants/s")
+    print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
+    print(f"  {summary}")
+    print(f"  ratio to one run of the whole suite: {median / statistics.median(suite):.3f}")
+    if args.cosmic_ray:
+        cr_times, counts = bench_cosmic_ray(python, repo, args.runs)
+        cr_median = statistics.median(cr_times)
+        print(f"cosmic-ray (init + cr-filter-git + exec): median {cr_median:.2f} s over {args.runs} runs; outcomes {counts}")
+        print(f"  mutdelta is {cr_median / median:.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+//! Focused checks of the tricky corners of the Python mutant generator.
+
+use std::time::{Duration, Instant};
+
+use mutators::python::{executable_lines, mutate};
+use mutators::{Mutant, MutateError, Position};
+
+fn all_mutants(source: &str) -> Vec<Mutant> {
+    let lines = executable_lines(source).unwrap();
+    mutate(source, &lines).unwrap().mutants
+}
+
+/// `line:original→replacement` for each mutant of `mutator`.
+fn of(mutants: &[Mutant], mutator: &str) -> Vec<String> {
+    mutants
+        .iter()
+        .filter(|m| m.mutator == mutator)
+        .map(|m| format!("{}:{}→{}", m.line, m.original, m.replacement))
+        .collect()
+}
+
+fn mutators_of(mutants: &[Mutant]) -> Vec<&'static str> {
+    let mut names: Vec<&str> = mutants.iter().map(|m| m.mutator).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn strings_and_comments_hide_their_operators() {
+    let source = "s = \"a + b # c - d\"  # e * f and g\n";
+    let mutants = all_mutants(source);
+    assert_eq!(mutators_of(&mutants), ["NoneValue", "StatementDeletion", "StringLiteral"]);
+    assert_eq!(of(&mutants, "StringLiteral"), ["1:\"a + b # c - d\"→\"\""]);
+}
+
+#[test]
+fn fstrings_are_opaque() {
+    let source = "s = f\"{a + b} {d['k'] - 1:>{w}}\" + t\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:+→-"]);
+    assert!(of(&mutants, "StringLiteral").is_empty());
+    assert!(of(&mutants, "NumberLiteral").is_empty());
+}
+
+#[test]
+fn inner_lines_of_multi_line_strings_are_not_executable() {
+    let source = "x = \"\"\"\na + b\n\"\"\"\ny = (1, '''\n2''')\n";
+    // Line 5 ends the string but also holds the closing `)`, which is code.
+    assert_eq!(executable_lines(source).unwrap(), [1, 4, 5]);
+    let found = mutate(source, &[2, 3]).unwrap();
+    assert!(found.executable_lines.is_empty());
+    assert!(found.mutants.is_empty());
+}
+
+#[test]
+fn docstrings_are_never_mutated_nor_executable() {
+    let source = "\"\"\"Module.\n\nMore.\"\"\"\nclass A:\n    'Class doc.'\n    def f(self):\n        (\"Doc\"\n         \"string\")\n        return 'not a docstring'\n";
+    assert_eq!(executable_lines(source).unwrap(), [4, 6, 9]);
+    let found = mutate(source, &[1, 2, 3, 5, 7, 8]).unwrap();
+    assert!(found.mutants.is_empty(), "{:?}", found.mutants);
+    assert_eq!(of(&all_mutants(source), "StringLiteral"), ["9:'not a docstring'→\"\""]);
+}
+
+#[test]
+fn bracketed_continuation_lines_are_their_own_lines() {
+    let source = "x = foo(a +\n        b,\n        c - d)\n";
+    assert_eq!(executable_lines(source).unwrap(), [1, 2, 3]);
+    let found = mutate(source, &[3]).unwrap();
+    assert_eq!(of(&found.mutants, "ArithmeticOperator"), ["3:-→+"]);
+    assert_eq!(found.mutants.len(), 1, "{:?}", found.mutants);
+    assert_eq!(found.mutants[0].start, Position { line: 3, column: 11 });
+}
+
+#[test]
+fn loop_ins_are_no_membership_tests() {
+    let source = "for x in y:\n    z = [a for a in b if a in c]\n    w = {k: v for k, v in d.items()}\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "MembershipOperator"), ["2:in→not in"]);
+    assert_eq!(mutants.iter().find(|m| m.mutator == "MembershipOperator").unwrap().start.column, 28);
+}
+
+#[test]
+fn not_in_and_is_not_are_one_operator_each() {
+    let mutants = all_mutants("p = a not in b\nq = a is not b\n");
+    assert_eq!(of(&mutants, "MembershipOperator"), ["1:not in→in"]);
+    assert_eq!(of(&mutants, "IdentityOperator"), ["2:is not→is"]);
+    assert!(of(&mutants, "UnaryOperator").is_empty());
+}
+
+#[test]
+fn unary_minus_is_told_from_binary_minus() {
+    let source = "a = b - c\nd = f(-1) + x[-1] ** -2\ng = lambda: -1\nh = b if c else -1\nreturn_ = (-b)\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:-→+", "2:+→-", "2:**→*"]);
+    let unary = of(&mutants, "UnaryOperator");
+    assert_eq!(unary, ["2:-→", "2:-→", "2:-→", "3:-→", "4:-→", "5:-→"]);
+}
+
+#[test]
+fn negative_literal_assignment() {
+    let source = "a = -1\n";
+    let applied: Vec<String> = all_mutants(source).iter().map(|m| m.apply(source)).collect();
+    assert_eq!(applied, ["pass\n", "a = 1\n", "a = None\n", "a = -0\n", "a = -2\n"]);
+}
+
+#[test]
+fn only_statement_level_assignments_get_none() {
+    let source = "f(x=1)\ndef g(y=2, *, z=3): pass\nh = lambda w=4: w\nclass C(metaclass=M): pass\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "NoneValue"), ["3:lambda w=4: w→None"]);
+}
+
+#[test]
+fn decorators_are_executable_but_not_deletable() {
+    let source = "@decorate(1)\ndef f():\n    pass\n";
+    assert_eq!(executable_lines(source).unwrap(), [1, 2, 3]);
+    let mutants = all_mutants(source);
+    assert_eq!(mutators_of(&mutants), ["NumberLiteral"]);
+}
+
+#[test]
+fn lambda_star_parameters_are_not_arithmetic() {
+    let mutants = all_mutants("f = lambda a, *b, **c: a * 2\n");
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:*→/"]);
+}
+
+#[test]
+fn walrus_is_not_an_assignment_statement() {
+    let source = "if (n := len(a)) > 10:\n    pass\n";
+    let mutants = all_mutants(source);
+    assert!(of(&mutants, "NoneValue").is_empty());
+    assert!(of(&mutants, "StatementDeletion").is_empty());
+    assert_eq!(of(&mutants, "ConditionForcing"), ["1:(n := len(a)) > 10→False", "1:(n := len(a)) > 10→True"]);
+}
+
+#[test]
+fn a_three_line_call_is_deleted_whole() {
+    let source = "if x:\n    call(\n        1,\n        2)  # trailing\n";
+    let mutants = all_mutants(source);
+    let deletion = mutants.iter().find(|m| m.mutator == "StatementDeletion").unwrap();
+    assert_eq!(deletion.line, 2);
+    assert_eq!(
+        (deletion.start, deletion.end),
+        (Position { line: 2, column: 5 }, Position { line: 4, column: 11 })
+    );
+    assert_eq!(deletion.apply(source), "if x:\n    pass  # trailing\n");
+}
+
+#[test]
+fn statements_after_semicolons_and_colons_are_their_own() {
+    let source = "if x: a(); b = 1\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "StatementDeletion"), ["1:a()→pass", "1:b = 1→pass"]);
+}
+
+#[test]
+fn skip_pragma_ignores_the_line_and_needs_a_reason() {
+    let source = "a = 1\nb = 2  # mutdelta: skip cache warm-up\n";
+    let mutants = all_mutants(source);
+    assert!(mutants.iter().filter(|m| m.line == 1).all(|m| m.ignored.is_none()));
+    assert!(mutants.iter().filter(|m| m.line == 2).all(|m| m.ignored.as_deref() == Some("cache warm-up")));
+    assert_eq!(mutants.iter().filter(|m| m.line == 2).count(), 4);
+
+    let without_reason = "a = 1\n\nb = 2  # mutdelta: skip\n";
+    assert_eq!(mutate(without_reason, &[1]), Err(MutateError::PragmaWithoutReason { line: 3 }));
+}
+
+#[test]
+fn crlf_gives_the_same_mutants_as_lf() {
+    let lf = "def f(a):\n    if a > 1:\n        return a + 1\n    return 0\n";
+    let crlf = lf.replace('\n', "\r\n");
+    let summary = |source: &str| -> Vec<(Position, Position, String, String)> {
+        let mutants = all_mutants(source);
+        mutants.into_iter().map(|m| (m.start, m.end, m.original, m.replacement)).collect()
+    };
+    assert_eq!(executable_lines(&crlf).unwrap(), [1, 2, 3, 4]);
+    assert_eq!(summary(&crlf), summary(lf));
+}
+
+#[test]
+fn tabs_count_as_one_column() {
+    let source = "if x:\n\ty = 1\n";
+    let mutants = all_mutants(source);
+    let deletion = mutants.iter().find(|m| m.mutator == "StatementDeletion").unwrap();
+    assert_eq!(deletion.start, Position { line: 2, column: 2 });
+    assert_eq!(deletion.apply(source), "if x:\n\tpass\n");
+}
+
+#[test]
+fn unterminated_string_is_a_syntax_error_on_its_line() {
+    let result = mutate("a = 1\nb = 'oops\nc = 2\n", &[1]);
+    assert!(matches!(result, Err(MutateError::Syntax { line: 2, .. })), "{result:?}");
+    let result = executable_lines("a = (1,\n2\n");
+    assert!(matches!(result, Err(MutateError::Syntax { line: 1, .. })), "{result:?}");
+}
+
+#[test]
+fn case_patterns_are_left_alone_but_guards_are_not() {
+    let source = "match = 1\nmatch point:\n    case (0, -1) | [2, *_] if match > 3:\n        pass\n";
+    let mutants = all_mutants(source);
+    let on_case_line: Vec<String> =
+        mutants.iter().filter(|m| m.line == 3).map(|m| format!("{}→{}", m.original, m.replacement)).collect();
+    assert_eq!(on_case_line, [">→<", ">→>=", "3→0", "3→4"]);
+}
+
+#[test]
+fn mutants_are_sorted_and_unique() {
+    let source = "while True:\n    x = not (a < b) and -c\n";
+    let mutants = all_mutants(source);
+    let keys: Vec<(usize, &str)> = mutants.iter().map(|m| (m.span.start, m.replacement.as_str())).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(keys, sorted);
+    assert_eq!(of(&mutants, "BooleanLiteral"), ["1:True→False"]);
+    assert!(of(&mutants, "ConditionForcing").is_empty());
+}
+
+#[test]
+fn a_two_thousand_line_file_takes_milliseconds() {
+    let chunk = "def f(a, b=1):\n    \"\"\"Doc.\"\"\"\n    if a > b and not a in (1, 2):\n        a += b * 2 - 1\n    return [x for x in range(a) if x % 2 == 0]\n\n";
+    let source = chunk.repeat(2000 / chunk.lines().count());
+    let lines: Vec<usize> = (1..=2000).collect();
+    let started = Instant::now();
+    let found = mutate(&source, &lines).unwrap();
+    let took = started.elapsed();
+    println!("2000 lines, {} mutants in {took:?}", found.mutants.len());
+    assert!(found.mutants.len() > 5_000);
+    // Generous for an unoptimized build; an optimized one takes a few milliseconds.
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
