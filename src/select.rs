@@ -55,3 +55,74 @@ pub fn for_mutant(
     }
     Selection::NoCoverage
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::PathBuf;
+
+    use mutators::Position;
+
+    use super::*;
+    use crate::run::coverage::TestCoverage;
+
+    fn mutant_on(line: usize) -> Mutant {
+        Mutant {
+            line,
+            span: 0..1,
+            start: Position { line, column: 1 },
+            end: Position { line, column: 2 },
+            original: "+".into(),
+            replacement: "-".into(),
+            mutator: "ArithmeticOperator",
+            description: "replace + with -".into(),
+            ignored: None,
+        }
+    }
+
+    fn test(id: &str, millis: u64, lines: &[usize]) -> TestCoverage {
+        TestCoverage {
+            id: id.into(),
+            duration: Duration::from_millis(millis),
+            lines: BTreeMap::from([(PathBuf::from("a.py"), lines.iter().copied().collect::<BTreeSet<_>>())]),
+        }
+    }
+
+    fn map() -> CoverageMap {
+        CoverageMap {
+            tests: vec![test("t::slow", 300, &[3, 4]), test("t::fast", 10, &[4]), test("t::other", 1, &[9])],
+            collection: BTreeMap::from([(PathBuf::from("a.py"), BTreeSet::from([1]))]),
+            ..CoverageMap::default()
+        }
+    }
+
+    #[test]
+    fn a_mutant_runs_the_tests_that_executed_its_line_fastest_first() {
+        let selection = for_mutant(&map(), Path::new("a.py"), &mutant_on(4), &[], Duration::from_secs(9));
+        let expected = Selection::Run {
+            tests: vec!["t::fast".into(), "t::slow".into()],
+            cost: Duration::from_millis(310),
+        };
+        assert_eq!(selection, expected);
+    }
+
+    #[test]
+    fn a_line_no_test_executed_is_no_coverage() {
+        assert_eq!(
+            for_mutant(&map(), Path::new("a.py"), &mutant_on(5), &[], Duration::ZERO),
+            Selection::NoCoverage
+        );
+        assert_eq!(
+            for_mutant(&map(), Path::new("b.py"), &mutant_on(4), &[], Duration::ZERO),
+            Selection::NoCoverage
+        );
+    }
+
+    #[test]
+    fn a_line_run_only_at_import_gets_every_relevant_test() {
+        let relevant = vec!["tests/test_a.py".to_string()];
+        let selection =
+            for_mutant(&map(), Path::new("a.py"), &mutant_on(1), &relevant, Duration::from_secs(2));
+        assert_eq!(selection, Selection::Run { tests: relevant, cost: Duration::from_secs(2) });
+    }
+}
