@@ -16,6 +16,10 @@ use crate::run::{self, Interrupted, INTERRUPTED};
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let swept = crate::scratch::sweep_stale();
+    if swept > 0 {
+        eprintln!("note: removed {swept} temporary directories left by an earlier run that was killed");
+    }
     let directory = cli.directory.clone();
     let outcome = match cli.command {
         Command::Check(args) => Options::resolve(directory, &args).and_then(|options| check(&options)),

@@ -11,5 +11,6 @@ pub mod plan;
 pub mod python;
 pub mod report;
 pub mod run;
+pub mod scratch;
 pub mod select;
 pub mod worktree;

@@ -1,51 +1,27 @@
-//! Temporary isolated copies of the state under test (tempfile + git2); the user's checkout is only ever read.
+//! Isolated copies of the state under test (a commit's tree, the index or the working tree, via git2); the user's checkout is only ever read.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use git2::{ObjectType, Repository, Status, StatusOptions, TreeWalkMode, TreeWalkResult};
-use tempfile::TempDir;
 
 use crate::lines::{workdir, State};
 
-/// A temporary directory holding one copy of the state under test; removed on drop.
-pub struct Worktree {
-    dir: TempDir,
+/// Writes `state` of `repo` into the empty directory `dest`.
+pub fn materialize(repo: &Repository, state: State, dest: &Path) -> Result<()> {
+    fs::create_dir_all(dest)?;
+    match state {
+        State::Commit(oid) => write_commit(repo, oid, dest),
+        State::Index => write_index(repo, dest),
+        State::WorkTree => copy_working_tree(repo, dest),
+    }
 }
 
-impl Worktree {
-    pub fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Writes `state` of `repo` into a new temporary directory.
-    pub fn materialize(repo: &Repository, state: State) -> Result<Worktree> {
-        let worktree = Worktree::empty()?;
-        let root = worktree.root().to_path_buf();
-        match state {
-            State::Commit(oid) => write_commit(repo, oid, &root)?,
-            State::Index => write_index(repo, &root)?,
-            State::WorkTree => copy_working_tree(repo, &root)?,
-        }
-        Ok(worktree)
-    }
-
-    /// Another temporary directory with the same files.
-    pub fn duplicate(&self) -> Result<Worktree> {
-        let copy = Worktree::empty()?;
-        copy_dir(self.root(), copy.root())
-            .with_context(|| format!("could not copy {} for a worker", self.root().display()))?;
-        Ok(copy)
-    }
-
-    fn empty() -> Result<Worktree> {
-        let dir = tempfile::Builder::new()
-            .prefix("mutdelta-")
-            .tempdir()
-            .context("could not create a temporary directory")?;
-        Ok(Worktree { dir })
-    }
+/// Copies the copy at `from` to `to`, for another worker.
+pub fn duplicate(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to)?;
+    copy_dir(from, to).with_context(|| format!("could not copy {} for a worker", from.display()))
 }
 
 fn write_file(root: &Path, relative: &Path, content: &[u8], executable: bool) -> Result<()> {

@@ -105,12 +105,12 @@ pub const PYTHON: &[Rule] = &[
     rule(BOOLEAN_LITERAL, "True", &["False"], ""),
     rule(BOOLEAN_LITERAL, "False", &["True"], ""),
 
-    rule(NONE_VALUE, "<target> = <value>", &["None"], "statement level, single targets (a, b = ... is left alone), not when <value> is None"),
+    rule(NONE_VALUE, "<target> = <value>", &["None"], "statement level, single targets (not a, b = ...), not when <value> is None"),
 
     rule(STRING_LITERAL, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); f-strings are left alone"),
     rule(STRING_LITERAL, "<empty string>", &["\"mutdelta\""], "prefix kept"),
 
-    rule(STATEMENT_DELETION, "<simple statement>", &["pass"], "expressions, assignments, raise, del; not pass, return, import, global, nonlocal, assert, break, continue, docstrings, nor assignments to a name declared nonlocal"),
+    rule(STATEMENT_DELETION, "<simple statement>", &["pass"], "not pass, return, import, global, nonlocal, assert, break, continue, `...`, docstrings, nor assignments to a name some nonlocal declares"),
 
     rule(RETURN_VALUE, "return <value>", &["None"], "not when <value> is None"),
 

@@ -5,6 +5,7 @@ mod structure;
 mod tokenize;
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use crate::pragma::{self, Pragma};
 use crate::{FileMutants, Mutant, MutateError};
@@ -12,7 +13,8 @@ use mutate::Edit;
 use structure::Code;
 
 /// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
-/// and which of those lines are executable.
+/// and which of those lines are executable. Mutants starting on a line with a
+/// `# mutdelta: skip <reason>` comment are marked ignored.
 pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
     let code = parse(source)?;
     let skipped = skip_pragmas(&code)?;
@@ -80,7 +82,7 @@ fn finish(code: &Code, edit: Edit, skipped: &HashMap<usize, String>) -> Mutant {
 
 /// The replacement, with a space added where it would otherwise fuse with its neighbours
 /// (`return(x)` → `return None`, `"a""b"` → `"" "b"`, `if-x` → `if x`).
-fn separated(src: &str, span: &std::ops::Range<usize>, replacement: &str) -> String {
+fn separated(src: &str, span: &Range<usize>, replacement: &str) -> String {
     let before = src[..span.start].chars().next_back();
     let after = src[span.end..].chars().next();
     let mut out = replacement.to_string();

@@ -230,3 +230,14 @@ fn a_two_thousand_line_file_takes_milliseconds() {
     // Generous for an unoptimized build; an optimized one takes a few milliseconds.
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
+
+#[test]
+fn statement_mutants_belong_to_the_line_where_their_edit_starts() {
+    let source = "def f(x):\n    while \\\n            x:\n        return \\\n            x\n";
+    let on = |lines: &[usize]| -> Vec<String> {
+        let found = mutate(source, lines).unwrap();
+        found.mutants.iter().map(|m| format!("{}:{}:{}", m.line, m.mutator, m.replacement)).collect()
+    };
+    assert!(on(&[2, 4]).is_empty(), "{:?}", on(&[2, 4]));
+    assert_eq!(on(&[3, 5]), ["3:ConditionForcing:False", "5:ReturnValue:None"]);
+}

@@ -50,7 +50,7 @@ def run_child(args, log):
     os._exit(code)
 
 
-def serve(request):
+def serve(request, parent):
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -61,6 +61,10 @@ def serve(request):
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
+        if os.getppid() != parent:
+            # mutdelta itself was killed: take the tests down with us.
+            kill_group(pid)
+            os._exit(1)
         if time.monotonic() - start > request["timeout"]:
             kill_group(pid)
             os.waitpid(pid, 0)
@@ -82,6 +86,7 @@ def kill_group(pid):
 
 
 def main():
+    parent = os.getppid()
     import pytest  # noqa: F401  (imported once here, shared by every child)
 
     for name in json.loads(os.environ.get("MUTDELTA_PRELOAD", "[]")):
@@ -92,7 +97,7 @@ def main():
     answer({"ready": True})
     for line in sys.stdin:
         if line.strip():
-            answer(serve(json.loads(line)))
+            answer(serve(json.loads(line), parent))
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ use crate::options::{Options, TestRunner};
 use crate::plan::{Plan, PlannedMutant};
 use crate::python;
 use crate::report::{MutantResult, Report, Status, Timings};
+use crate::scratch::Scratch;
 use crate::select::{self, Selection};
-use crate::worktree::Worktree;
+use crate::worktree;
 
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -60,8 +61,10 @@ pub enum Event<'a> {
 pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
     let repo = lines::open_repository(&options.directory)?;
     let added = lines::find(&repo, &options.change, stdin)?;
-    let base = Worktree::materialize(&repo, added.state)?;
-    Plan::make(&added, base.root())
+    let scratch = Scratch::create()?;
+    let base = scratch.path().join("copy-0");
+    worktree::materialize(&repo, added.state, &base)?;
+    Plan::make(&added, &base)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -73,9 +76,11 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
     let repo = lines::open_repository(&options.directory)?;
     let repo_root: PathBuf = workdir(&repo).to_path_buf();
     let added = lines::find(&repo, &options.change, stdin)?;
-    let base = Worktree::materialize(&repo, added.state)?;
+    let scratch = Scratch::create()?;
+    let base = scratch.path().join("copy-0");
+    worktree::materialize(&repo, added.state, &base)?;
     timings.diff = lap();
-    let plan = Plan::make(&added, base.root())?;
+    let plan = Plan::make(&added, &base)?;
     let tests = select::relevant_tests(&plan, &options.extra_tests);
     let mut report = Report { plan, tests, ..Report::default() };
     let mutants = report.plan.mutants();
@@ -89,7 +94,7 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
     let (mut results, candidates) = split_ignored(mutants);
     if !candidates.is_empty() {
         let sources = mutated_sources(&report.plan, &candidates);
-        let session = Session::new(options, &report, python.clone(), &repo_root)?;
+        let session = Session::new(options, &report, python.clone(), &repo_root, &scratch)?;
         // The compile check needs no tests: it overlaps the unmutated run.
         let (ran, baseline) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
@@ -97,7 +102,7 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
                 python::compile_all(&python, &sources).map(|errors| (errors, started.elapsed()))
             });
             let compiled = || compiling.join().map_err(|_| anyhow::anyhow!("the compile check panicked"))?;
-            session.run(base, candidates, compiled, &mut timings, events)
+            session.run(&base, candidates, compiled, &mut timings, events)
         })?;
         results.extend(ran);
         report.baseline = Some(baseline);
@@ -117,9 +122,10 @@ struct Session<'a> {
     tests: &'a [String],
     python: PathBuf,
     repo_root: &'a Path,
-    logs: tempfile::TempDir,
+    scratch: &'a Scratch,
+    logs: PathBuf,
     /// mutdelta's Python helpers (the probe plugin, the warm worker), on every test's PYTHONPATH.
-    support: tempfile::TempDir,
+    support: PathBuf,
     preload: std::cell::RefCell<Vec<String>>,
 }
 
@@ -131,20 +137,19 @@ impl<'a> Session<'a> {
         report: &'a Report,
         python: PathBuf,
         repo_root: &'a Path,
+        scratch: &'a Scratch,
     ) -> Result<Session<'a>> {
-        let logs = tempfile::Builder::new().prefix("mutdelta-logs-").tempdir()?;
-        let support = tempfile::Builder::new().prefix("mutdelta-support-").tempdir()?;
-        std::fs::write(
-            support.path().join(format!("{}.py", coverage::PROBE_MODULE)),
-            coverage::PROBE_SOURCE,
-        )?;
-        std::fs::write(support.path().join("mutdelta_worker.py"), WORKER_SCRIPT)?;
+        let logs = scratch.subdir("logs")?;
+        let support = scratch.subdir("support")?;
+        std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
+        std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
         Ok(Session {
             options,
             plan: &report.plan,
             tests: &report.tests,
             python,
             repo_root,
+            scratch,
             logs,
             support,
             preload: Default::default(),
@@ -155,7 +160,7 @@ impl<'a> Session<'a> {
     /// results and the duration of the unmutated run.
     fn run(
         &self,
-        base: Worktree,
+        base: &Path,
         candidates: Vec<PlannedMutant>,
         compiled: impl FnOnce() -> Result<(Vec<Option<String>>, Duration)>,
         timings: &mut Timings,
@@ -163,7 +168,7 @@ impl<'a> Session<'a> {
     ) -> Result<(Vec<MutantResult>, Duration)> {
         let started = Instant::now();
         let ids: Vec<usize> = candidates.iter().map(|planned| planned.id).collect();
-        let (jobs, unrun, baseline) = self.prove_and_select(base.root(), candidates)?;
+        let (jobs, unrun, baseline) = self.prove_and_select(base, candidates)?;
         let (errors, compile_time) = compiled()?;
         timings.compile = compile_time;
         let errors: HashMap<usize, String> =
@@ -175,17 +180,18 @@ impl<'a> Session<'a> {
             return Ok((results, baseline));
         }
         let count = self.options.jobs.get().min(jobs.len());
-        let mut copies = vec![base];
-        for _ in 1..count {
-            copies.push(copies[0].duplicate()?);
+        let mut roots = vec![base.to_path_buf()];
+        for index in 1..count {
+            let copy = self.scratch.path().join(format!("copy-{index}"));
+            worktree::duplicate(base, &copy)?;
+            roots.push(copy);
         }
-        let roots: Vec<PathBuf> = copies.iter().map(|copy| copy.root().to_path_buf()).collect();
         let mut workers = self.start_workers(&roots)?;
         self.prove_canaries(&mut workers[0], &jobs)?;
         timings.baseline = started.elapsed();
         let started = Instant::now();
         events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-        let logs = self.logs.path();
+        let logs = self.logs.as_path();
         results.extend(pool::run_all(self.plan, &self.options.runner, workers, logs, jobs, events)?);
         timings.mutants = started.elapsed();
         Ok((results, baseline))
@@ -204,7 +210,7 @@ impl<'a> Session<'a> {
         runnable: Vec<PlannedMutant>,
     ) -> Result<(Vec<Job>, Vec<MutantResult>, Duration)> {
         let limit = self.options.timeout.unwrap_or(BASELINE_LIMIT);
-        let log = self.logs.path().join("baseline.log");
+        let log = self.logs.as_path().join("baseline.log");
         if !self.pytest() {
             let mut spawn = self.spawn(root);
             let run = spawn.run(self.tests, limit, &log)?;
@@ -216,8 +222,15 @@ impl<'a> Session<'a> {
                 .collect();
             return Ok((jobs, Vec::new(), run.duration));
         }
-        let (run, map) =
-            coverage::measure(&self.python, self.plan, root, self.support.path(), self.tests, limit, &log)?;
+        let (run, map) = coverage::measure(
+            &self.python,
+            self.plan,
+            root,
+            self.support.as_path(),
+            self.tests,
+            limit,
+            &log,
+        )?;
         require_pass(&run, &self.options.runner, limit)?;
         let map = map.expect("a passing probe run has a map");
         self.refuse_imports_from_checkout(&map)?;
@@ -266,7 +279,7 @@ impl<'a> Session<'a> {
             runner: self.options.runner.clone(),
             python: self.python.clone(),
             root: root.to_path_buf(),
-            support: Some(self.support.path().to_path_buf()),
+            support: Some(self.support.as_path().to_path_buf()),
         }
     }
 
@@ -277,9 +290,9 @@ impl<'a> Session<'a> {
                 let executor: Box<dyn Executor> = if self.pytest() && self.options.fork {
                     Box::new(Warm::start(WarmSpec {
                         python: self.python.clone(),
-                        script: self.support.path().join("mutdelta_worker.py"),
+                        script: self.support.as_path().join("mutdelta_worker.py"),
                         root: root.clone(),
-                        env: python::environment(&self.python, root, Some(self.support.path())),
+                        env: python::environment(&self.python, root, Some(self.support.as_path())),
                         preload: self.preload.borrow().clone(),
                     })?)
                 } else {
@@ -309,7 +322,7 @@ impl<'a> Session<'a> {
                 continue;
             }
             let timeout = mutant_timeout(self.options.timeout, cost);
-            let log = self.logs.path().join("canary.log");
+            let log = self.logs.as_path().join("canary.log");
             prove_canary(worker.executor.as_mut(), &worker.root, file, &tests, timeout, &log)?;
         }
         Ok(())

@@ -61,6 +61,7 @@ impl TestCommand {
             .stdout(out)
             .stderr(err)
             .process_group(0)
+            .die_with_parent()
             .spawn()
             .map_err(|err| {
                 anyhow!(
@@ -115,4 +116,21 @@ pub fn read_tail(log: &Path) -> String {
         let _ = file.read_to_end(&mut text);
     }
     String::from_utf8_lossy(&text).into_owned()
+}
+
+/// Child processes that are killed when mutdelta dies, even by SIGKILL.
+pub trait DieWithParent {
+    fn die_with_parent(&mut self) -> &mut Self;
+}
+
+impl DieWithParent for Command {
+    fn die_with_parent(&mut self) -> &mut Self {
+        // SAFETY: prctl(2) is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            self.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            })
+        }
+    }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::process::{kill_group, read_tail, Exit, Finished};
+use super::process::{kill_group, read_tail, DieWithParent, Exit, Finished};
 use super::INTERRUPTED;
 
 /// How long the worker may take to import pytest and the preloaded modules.
@@ -48,6 +48,7 @@ impl WarmWorker {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)
+            .die_with_parent()
             .spawn()
             .with_context(|| format!("could not start a warm worker with {}", spec.python.display()))?;
         let stdin = process.stdin.take().expect("stdin is piped");

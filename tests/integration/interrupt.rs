@@ -8,7 +8,7 @@ use crate::common::{fixture_repo, hermetic, leftovers, python, snapshot};
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| !stat.split_whitespace().nth(2).is_some_and(|state| state == "Z"))
+        .map(|stat| stat.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
         .unwrap_or(false)
 }
 

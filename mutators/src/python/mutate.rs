@@ -25,16 +25,23 @@ pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
     let mut rules = Rules { code, nonlocals: nonlocal_names(code), out: Vec::new() };
     let is_wanted = |i: usize| wanted.get(code.line_of(i)).copied().unwrap_or(false);
     for line in &code.lines {
+        // Statement rules may edit a part starting on a later line than the statement
+        // (`return \` + newline + `x`): try any statement touching a wanted line, filter after.
+        let touches_wanted_line = line.tokens.clone().any(is_wanted);
+        if !touches_wanted_line {
+            continue;
+        }
         for i in line.tokens.clone().filter(|&i| is_wanted(i)) {
             rules.token(i, line.tokens.clone());
         }
-        if let Some(header) = line.header.filter(|h| is_wanted(h.keyword)) {
+        if let Some(header) = line.header {
             rules.condition(header);
         }
-        for statement in line.statements.iter().filter(|s| is_wanted(s.start)) {
+        for statement in &line.statements {
             rules.statement(statement.clone());
         }
     }
+    rules.out.retain(|edit| wanted.get(code.index.line(edit.span.start)).copied().unwrap_or(false));
     rules.out
 }
 

@@ -1,0 +1,107 @@
+//! The run's one temporary directory (copies, logs, helpers), marked with its owner so that a later run can sweep what a killed one left behind.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use tempfile::TempDir;
+
+const PREFIX: &str = "mutdelta-run-";
+const OWNER_FILE: &str = "owner";
+
+/// A temporary directory removed on drop (also on Ctrl-C and SIGTERM, which unwind to it).
+pub struct Scratch {
+    dir: TempDir,
+}
+
+impl Scratch {
+    pub fn create() -> Result<Scratch> {
+        let dir = tempfile::Builder::new()
+            .prefix(PREFIX)
+            .tempdir()
+            .context("could not create a temporary directory")?;
+        let owner = process_identity(std::process::id()).unwrap_or_default();
+        fs::write(dir.path().join(OWNER_FILE), owner)?;
+        Ok(Scratch { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A new subdirectory.
+    pub fn subdir(&self, name: &str) -> Result<PathBuf> {
+        let path = self.dir.path().join(name);
+        fs::create_dir_all(&path)?;
+        Ok(path)
+    }
+}
+
+/// "pid start-time": start time (clock ticks since boot) tells a live owner from a reused pid.
+fn process_identity(pid: u32) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let start_time = after_name.split_whitespace().nth(19)?;
+    Some(format!("{pid} {start_time}"))
+}
+
+fn owner_is_alive(marker: &str) -> bool {
+    let Some(pid) = marker.split_whitespace().next().and_then(|pid| pid.parse::<u32>().ok()) else {
+        return false;
+    };
+    process_identity(pid).as_deref() == Some(marker.trim())
+}
+
+/// Removes the scratch directories of runs that were killed before they could clean up, and
+/// kills the test processes still working in them. Returns how many directories it removed.
+pub fn sweep_stale() -> usize {
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(PREFIX) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(marker) = fs::read_to_string(dir.join(OWNER_FILE)) else { continue };
+        if owner_is_alive(&marker) {
+            continue;
+        }
+        kill_processes_working_in(&dir);
+        if fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Kills every process whose working directory is inside `dir`: tests of a killed run.
+fn kill_processes_working_in(dir: &Path) {
+    let Ok(processes) = fs::read_dir("/proc") else { return };
+    for process in processes.flatten() {
+        let Some(pid) = process.file_name().to_str().and_then(|pid| pid.parse::<i32>().ok()) else {
+            continue;
+        };
+        if fs::read_link(process.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            // SAFETY: kill(2) on a pid we just read; no memory is touched.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_a_live_owner_and_a_dead_pid_is_not() {
+        let me = process_identity(std::process::id()).unwrap();
+        assert!(owner_is_alive(&me));
+        let reused = format!("{} 1", std::process::id());
+        assert!(!owner_is_alive(&reused), "same pid, other start time");
+        assert!(!owner_is_alive("not a marker"));
+    }
+}
