@@ -28,6 +28,8 @@ pub struct AddedLines {
     pub files: BTreeMap<PathBuf, BTreeSet<usize>>,
     /// Files the change deletes: nothing to mutate there.
     pub deleted: Vec<PathBuf>,
+    /// Files git sees as binary: no lines to mutate.
+    pub binary: Vec<PathBuf>,
 }
 
 /// Opens the repository that contains `dir`.
@@ -69,7 +71,7 @@ pub fn find(repo: &Repository, change: &Change, stdin: &mut dyn Read) -> Result<
             };
             let files = parse_line_list(&text)?;
             check_lines_exist(workdir(repo), &files)?;
-            Ok(AddedLines { state: State::WorkTree, files, deleted: Vec::new() })
+            Ok(AddedLines { state: State::WorkTree, files, deleted: Vec::new(), binary: Vec::new() })
         }
     }
 }
@@ -157,6 +159,7 @@ fn since_base(repo: &Repository, rev: &str) -> Result<AddedLines> {
 fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
     let mut files: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
     let mut deleted = Vec::new();
+    let mut binary = Vec::new();
     for delta in diff.deltas() {
         match delta.status() {
             Delta::Deleted => deleted.extend(delta.old_file().path().map(Path::to_path_buf)),
@@ -175,7 +178,12 @@ fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
     }
     diff.foreach(
         &mut |_, _| true,
-        None,
+        Some(&mut |delta, _| {
+            if delta.status() != Delta::Deleted {
+                binary.extend(delta.new_file().path().map(Path::to_path_buf));
+            }
+            true
+        }),
         None,
         Some(&mut |delta, _hunk, line| {
             if line.origin() == '+' {
@@ -189,7 +197,7 @@ fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
     .context("could not read the diff")?;
     // Files whose change adds no line (pure deletions of lines, mode changes) have nothing to mutate.
     files.retain(|_, lines| !lines.is_empty());
-    Ok(AddedLines { state, files, deleted })
+    Ok(AddedLines { state, files, deleted, binary })
 }
 
 /// Parses a coverage gate's list: `path:LINE` / `path:START-END` per line, or a JSON object

@@ -43,6 +43,9 @@ impl Plan {
         for path in &added.deleted {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
         }
+        for path in &added.binary {
+            plan.notes.push(format!("{}: binary file, skipped", path.display()));
+        }
         for (path, lines) in &added.files {
             if is_test_file(path) {
                 if is_python(path) {

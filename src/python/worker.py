@@ -25,9 +25,21 @@ def answer(message):
     _answers.flush()
 
 
+def die_with_parent():
+    """Linux: the child is killed when the worker dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def run_child(args, log):
     try:
         os.setpgid(0, 0)
+        die_with_parent()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)

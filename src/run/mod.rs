@@ -91,6 +91,7 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
         return Ok(report);
     }
     let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
+    refuse_files_that_do_not_compile(&report.plan, &python)?;
     let (mut results, candidates) = split_ignored(mutants);
     if !candidates.is_empty() {
         let sources = mutated_sources(&report.plan, &candidates);
@@ -327,6 +328,18 @@ impl<'a> Session<'a> {
         }
         Ok(())
     }
+}
+
+/// Every mutant of a file that does not compile would be CompileError: say so instead.
+fn refuse_files_that_do_not_compile(plan: &Plan, python: &Path) -> Result<()> {
+    let originals: Vec<(String, String)> =
+        plan.files.iter().map(|file| (file.path.display().to_string(), file.source.clone())).collect();
+    for (file, error) in plan.files.iter().zip(python::compile_all(python, &originals)?) {
+        if let Some(error) = error {
+            bail!("{} does not compile ({error}): fix it before checking its mutants", file.path.display());
+        }
+    }
+    Ok(())
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.

@@ -157,3 +157,70 @@ fn dash_c_checks_another_repository() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("[MUT-survived] model_client.py:15"), "{run:?}");
 }
+
+#[test]
+fn a_changed_file_with_a_syntax_error_is_refused() {
+    let repo = uncommitted_change();
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("return Reply(text, stop_reason)", "return Reply(text stop_reason)");
+    std::fs::write(&file, source).unwrap();
+
+    let run = check(repo.path(), &["--base", "HEAD"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.starts_with("error: model_client.py does not compile (SyntaxError"), "{run:?}");
+}
+
+#[test]
+fn a_changed_file_that_cannot_be_tokenized_is_refused() {
+    let repo = uncommitted_change();
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("def parse_reply(payload):", "def parse_reply(payload:");
+    std::fs::write(&file, source).unwrap();
+
+    let run = check(repo.path(), &["--base", "HEAD"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.starts_with("error: model_client.py: line 10: '(' was never closed"), "{run:?}");
+}
+
+#[test]
+fn crlf_files_are_mutated_and_reported_like_any_other() {
+    let repo = uncommitted_change();
+    let file = repo.path().join("model_client.py");
+    let crlf = std::fs::read_to_string(&file).unwrap().replace('\n', "\r\n");
+    std::fs::write(&file, &crlf).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--base", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(&json);
+    assert!(mutant_lines(&report, "model_client.py", "Survived").contains(&15), "{run:?}");
+    assert!(mutant_lines(&report, "model_client.py", "Killed").contains(&14), "{run:?}");
+    assert_eq!(
+        report["files"]["model_client.py"]["source"],
+        crlf.as_str(),
+        "the report keeps the source as it is"
+    );
+}
+
+#[test]
+fn binary_and_non_utf8_files_are_skipped_with_a_note() {
+    let repo = fixture_repo("model_client");
+    std::fs::write(repo.path().join("latin1.py"), b"NAME = '\xe9t\xe9'\n").unwrap();
+    std::fs::write(repo.path().join("blob.py"), b"x = 1\n\x00\x01\x02\n").unwrap();
+    git(repo.path(), &["add", "latin1.py", "blob.py"]);
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("note: latin1.py: not UTF-8 text, skipped"), "{run:?}");
+    assert!(run.stdout.contains("note: blob.py: binary file, skipped"), "{run:?}");
+    assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
+}

@@ -130,6 +130,16 @@ pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
     mutdelta_with_stdin(dir, args, "")
 }
 
+/// Runs mutdelta with its temporary files in `tmp`, which it may leave as it finds them.
+pub fn mutdelta_in_tmp(dir: &Path, tmp: &Path, args: &[&str]) -> Run {
+    let output = hermetic(dir, tmp).args(args).stdin(std::process::Stdio::null()).output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
 /// Runs mutdelta with `stdin`, and asserts that it left no temporary directory behind.
 pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
     let tmp = tempfile::tempdir().unwrap();

@@ -4,4 +4,5 @@ mod bad_input;
 mod changes;
 mod common;
 mod interrupt;
+mod kill;
 mod python_fixtures;
