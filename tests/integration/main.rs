@@ -5,4 +5,5 @@ mod changes;
 mod common;
 mod interrupt;
 mod kill;
+mod properties;
 mod python_fixtures;
