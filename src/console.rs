@@ -43,13 +43,14 @@ impl Console {
     pub fn finish(&self, timings: &Timings) {
         let seconds = |d: std::time::Duration| d.as_secs_f64();
         eprintln!(
-            "phases: diff {:.2} s, mutants made {:.3} s, compile check {:.2} s (beside the baseline), baseline {:.2} s, mutants tested {:.2} s; total {:.2} s",
+            "phases: diff {:.2} s, mutants made {:.3} s, compile check {:.2} s (beside the baseline), baseline {:.2} s, mutants tested {:.2} s; total {:.2} s; peak memory {}",
             seconds(timings.diff),
             seconds(timings.generate),
             seconds(timings.compile),
             seconds(timings.baseline),
             seconds(timings.mutants),
             seconds(timings.wall),
+            peak_memory().map_or("unknown".to_string(), |kib| format!("{:.1} MiB", kib as f64 / 1024.0)),
         );
     }
 }
@@ -58,4 +59,11 @@ impl Default for Console {
     fn default() -> Self {
         Console::new()
     }
+}
+
+/// This process's peak resident set size in KiB (Linux: VmHWM in /proc/self/status).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -6,6 +6,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use mutators::Mutant;
+
 use crate::options::TestRunner;
 use crate::run::process::TestCommand;
 
@@ -40,20 +42,32 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Pat
     }
 }
 
-/// Compiles every source in one interpreter; returns, for each, `None` when it compiles or the
-/// error message when it does not.
-pub fn compile_all(python: &Path, sources: &[(String, String)]) -> Result<Vec<Option<String>>> {
-    const SCRIPT: &str = r#"
-import json, sys
-results = []
-for name, source in json.load(sys.stdin):
-    try:
-        compile(source, name, "exec", dont_inherit=True)
-        results.append(None)
-    except (SyntaxError, ValueError) as err:
-        results.append(f"{type(err).__name__}: {err}")
-json.dump(results, sys.stdout)
-"#;
+/// One file for the compile check: its source and the mutants to compile.
+pub struct CompileRequest<'a> {
+    pub name: String,
+    pub source: &'a str,
+    pub mutants: Vec<&'a Mutant>,
+}
+
+/// What the compile check found: an error (or `None`) per file and per mutant, in order.
+#[derive(Debug, serde::Deserialize)]
+pub struct CompileResults {
+    pub originals: Vec<Option<String>>,
+    pub mutants: Vec<Option<String>>,
+}
+
+/// Compiles every file and every mutant in one interpreter (see `python/compile_check.py`).
+pub fn compile_check(python: &Path, files: &[CompileRequest]) -> Result<CompileResults> {
+    const SCRIPT: &str = include_str!("python/compile_check.py");
+    let request = serde_json::json!({
+        "files": files.iter().map(|file| serde_json::json!({
+            "name": file.name,
+            "source": file.source,
+            "mutants": file.mutants.iter().map(|m| serde_json::json!([
+                m.start.line, m.start.column, m.end.line, m.end.column, m.replacement
+            ])).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
     let mut child = Command::new(python)
         .args(["-c", SCRIPT])
         .stdin(Stdio::piped())
@@ -61,7 +75,7 @@ json.dump(results, sys.stdout)
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("could not start {}", python.display()))?;
-    let input = serde_json::to_vec(sources)?;
+    let input = serde_json::to_vec(&request)?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let output = child.wait_with_output()?;
@@ -73,10 +87,11 @@ json.dump(results, sys.stdout)
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    let results: Vec<Option<String>> =
+    let results: CompileResults =
         serde_json::from_slice(&output.stdout).context("the compile check printed something unexpected")?;
-    if results.len() != sources.len() {
-        bail!("the compile check answered for {} of {} mutants", results.len(), sources.len());
+    let expected: usize = files.iter().map(|file| file.mutants.len()).sum();
+    if results.mutants.len() != expected || results.originals.len() != files.len() {
+        bail!("the compile check answered for {} of {expected} mutants", results.mutants.len());
     }
     Ok(results)
 }

@@ -87,7 +87,7 @@ def project(python):
 
 def mutdelta_binary(explicit):
     if explicit:
-        return Path(explicit)
+        return Path(explicit).resolve()
     run(["cargo", "build", "--release", "-q"], cwd=ROOT)
     return ROOT / "target" / "release" / "mutdelta"
 

@@ -35,6 +35,8 @@ pub const STATEMENT_DELETION: &str = "StatementDeletion";
 pub const RETURN_VALUE: &str = "ReturnValue";
 pub const LOOP_CONTROL: &str = "LoopControl";
 pub const CONDITION_FORCING: &str = "ConditionForcing";
+pub const MATCH_ARM_DELETION: &str = "MatchArmDeletion";
+pub const FUNCTION_BODY: &str = "FunctionBody";
 
 const fn rule(
     mutator: &'static str,
@@ -122,6 +124,81 @@ pub const PYTHON: &[Rule] = &[
     rule(CONDITION_FORCING, "while <condition>:", &["False"], "never True: the loop would hang"),
 ];
 
+/// Rust. Nothing is mutated in test code (`#[cfg(test)]` items, `#[test]` functions), `unsafe`
+/// blocks and functions, `const` and `static` items, attributes, types, patterns and macro
+/// bodies; a whole macro statement may be deleted.
+#[rustfmt::skip]
+pub const RUST: &[Rule] = &[
+    rule(ARITHMETIC_OPERATOR, "+", &["-"], "binary only"),
+    rule(ARITHMETIC_OPERATOR, "-", &["+"], "binary only"),
+    rule(ARITHMETIC_OPERATOR, "*", &["/"], "binary only, not *x"),
+    rule(ARITHMETIC_OPERATOR, "/", &["*"], ""),
+    rule(ARITHMETIC_OPERATOR, "%", &["/"], ""),
+
+    rule(UNARY_OPERATOR, "-", &[""], "-x becomes x"),
+    rule(UNARY_OPERATOR, "!", &[""], "!x becomes x"),
+
+    rule(BITWISE_OPERATOR, "&", &["|"], "binary only, not &x"),
+    rule(BITWISE_OPERATOR, "|", &["&"], ""),
+    rule(BITWISE_OPERATOR, "^", &["&"], ""),
+    rule(BITWISE_OPERATOR, "<<", &[">>"], ""),
+    rule(BITWISE_OPERATOR, ">>", &["<<"], "not right after an `as` cast: `x as u8 << 1` does not parse"),
+
+    rule(COMPARISON_OPERATOR, "==", &["!="], ""),
+    rule(COMPARISON_OPERATOR, "!=", &["=="], ""),
+    rule(COMPARISON_OPERATOR, "<", &["<=", ">"], ""),
+    rule(COMPARISON_OPERATOR, "<=", &["<", ">"], ""),
+    rule(COMPARISON_OPERATOR, ">", &[">=", "<"], "no < right after an `as` cast: `x as u8 < y` does not parse"),
+    rule(COMPARISON_OPERATOR, ">=", &[">", "<"], "no < right after an `as` cast"),
+
+    rule(BOOLEAN_OPERATOR, "&&", &["||"], "not in a let chain (`if let .. && ..`)"),
+    rule(BOOLEAN_OPERATOR, "||", &["&&"], ""),
+
+    rule(ASSIGNMENT_OPERATOR, "+=", &["-="], ""),
+    rule(ASSIGNMENT_OPERATOR, "-=", &["+="], ""),
+    rule(ASSIGNMENT_OPERATOR, "*=", &["/="], ""),
+    rule(ASSIGNMENT_OPERATOR, "/=", &["*="], ""),
+    rule(ASSIGNMENT_OPERATOR, "%=", &["/="], ""),
+    rule(ASSIGNMENT_OPERATOR, "&=", &["|="], ""),
+    rule(ASSIGNMENT_OPERATOR, "|=", &["&="], ""),
+    rule(ASSIGNMENT_OPERATOR, "^=", &["&="], ""),
+    rule(ASSIGNMENT_OPERATOR, "<<=", &[">>="], ""),
+    rule(ASSIGNMENT_OPERATOR, ">>=", &["<<="], ""),
+
+    rule(NUMBER_LITERAL, "<integer n>", &["0", "1", "n + 1"], "suffix and base kept: 0x1Fu8 becomes 0x20u8; a target equal to n is left out (0 becomes 1, 1 becomes 0 and 2); n + 1 only if it fits the suffix"),
+    rule(NUMBER_LITERAL, "<float x>", &["0.0"], "suffix kept: 2.5f32 becomes 0.0f32"),
+    rule(NUMBER_LITERAL, "<float 0.0>", &["1.0"], "suffix kept"),
+
+    rule(BOOLEAN_LITERAL, "true", &["false"], ""),
+    rule(BOOLEAN_LITERAL, "false", &["true"], ""),
+
+    rule(STRING_LITERAL, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
+
+    rule(STATEMENT_DELETION, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let, nor println!, eprintln!, print!, eprint!, dbg!, trace!, debug!, info!, warn!, error!"),
+
+    rule(CONDITION_FORCING, "if <condition>", &["true", "false"], "not if let, nor a true/false literal"),
+    rule(CONDITION_FORCING, "while <condition>", &["false"], "never true: the loop would hang; not while let"),
+    rule(CONDITION_FORCING, "<pattern> if <guard> =>", &["true", "false"], "match guards"),
+
+    rule(MATCH_ARM_DELETION, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
+
+    rule(FUNCTION_BODY, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not unsafe fn nor const fn; here the body becomes {}, also for -> ()"),
+    rule(FUNCTION_BODY, "fn f() -> bool { <body> }", &["true", "false"], ""),
+    rule(FUNCTION_BODY, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
+    rule(FUNCTION_BODY, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),
+    rule(FUNCTION_BODY, "fn f() -> String { <body> }", &["String::new()", "\"xyzzy\".into()"], ""),
+    rule(FUNCTION_BODY, "fn f() -> &str { <body> }", &["\"\"", "\"xyzzy\""], ""),
+    rule(FUNCTION_BODY, "fn f() -> &[T] { <body> }", &["&[]"], ""),
+    rule(FUNCTION_BODY, "fn f() -> Vec<T> { <body> }", &["vec![]"], ""),
+    rule(FUNCTION_BODY, "fn f() -> Option<T> { <body> }", &["None"], ""),
+    rule(FUNCTION_BODY, "fn f() -> Result<T, E> { <body> }", &["Ok(<T>)"], "one per value of T; T is <other type> when Result has no arguments (fmt::Result)"),
+    rule(FUNCTION_BODY, "fn f() -> Box<T> { <body> }", &["Box::new(<T>)"], "one per value of T; none for Box<dyn Trait>"),
+    rule(FUNCTION_BODY, "fn f() -> Rc<T> { <body> }", &["Rc::new(<T>)"], "one per value of T"),
+    rule(FUNCTION_BODY, "fn f() -> Arc<T> { <body> }", &["Arc::new(<T>)"], "one per value of T"),
+    rule(FUNCTION_BODY, "fn f() -> impl Iterator { <body> }", &["std::iter::empty()"], "also impl IntoIterator, DoubleEndedIterator, ExactSizeIterator"),
+    rule(FUNCTION_BODY, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
+];
+
 /// What `from` becomes under `mutator` in `rules`; empty when no rule says.
 pub fn targets(rules: &[Rule], mutator: &str, from: &str) -> &'static [&'static str] {
     rules.iter().find(|rule| rule.from == from && rule.mutator == mutator).map_or(&[], |rule| rule.to)
@@ -161,10 +238,12 @@ mod tests {
 
     #[test]
     fn every_rule_is_unique_and_says_something() {
-        for (i, rule) in PYTHON.iter().enumerate() {
-            assert!(!rule.to.is_empty(), "{rule:?}");
-            let twin = PYTHON[..i].iter().find(|r| r.mutator == rule.mutator && r.from == rule.from);
-            assert!(twin.is_none(), "duplicate rule {rule:?}");
+        for rules in [PYTHON, RUST] {
+            for (i, rule) in rules.iter().enumerate() {
+                assert!(!rule.to.is_empty(), "{rule:?}");
+                let twin = rules[..i].iter().find(|r| r.mutator == rule.mutator && r.from == rule.from);
+                assert!(twin.is_none(), "duplicate rule {rule:?}");
+            }
         }
     }
 
@@ -173,6 +252,8 @@ mod tests {
         assert_eq!(targets(PYTHON, ARITHMETIC_OPERATOR, "-"), ["+"]);
         assert_eq!(targets(PYTHON, UNARY_OPERATOR, "-"), [""]);
         assert!(targets(PYTHON, UNARY_OPERATOR, "+").is_empty());
+        assert_eq!(targets(RUST, UNARY_OPERATOR, "!"), [""]);
+        assert_eq!(targets(RUST, COMPARISON_OPERATOR, ">="), [">", "<"]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod catalog;
 mod pragma;
 pub mod python;
+pub mod rust;
 mod text;
 
 use std::ops::Range;
@@ -62,6 +63,42 @@ pub struct FileMutants {
 pub enum MutateError {
     #[error("line {line}: {message}")]
     Syntax { line: usize, message: String },
-    #[error("line {line}: `mutdelta: skip` needs a reason, e.g. `# mutdelta: skip logging only`")]
+    #[error("line {line}: `mutdelta: skip` needs a reason, e.g. `mutdelta: skip logging only`")]
     PragmaWithoutReason { line: usize },
+}
+
+/// An edit before it gets its positions and pragma: what to replace, by what, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Edit {
+    pub span: Range<usize>,
+    pub replacement: String,
+    pub mutator: &'static str,
+    pub description: String,
+}
+
+impl Edit {
+    /// The mutant this edit of `source` makes, with its positions looked up in `index`.
+    pub(crate) fn into_mutant(self, source: &str, index: &text::LineIndex, ignored: Option<String>) -> Mutant {
+        let start = index.position(source, self.span.start);
+        let end = index.position(source, self.span.end);
+        Mutant {
+            line: start.line,
+            original: source[self.span.clone()].to_string(),
+            span: self.span,
+            start,
+            end,
+            replacement: self.replacement,
+            mutator: self.mutator,
+            description: self.description,
+            ignored,
+        }
+    }
+}
+
+/// Sorts mutants by (span start, replacement, span end) and drops repeated edits.
+pub(crate) fn sort_and_dedup(mutants: &mut Vec<Mutant>) {
+    mutants.sort_by(|a, b| {
+        (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end))
+    });
+    mutants.dedup_by(|a, b| a.span == b.span && a.replacement == b.replacement);
 }

@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::pragma::{self, Pragma};
-use crate::{FileMutants, Mutant, MutateError};
-use mutate::Edit;
+use crate::{Edit, FileMutants, Mutant, MutateError};
 use structure::Code;
 
 /// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
@@ -28,10 +27,7 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
     let mut mutants: Vec<Mutant> =
         mutate::edits(&code, &wanted).into_iter().map(|edit| finish(&code, edit, &skipped)).collect();
-    mutants.sort_by(|a, b| {
-        (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end))
-    });
-    mutants.dedup_by(|a, b| a.span == b.span && a.replacement == b.replacement);
+    crate::sort_and_dedup(&mut mutants);
     Ok(FileMutants { executable_lines, mutants })
 }
 
@@ -65,19 +61,8 @@ fn skip_pragmas(code: &Code) -> Result<HashMap<usize, String>, MutateError> {
 
 fn finish(code: &Code, edit: Edit, skipped: &HashMap<usize, String>) -> Mutant {
     let replacement = separated(code.src, &edit.span, &edit.replacement);
-    let start = code.index.position(code.src, edit.span.start);
-    let end = code.index.position(code.src, edit.span.end);
-    Mutant {
-        line: start.line,
-        original: code.src[edit.span.clone()].to_string(),
-        span: edit.span,
-        start,
-        end,
-        replacement,
-        mutator: edit.mutator,
-        description: edit.description,
-        ignored: skipped.get(&start.line).cloned(),
-    }
+    let ignored = skipped.get(&code.index.line(edit.span.start)).cloned();
+    Edit { replacement, ..edit }.into_mutant(code.src, &code.index, ignored)
 }
 
 /// The replacement, with a space added where it would otherwise fuse with its neighbours

@@ -40,6 +40,28 @@ impl LineIndex {
     }
 }
 
+/// `value` written the way `like` is: same base prefix (and case), decimal otherwise.
+pub(crate) fn format_like(like: &str, value: u128) -> String {
+    let prefix = like.get(..2).unwrap_or("");
+    match prefix.to_ascii_lowercase().as_str() {
+        "0x" if like[2..].chars().any(|c| c.is_ascii_lowercase()) => format!("{prefix}{value:x}"),
+        "0x" => format!("{prefix}{value:X}"),
+        "0o" => format!("{prefix}{value:o}"),
+        "0b" => format!("{prefix}{value:b}"),
+        _ => value.to_string(),
+    }
+}
+
+/// Source text for a description: one line, at most 40 characters.
+pub(crate) fn shorten(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 40 {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(39).collect::<String>())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

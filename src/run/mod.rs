@@ -91,19 +91,17 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
         return Ok(report);
     }
     let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
-    refuse_files_that_do_not_compile(&report.plan, &python)?;
     let (mut results, candidates) = split_ignored(mutants);
     if !candidates.is_empty() {
-        let sources = mutated_sources(&report.plan, &candidates);
         let session = Session::new(options, &report, python.clone(), &repo_root, &scratch)?;
         // The compile check needs no tests: it overlaps the unmutated run.
         let (ran, baseline) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
                 let started = Instant::now();
-                python::compile_all(&python, &sources).map(|errors| (errors, started.elapsed()))
+                compile_check(&python, &report.plan, &candidates).map(|errors| (errors, started.elapsed()))
             });
             let compiled = || compiling.join().map_err(|_| anyhow::anyhow!("the compile check panicked"))?;
-            session.run(&base, candidates, compiled, &mut timings, events)
+            session.run(&base, candidates.clone(), compiled, &mut timings, events)
         })?;
         results.extend(ran);
         report.baseline = Some(baseline);
@@ -169,8 +167,10 @@ impl<'a> Session<'a> {
     ) -> Result<(Vec<MutantResult>, Duration)> {
         let started = Instant::now();
         let ids: Vec<usize> = candidates.iter().map(|planned| planned.id).collect();
-        let (jobs, unrun, baseline) = self.prove_and_select(base, candidates)?;
+        let proven = self.prove_and_select(base, candidates);
+        // A changed file that does not compile explains a failing baseline: report that first.
         let (errors, compile_time) = compiled()?;
+        let (jobs, unrun, baseline) = proven?;
         timings.compile = compile_time;
         let errors: HashMap<usize, String> =
             ids.into_iter().zip(errors).filter_map(|(id, error)| Some((id, error?))).collect();
@@ -330,16 +330,32 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Every mutant of a file that does not compile would be CompileError: say so instead.
-fn refuse_files_that_do_not_compile(plan: &Plan, python: &Path) -> Result<()> {
-    let originals: Vec<(String, String)> =
-        plan.files.iter().map(|file| (file.path.display().to_string(), file.source.clone())).collect();
-    for (file, error) in plan.files.iter().zip(python::compile_all(python, &originals)?) {
+/// Compiles the changed files and every candidate mutant; a changed file that does not compile
+/// is refused (every mutant of it would be CompileError). Returns an error or `None` per mutant.
+fn compile_check(python: &Path, plan: &Plan, candidates: &[PlannedMutant]) -> Result<Vec<Option<String>>> {
+    let requests: Vec<python::CompileRequest> = plan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| python::CompileRequest {
+            name: file.path.display().to_string(),
+            source: &file.source,
+            mutants: candidates.iter().filter(|c| c.file == index).map(|c| &c.mutant).collect(),
+        })
+        .collect();
+    let results = python::compile_check(python, &requests)?;
+    for (file, error) in plan.files.iter().zip(&results.originals) {
         if let Some(error) = error {
             bail!("{} does not compile ({error}): fix it before checking its mutants", file.path.display());
         }
     }
-    Ok(())
+    // Results come file by file; give them back in the candidates' order.
+    let mut by_file: Vec<std::collections::VecDeque<Option<String>>> = vec![Default::default(); plan.files.len()];
+    let mut answers = results.mutants.into_iter();
+    for (index, request) in requests.iter().enumerate() {
+        by_file[index].extend(answers.by_ref().take(request.mutants.len()));
+    }
+    Ok(candidates.iter().map(|c| by_file[c.file].pop_front().flatten()).collect())
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
@@ -353,17 +369,6 @@ fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<Planned
         }
     }
     (settled, candidates)
-}
-
-/// (file name, mutated source) of each mutant, for the compile check.
-fn mutated_sources(plan: &Plan, mutants: &[PlannedMutant]) -> Vec<(String, String)> {
-    mutants
-        .iter()
-        .map(|planned| {
-            let file = &plan.files[planned.file];
-            (file.path.display().to_string(), planned.mutant.apply(&file.source))
-        })
-        .collect()
 }
 
 /// A mutant that does not compile is CompileError, whatever its selection said: it is never run

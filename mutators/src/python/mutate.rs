@@ -6,15 +6,8 @@ use std::ops::Range;
 use super::structure::{Code, Header, Role};
 use super::tokenize::Kind;
 use crate::catalog::{self, PYTHON};
-
-/// An edit before it gets its positions and pragma: what to replace, by what, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Edit {
-    pub span: Range<usize>,
-    pub replacement: String,
-    pub mutator: &'static str,
-    pub description: String,
-}
+use crate::text::{format_like, shorten};
+use crate::Edit;
 
 /// Statements that are never deleted: no-ops, control flow handled elsewhere, declarations.
 const NEVER_DELETED: &[&str] =
@@ -337,27 +330,5 @@ impl NumberValue {
             return clean.parse().ok().map(NumberValue::Float);
         }
         clean.parse().ok().map(NumberValue::Int)
-    }
-}
-
-/// `value` written the way `like` is: same base prefix (and case), decimal otherwise.
-fn format_like(like: &str, value: u128) -> String {
-    let prefix = like.get(..2).unwrap_or("");
-    match prefix.to_ascii_lowercase().as_str() {
-        "0x" if like[2..].chars().any(|c| c.is_ascii_lowercase()) => format!("{prefix}{value:x}"),
-        "0x" => format!("{prefix}{value:X}"),
-        "0o" => format!("{prefix}{value:o}"),
-        "0b" => format!("{prefix}{value:b}"),
-        _ => value.to_string(),
-    }
-}
-
-/// Source text for a description: one line, at most 40 characters.
-fn shorten(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= 40 {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(39).collect::<String>())
     }
 }

@@ -1,0 +1,146 @@
+//! Rust mutants: edits at the spans of a syn syntax tree, applied as text so formatting stays.
+
+mod body;
+mod rules;
+mod source;
+mod walk;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::pragma::{self, Pragma};
+use crate::{Edit, FileMutants, Mutant, MutateError};
+use source::Parsed;
+use walk::Walker;
+
+/// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
+/// and which of those lines are executable. Mutants covered by a `// mutdelta: skip <reason>`
+/// comment (on their line, or alone on a line above their item, statement or match arm)
+/// are marked ignored.
+pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
+    let _spans = SpanScope;
+    let parsed = source::parse(source)?;
+    let Pragmas { mut by_line, above } = Pragmas::read(&parsed)?;
+    let mut wanted = vec![false; parsed.source.index.len() + 1];
+    for &line in lines {
+        if let Some(slot) = wanted.get_mut(line) {
+            *slot = true;
+        }
+    }
+    let mut walker = Walker::new(&parsed.source, &wanted, above);
+    walker.walk(&parsed.file);
+    let executable = parsed.code_lines_within(&walker.bodies);
+    let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    // A pragma above a line where no item, statement or arm starts covers that line.
+    by_line.extend(walker.pragma_targets);
+    let skipped = Skipped { by_line, covered: walker.covered };
+    let mut mutants: Vec<Mutant> =
+        walker.edits.into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
+    crate::sort_and_dedup(&mut mutants);
+    Ok(FileMutants { executable_lines, mutants })
+}
+
+/// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or
+/// `,`) inside the body of a function outside test code.
+pub fn executable_lines(source: &str) -> Result<Vec<usize>, MutateError> {
+    let _spans = SpanScope;
+    let parsed = source::parse(source)?;
+    let mut walker = Walker::new(&parsed.source, &[], HashMap::new());
+    walker.walk(&parsed.file);
+    let mask = parsed.code_lines_within(&walker.bodies);
+    Ok((1..mask.len()).filter(|&l| mask[l]).collect())
+}
+
+/// proc-macro2 keeps the text of every file parsed on a thread, for span positions, until
+/// told to forget: this forgets on the way out of a call, so memory stays flat over many files.
+/// Spans made on this thread before then become invalid.
+struct SpanScope;
+
+impl Drop for SpanScope {
+    fn drop(&mut self) {
+        proc_macro2::extra::invalidate_current_thread_spans();
+    }
+}
+
+/// The `// mutdelta: skip <reason>` comments of a file.
+struct Pragmas {
+    /// Reasons by line, for pragmas after code on their line.
+    by_line: HashMap<usize, String>,
+    /// Reasons by the line after a run of comment lines with a pragma, for the item,
+    /// statement or match arm that starts there.
+    above: HashMap<usize, String>,
+}
+
+impl Pragmas {
+    fn read(parsed: &Parsed) -> Result<Self, MutateError> {
+        let token_lines = parsed.token_lines();
+        let comments = parsed.line_comments();
+        let comment_lines: Vec<usize> = comments.iter().map(|c| parsed.source.line(c.start)).collect();
+        let mut pragmas = Pragmas { by_line: HashMap::new(), above: HashMap::new() };
+        for (comment, &line) in comments.iter().zip(&comment_lines) {
+            let reason = match pragma::parse(&parsed.source.text[comment.clone()]) {
+                Some(Pragma::Skip(reason)) => reason,
+                Some(Pragma::SkipWithoutReason) => return Err(MutateError::PragmaWithoutReason { line }),
+                None => continue,
+            };
+            if token_lines[line] {
+                pragmas.by_line.insert(line, reason);
+            } else {
+                let below = (line + 1..).find(|l| !comment_lines.contains(l)).unwrap_or(line + 1);
+                if token_lines.get(below) == Some(&true) {
+                    pragmas.above.insert(below, reason);
+                }
+            }
+        }
+        Ok(pragmas)
+    }
+}
+
+/// What the pragmas cover.
+struct Skipped {
+    by_line: HashMap<usize, String>,
+    /// Items, statements and arms a pragma above covers.
+    covered: Vec<(Range<usize>, String)>,
+}
+
+impl Skipped {
+    fn reason(&self, line: usize, offset: usize) -> Option<String> {
+        let by_line = self.by_line.get(&line);
+        let covering = || self.covered.iter().find(|(range, _)| range.contains(&offset)).map(|(_, r)| r);
+        by_line.or_else(covering).cloned()
+    }
+}
+
+fn finish(parsed: &Parsed, edit: Edit, skipped: &Skipped) -> Mutant {
+    let text = parsed.source.text;
+    let replacement = separated(text, &edit.span, &edit.replacement);
+    let ignored = skipped.reason(parsed.source.line(edit.span.start), edit.span.start);
+    Edit { replacement, ..edit }.into_mutant(text, &parsed.source.index, ignored)
+}
+
+/// The replacement, with a space added where it would otherwise fuse with its neighbours
+/// into another token: `if(x)` → `if true`, `a|&b` → `a& &b`, `a**b` → `a/ *b`.
+fn separated(text: &str, span: &Range<usize>, replacement: &str) -> String {
+    let before = text[..span.start].chars().next_back();
+    let after = text[span.end..].chars().next();
+    let mut out = replacement.to_string();
+    match (replacement.chars().next(), replacement.chars().next_back()) {
+        (Some(first), Some(last)) => {
+            if before.is_some_and(|before| fuses(before, first)) {
+                out.insert(0, ' ');
+            }
+            if after.is_some_and(|after| fuses(last, after)) {
+                out.push(' ');
+            }
+        }
+        _ if before.zip(after).is_some_and(|(before, after)| fuses(before, after)) => out.push(' '),
+        _ => {}
+    }
+    out
+}
+
+fn fuses(left: char, right: char) -> bool {
+    let word = |c: char| c == '_' || c.is_alphanumeric();
+    let operator = |c: char| "!#$%&*+-./:<=>?@^|~".contains(c);
+    (word(left) && word(right)) || (operator(left) && operator(right))
+}

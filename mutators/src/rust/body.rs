@@ -1,0 +1,158 @@
+//! Function body replacement: a whole new body holding a value of the function's return type.
+
+use std::ops::Range;
+
+use syn::{GenericArgument, Path, PathArguments, ReturnType, Signature, Type, TypeParamBound};
+
+use super::walk::Walker;
+use crate::catalog::{self, RUST};
+
+const INTEGERS: &[&str] =
+    &["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"];
+const ITERATOR_TRAITS: &[&str] = &["Iterator", "IntoIterator", "DoubleEndedIterator", "ExactSizeIterator"];
+/// Wrappers built with `<name>::new(value)`.
+const POINTERS: &[&str] = &["Box", "Rc", "Arc"];
+
+impl Walker<'_, '_> {
+    /// Replaces the body (`braces`, from `{` to `}`) of a `fn` whose every line was requested:
+    /// a function the change merely touches keeps its body.
+    pub(crate) fn replace_body(&mut self, sig: &Signature, braces: Range<usize>) {
+        if sig.constness.is_some() {
+            return; // its body may be evaluated at compile time, where most values cannot be built
+        }
+        let lines = self.source.line(braces.start)..=self.source.line(braces.end - 1);
+        if !lines.into_iter().all(|line| self.is_wanted(line)) {
+            return;
+        }
+        let body = &self.source.text[braces.clone()];
+        for value in return_values(&sig.output) {
+            let replacement = if value == "()" { "{}".to_string() } else { format!("{{ {value} }}") };
+            if without_blanks(body) == without_blanks(&replacement) {
+                continue;
+            }
+            let description = format!("replace body of `{}` with `{value}`", sig.ident);
+            self.push(braces.clone(), replacement, catalog::FUNCTION_BODY, description);
+        }
+    }
+}
+
+fn without_blanks(text: &str) -> String {
+    text.split_whitespace().collect()
+}
+
+fn return_values(output: &ReturnType) -> Vec<String> {
+    match output {
+        ReturnType::Default => table("fn f() { <body> }"),
+        ReturnType::Type(_, ty) => values(ty),
+    }
+}
+
+/// The catalog's values for a return type `pattern`.
+fn table(pattern: &str) -> Vec<String> {
+    let from = if pattern.starts_with("fn ") { pattern.to_string() } else { format!("fn f() -> {pattern} {{ <body> }}") };
+    catalog::targets(RUST, catalog::FUNCTION_BODY, &from).iter().map(|to| to.to_string()).collect()
+}
+
+/// Values of `ty` to return; none when no value can be written without knowing more.
+fn values(ty: &Type) -> Vec<String> {
+    match ty {
+        Type::Paren(inner) => values(&inner.elem),
+        Type::Group(inner) => values(&inner.elem),
+        Type::Tuple(tuple) if tuple.elems.is_empty() => table("fn f() { <body> }"),
+        Type::Tuple(_) | Type::Array(_) => table("<other type>"),
+        Type::Path(path) if path.qself.is_none() => path_values(&path.path),
+        Type::Reference(reference) if reference.mutability.is_none() => match &*reference.elem {
+            Type::Path(path) if path.qself.is_none() && path.path.is_ident("str") => table("&str"),
+            Type::Slice(_) => table("&[T]"),
+            _ => Vec::new(),
+        },
+        Type::ImplTrait(bounds) if bounds.bounds.iter().any(is_iterator) => table("impl Iterator"),
+        // !, other impl Trait, dyn Trait, pointers, fn pointers, unsized types, macros
+        _ => Vec::new(),
+    }
+}
+
+fn path_values(path: &Path) -> Vec<String> {
+    let Some(last) = path.segments.last() else { return Vec::new() };
+    let name = last.ident.to_string();
+    let argument = first_type_argument(&last.arguments);
+    match name.as_str() {
+        "bool" | "String" => table(&name),
+        "f32" | "f64" => table("<float>"),
+        "Vec" | "Option" => table(&format!("{name}<T>")),
+        "str" => Vec::new(),
+        "Result" => {
+            let inner = argument.map_or_else(|| table("<other type>"), values);
+            wrap(&table("Result<T, E>"), &inner)
+        }
+        _ if INTEGERS.contains(&name.as_str()) => table("<integer>"),
+        _ if POINTERS.contains(&name.as_str()) => {
+            let inner = argument.map(values).unwrap_or_default();
+            let templates = table(&format!("{name}<T>"));
+            // Keep the path as written: `std::rc::Rc<T>` gives `std::rc::Rc::new(..)`.
+            let written = written_path(path);
+            let templates: Vec<String> = templates.iter().map(|t| t.replacen(&name, &written, 1)).collect();
+            wrap(&templates, &inner)
+        }
+        _ => table("<other type>"),
+    }
+}
+
+/// Each template with `<T>` replaced by each value.
+fn wrap(templates: &[String], values: &[String]) -> Vec<String> {
+    templates.iter().flat_map(|template| values.iter().map(move |value| template.replace("<T>", value))).collect()
+}
+
+fn first_type_argument(arguments: &PathArguments) -> Option<&Type> {
+    let PathArguments::AngleBracketed(angle) = arguments else { return None };
+    angle.args.iter().find_map(|argument| match argument {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    })
+}
+
+/// The path's segments without their generic arguments: `std::rc::Rc`.
+fn written_path(path: &Path) -> String {
+    let segments: Vec<String> = path.segments.iter().map(|segment| segment.ident.to_string()).collect();
+    let lead = if path.leading_colon.is_some() { "::" } else { "" };
+    format!("{lead}{}", segments.join("::"))
+}
+
+fn is_iterator(bound: &TypeParamBound) -> bool {
+    let TypeParamBound::Trait(bound) = bound else { return false };
+    bound.path.segments.last().is_some_and(|last| ITERATOR_TRAITS.iter().any(|name| last.ident == name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(ty: &str) -> Vec<String> {
+        values(&syn::parse_str::<Type>(ty).unwrap())
+    }
+
+    #[test]
+    fn values_by_return_type() {
+        assert_eq!(of("bool"), ["true", "false"]);
+        assert_eq!(of("u8"), ["0", "1"]);
+        assert_eq!(of("f64"), ["0.0", "1.0"]);
+        assert_eq!(of("std::string::String"), ["String::new()", "\"xyzzy\".into()"]);
+        assert_eq!(of("&'a str"), ["\"\"", "\"xyzzy\""]);
+        assert_eq!(of("&[u8]"), ["&[]"]);
+        assert_eq!(of("Vec<u8>"), ["vec![]"]);
+        assert_eq!(of("Option<String>"), ["None"]);
+        assert_eq!(of("Result<bool, E>"), ["Ok(true)", "Ok(false)"]);
+        assert_eq!(of("io::Result<()>"), ["Ok(())"]);
+        assert_eq!(of("fmt::Result"), ["Ok(Default::default())"]);
+        assert_eq!(of("Result<Config, Error>"), ["Ok(Default::default())"]);
+        assert_eq!(of("std::rc::Rc<u32>"), ["std::rc::Rc::new(0)", "std::rc::Rc::new(1)"]);
+        assert_eq!(of("Box<Option<T>>"), ["Box::new(None)"]);
+        assert_eq!(of("impl Iterator<Item = u8> + '_"), ["std::iter::empty()"]);
+        assert_eq!(of("Self"), ["Default::default()"]);
+        assert_eq!(of("(u8, bool)"), ["Default::default()"]);
+        assert_eq!(of("()"), ["()"]);
+        for none in ["!", "impl Fn()", "Box<dyn Error>", "&mut T", "&T", "*const u8", "Result<impl Display, E>"] {
+            assert!(of(none).is_empty(), "{none}: {:?}", of(none));
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The walk over a syn tree: what is code to mutate, what is test code, const context or unsafe.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::{self, Visit};
+use syn::{Attribute, Block, ImplItem, Item, Pat, Signature, Stmt, TraitItem};
+
+use super::source::Source;
+use crate::Edit;
+
+/// Walks a file, collecting the edits of the wanted lines, the function bodies and the
+/// stretches a pragma covers.
+pub(crate) struct Walker<'p, 'a> {
+    pub source: &'p Source<'a>,
+    /// Requested lines, indexed by line number.
+    wanted: &'p [bool],
+    /// Lines a `mutdelta: skip` comment on the lines above points at, with its reason, until
+    /// the item, statement or match arm starting there claims it.
+    pub pragma_targets: HashMap<usize, String>,
+    pub edits: Vec<Edit>,
+    /// Byte ranges of the bodies of the functions outside test code, braces included.
+    pub bodies: Vec<Range<usize>>,
+    /// Items, statements and match arms a pragma above them covers, with its reason.
+    pub covered: Vec<(Range<usize>, String)>,
+}
+
+impl<'p, 'a> Walker<'p, 'a> {
+    pub(crate) fn new(source: &'p Source<'a>, wanted: &'p [bool], pragma_targets: HashMap<usize, String>) -> Self {
+        Walker { source, wanted, pragma_targets, edits: Vec::new(), bodies: Vec::new(), covered: Vec::new() }
+    }
+
+    pub(crate) fn walk(&mut self, file: &syn::File) {
+        if !is_test_code(&file.attrs) {
+            self.visit_file(file);
+        }
+    }
+
+    /// Whether the 1-based `line` was requested.
+    pub(crate) fn is_wanted(&self, line: usize) -> bool {
+        self.wanted.get(line).copied().unwrap_or(false)
+    }
+
+    /// Records an edit if it starts on a wanted line.
+    pub(crate) fn push(&mut self, span: Range<usize>, replacement: String, mutator: &'static str, description: String) {
+        if self.is_wanted(self.source.line(span.start)) {
+            self.edits.push(Edit { span, replacement, mutator, description });
+        }
+    }
+
+    /// A node starting on a line a pragma points at is covered by it, whole.
+    fn claim_pragma(&mut self, node: &impl syn::spanned::Spanned) {
+        if self.pragma_targets.is_empty() {
+            return;
+        }
+        let range = self.source.node(node);
+        if let Some(reason) = self.pragma_targets.remove(&self.source.line(range.start)) {
+            self.covered.push((range, reason));
+        }
+    }
+
+    /// A `fn` with a body: free function, method or trait default method.
+    fn function(&mut self, attrs: &[Attribute], sig: &Signature, block: &Block) {
+        if is_test_code(attrs) {
+            return;
+        }
+        let braces = self.source.range(block.brace_token.span.open()).start
+            ..self.source.range(block.brace_token.span.close()).end;
+        self.bodies.push(braces.clone());
+        if matches!(sig.safety, syn::Safety::Unsafe(_)) {
+            return; // mutating it could break memory safety rather than a test
+        }
+        self.replace_body(sig, braces);
+        self.visit_block(block);
+    }
+}
+
+impl<'ast> Visit<'ast> for Walker<'_, '_> {
+    fn visit_item(&mut self, item: &'ast Item) {
+        self.claim_pragma(item);
+        match item {
+            Item::Fn(f) => self.function(&f.attrs, &f.sig, &f.block),
+            Item::Impl(i) if !is_test_code(&i.attrs) => visit::visit_item_impl(self, i),
+            Item::Trait(t) if !is_test_code(&t.attrs) => visit::visit_item_trait(self, t),
+            Item::Mod(m) if !is_test_code(&m.attrs) => visit::visit_item_mod(self, m),
+            // const and static initialisers, enum discriminants, macros, declarations: no code to mutate
+            _ => {}
+        }
+    }
+
+    fn visit_impl_item(&mut self, item: &'ast ImplItem) {
+        self.claim_pragma(item);
+        if let ImplItem::Fn(f) = item {
+            self.function(&f.attrs, &f.sig, &f.block);
+        }
+    }
+
+    fn visit_trait_item(&mut self, item: &'ast TraitItem) {
+        self.claim_pragma(item);
+        if let TraitItem::Fn(f) = item {
+            if let Some(block) = &f.default {
+                self.function(&f.attrs, &f.sig, block);
+            }
+        }
+    }
+
+    fn visit_stmt(&mut self, stmt: &'ast Stmt) {
+        if let Stmt::Item(item) = stmt {
+            return self.visit_item(item);
+        }
+        self.claim_pragma(stmt);
+        self.delete_statement(stmt);
+        visit::visit_stmt(self, stmt);
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.claim_pragma(arm);
+        visit::visit_arm(self, arm);
+    }
+
+    fn visit_expr_binary(&mut self, expr: &'ast syn::ExprBinary) {
+        self.binary(expr);
+        visit::visit_expr_binary(self, expr);
+    }
+
+    fn visit_expr_unary(&mut self, expr: &'ast syn::ExprUnary) {
+        self.unary(expr);
+        visit::visit_expr_unary(self, expr);
+    }
+
+    fn visit_expr_lit(&mut self, expr: &'ast syn::ExprLit) {
+        self.literal(&expr.lit);
+    }
+
+    fn visit_expr_if(&mut self, expr: &'ast syn::ExprIf) {
+        self.force_if(expr);
+        visit::visit_expr_if(self, expr);
+    }
+
+    fn visit_expr_while(&mut self, expr: &'ast syn::ExprWhile) {
+        self.force_while(expr);
+        visit::visit_expr_while(self, expr);
+    }
+
+    fn visit_expr_match(&mut self, expr: &'ast syn::ExprMatch) {
+        self.delete_arms(expr);
+        visit::visit_expr_match(self, expr);
+    }
+
+    /// Patterns are not expressions (`1..=9` there is no range to mutate); only a match
+    /// arm's guard is.
+    fn visit_pat(&mut self, pat: &'ast Pat) {
+        if let Pat::Guard(guarded) = pat {
+            self.force_guard(guarded);
+            self.visit_expr(&guarded.guard);
+        }
+    }
+
+    /// `[x; N]`: the length is a constant, only the element is code.
+    fn visit_expr_repeat(&mut self, expr: &'ast syn::ExprRepeat) {
+        self.visit_expr(&expr.expr);
+    }
+
+    fn visit_expr_unsafe(&mut self, _: &'ast syn::ExprUnsafe) {}
+    fn visit_expr_const(&mut self, _: &'ast syn::ExprConst) {}
+    fn visit_attribute(&mut self, _: &'ast Attribute) {}
+    /// Macro bodies are tokens, not syntax: never mutated (a whole macro statement may be deleted).
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+    /// Types, generics and paths hold no code, but constants: `[u8; 4]`, `f::<3>()`.
+    fn visit_type(&mut self, _: &'ast syn::Type) {}
+    fn visit_generics(&mut self, _: &'ast syn::Generics) {}
+    fn visit_path(&mut self, _: &'ast syn::Path) {}
+    fn visit_angle_bracketed_generic_arguments(&mut self, _: &'ast syn::AngleBracketedGenericArguments) {}
+}
+
+/// `#[test]`, `#[tokio::test]`-like, `#[bench]`, `#[rstest]`, `#[test_case(..)]`, or a `#[cfg(..)]`
+/// that holds only under `cfg(test)`.
+pub(crate) fn is_test_code(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        let path = attr.path();
+        let last = path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let test_attribute = matches!(last.as_str(), "test" | "bench" | "rstest" | "test_case");
+        let cfg_test = match &attr.meta {
+            syn::Meta::List(list) if path.is_ident("cfg") => implies_test(list.tokens.clone()),
+            _ => false,
+        };
+        test_attribute || cfg_test
+    })
+}
+
+/// Whether a cfg predicate can only hold in test builds: `test`, or `all(..)` with such a part.
+fn implies_test(predicate: TokenStream) -> bool {
+    let trees: Vec<TokenTree> = predicate.into_iter().collect();
+    match trees.as_slice() {
+        [TokenTree::Ident(ident)] => ident == "test",
+        [TokenTree::Ident(all), TokenTree::Group(group)] if all == "all" => {
+            split_on_commas(group.stream()).into_iter().any(implies_test)
+        }
+        _ => false,
+    }
+}
+
+fn split_on_commas(stream: TokenStream) -> Vec<TokenStream> {
+    let mut parts = vec![TokenStream::new()];
+    for tree in stream {
+        match &tree {
+            TokenTree::Punct(p) if p.as_char() == ',' => parts.push(TokenStream::new()),
+            _ => parts.last_mut().expect("never empty").extend([tree]),
+        }
+    }
+    parts.retain(|part| !part.is_empty());
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(text: &str) -> Vec<Attribute> {
+        syn::parse_str::<syn::ItemFn>(&format!("{text} fn f() {{}}")).unwrap().attrs
+    }
+
+    #[test]
+    fn test_attributes_and_cfgs() {
+        for yes in ["#[test]", "#[tokio::test(flavor = \"multi_thread\")]", "#[cfg(test)]", "#[cfg(all(unix, test))]"] {
+            assert!(is_test_code(&attrs(yes)), "{yes}");
+        }
+        for no in ["#[inline]", "#[cfg(not(test))]", "#[cfg(any(test, feature = \"x\"))]", "#[cfg(unix)]"] {
+            assert!(!is_test_code(&attrs(no)), "{no}");
+        }
+    }
+}

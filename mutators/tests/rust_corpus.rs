@@ -1,0 +1,212 @@
+//! Corpus check: mutants of the crates in the local cargo registry still parse.
+
+use std::fs;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mutators::rust::{executable_lines, mutate};
+use mutators::{Mutant, MutateError};
+
+/// At most this many mutants per file are re-parsed, evenly spread over the file;
+/// `MUTDELTA_CORPUS_CAP=<n>` changes it (a large n checks every mutant, in minutes).
+const MUTANTS_PER_FILE: usize = 12;
+
+fn mutants_per_file() -> usize {
+    std::env::var("MUTDELTA_CORPUS_CAP").ok().and_then(|v| v.parse().ok()).unwrap_or(MUTANTS_PER_FILE)
+}
+
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    not_utf8: usize,
+    /// Files syn itself cannot parse: newer syntax, or test fixtures that are meant not to.
+    unparsable: usize,
+    /// Files syn parses but `mutate` rejected: a bug.
+    wrongly_rejected: Vec<String>,
+    mutants: usize,
+    by_family: Vec<(&'static str, usize)>,
+    /// Mutants whose shape breaks what their family promises, and other inconsistencies.
+    broken: Vec<String>,
+    checked: usize,
+    reparse_failures: Vec<String>,
+    generating: Duration,
+    reparsing: Duration,
+}
+
+#[test]
+fn registry_mutants_parse() {
+    let started = Instant::now();
+    let roots = registry_crates();
+    let paths: Vec<PathBuf> = roots.iter().flat_map(|root| rust_files(root)).collect();
+    assert!(
+        paths.len() > 100,
+        "only {} .rs files under {:?}: run `cargo fetch` so the workspace's dependencies are in the registry",
+        paths.len(),
+        registry_src()
+    );
+    let cap = mutants_per_file();
+    let mut tally = Tally::default();
+    for path in &paths {
+        check_file(path, cap, &mut tally);
+    }
+    report(&tally, roots.len(), cap, started.elapsed());
+
+    assert!(tally.files > 100, "too few files parsed: {}", tally.files);
+    assert!(tally.wrongly_rejected.is_empty(), "files syn parses but mutate rejects");
+    assert!(tally.broken.is_empty(), "mutants not shaped as their family promises");
+    assert!(tally.reparse_failures.is_empty(), "mutants that no longer parse");
+    assert!(tally.checked > 10_000, "only {} mutants re-parsed", tally.checked);
+}
+
+fn check_file(path: &Path, cap: usize, tally: &mut Tally) {
+    let Ok(source) = fs::read_to_string(path) else {
+        tally.not_utf8 += 1;
+        return;
+    };
+    let generating = Instant::now();
+    let result = panic::catch_unwind(AssertUnwindSafe(|| mutate_all(&source)));
+    let found = result.unwrap_or_else(|_| panic!("mutate panicked on {}", path.display()));
+    tally.generating += generating.elapsed();
+    let mutants = match found {
+        Ok((mutants, executable_lines_agree)) => {
+            if !executable_lines_agree {
+                tally.broken.push(format!("{}: executable lines differ between mutate and executable_lines", path.display()));
+            }
+            mutants
+        }
+        Err(err) => {
+            if syn::parse_file(&source).is_ok() {
+                tally.wrongly_rejected.push(format!("{}: {err}", path.display()));
+            } else {
+                tally.unparsable += 1;
+            }
+            return;
+        }
+    };
+    tally.files += 1;
+    tally.mutants += mutants.len();
+    for m in &mutants {
+        if let Some(problem) = broken_promise(&source, m) {
+            tally.broken.push(format!("{}: {problem}: {m:?}", path.display()));
+        }
+        match tally.by_family.iter_mut().find(|(family, _)| *family == m.mutator) {
+            Some((_, count)) => *count += 1,
+            None => tally.by_family.push((m.mutator, 1)),
+        }
+    }
+    let reparsing = Instant::now();
+    for m in spread(mutants, cap) {
+        tally.checked += 1;
+        if let Err(err) = syn::parse_file(&m.apply(&source)) {
+            let what = format!("{}:{} {} {:?} -> {:?}: {err}", path.display(), m.line, m.mutator, m.original, m.replacement);
+            tally.reparse_failures.push(what);
+        }
+    }
+    tally.reparsing += reparsing.elapsed();
+}
+
+/// Mutants of every line of `source`, and whether the executable lines agree.
+fn mutate_all(source: &str) -> Result<(Vec<Mutant>, bool), MutateError> {
+    let lines: Vec<usize> = (1..=source.lines().count().max(1)).collect();
+    let found = mutate(source, &lines)?;
+    let agree = found.executable_lines == executable_lines(source)?;
+    Ok((found.mutants, agree))
+}
+
+/// What is wrong with a mutant's shape, given what its family promises.
+fn broken_promise(source: &str, m: &Mutant) -> Option<&'static str> {
+    if source[m.span.clone()] != m.original {
+        return Some("original is not the text at the span");
+    }
+    if m.original == m.replacement {
+        return Some("replacement equals original");
+    }
+    let shape_ok = match m.mutator {
+        "StatementDeletion" => m.original.ends_with(';') && m.replacement.is_empty(),
+        "MatchArmDeletion" => m.original.contains("=>") && m.replacement.is_empty(),
+        "FunctionBody" => m.original.starts_with('{') && m.original.ends_with('}'),
+        "UnaryOperator" => m.original.starts_with(['-', '!']) && m.replacement.trim().is_empty(),
+        "StringLiteral" => m.original.ends_with(['"', '#']) && m.replacement.trim() == "\"\"",
+        "ConditionForcing" => matches!(m.replacement.trim(), "true" | "false"),
+        _ => !m.original.contains('\n'),
+    };
+    (!shape_ok).then_some("not the shape its family makes")
+}
+
+/// At most `cap` items, evenly spread over `items`.
+fn spread<T>(items: Vec<T>, cap: usize) -> Vec<T> {
+    let n = items.len();
+    if n <= cap {
+        return items;
+    }
+    items.into_iter().enumerate().filter(|(i, _)| i * cap / n != (i + 1) * cap / n).map(|(_, m)| m).collect()
+}
+
+fn report(tally: &Tally, crates: usize, cap: usize, took: Duration) {
+    println!("registry: {} ({crates} crates)", registry_src().display());
+    println!(
+        "files: {} parsed, {} unparsable by syn skipped, {} not UTF-8 skipped, {} wrongly rejected",
+        tally.files,
+        tally.unparsable,
+        tally.not_utf8,
+        tally.wrongly_rejected.len()
+    );
+    println!("mutants: {} generated in {:?}, every line requested", tally.mutants, tally.generating);
+    let mut families = tally.by_family.clone();
+    families.sort();
+    let families: Vec<String> = families.iter().map(|(family, n)| format!("{family} {n}")).collect();
+    println!("  by family: {}", families.join(", "));
+    println!(
+        "re-parsed: {} (up to {cap} per file, evenly spread) in {:?}; {} failed",
+        tally.checked,
+        tally.reparsing,
+        tally.reparse_failures.len()
+    );
+    println!("broken promises: {}", tally.broken.len());
+    for failure in tally.reparse_failures.iter().chain(&tally.wrongly_rejected).chain(&tally.broken).take(20) {
+        println!("  {failure}");
+    }
+    println!("total time {took:?}");
+}
+
+/// `$CARGO_HOME/registry/src`, or `~/.cargo/registry/src`.
+fn registry_src() -> PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").expect("HOME or CARGO_HOME is set");
+        PathBuf::from(home).join(".cargo")
+    });
+    cargo_home.join("registry").join("src")
+}
+
+/// Every crate folder `registry/src/<index>/<crate-version>`, sorted.
+fn registry_crates() -> Vec<PathBuf> {
+    let src = registry_src();
+    let indexes = fs::read_dir(&src).unwrap_or_else(|e| panic!("no cargo registry at {}: {e}", src.display()));
+    let mut crates: Vec<PathBuf> = indexes
+        .flatten()
+        .flat_map(|index| fs::read_dir(index.path()).into_iter().flatten().flatten())
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    crates.sort();
+    crates
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}

@@ -1,0 +1,90 @@
+"""mutdelta's compile check: does each mutant still compile? One interpreter for all of them.
+
+Input on stdin, JSON: {"files": [{"name", "source", "mutants": [[start_line, start_column,
+end_line, end_column, replacement], ...]}]} with 1-based lines and 1-based columns counted in
+characters, end exclusive. Output on stdout, JSON: {"originals": [error or null per file],
+"mutants": [error or null per mutant, in input order]}.
+
+Whether a statement compiles never depends on the other top-level statements of its file (only
+on `from __future__` imports), so each mutant is compiled within the top-level statement that
+holds it, at its own line numbers: a mutant of a 5,000-line file costs a few lines' compile.
+"""
+
+import ast
+import json
+import sys
+
+
+def describe(error):
+    return f"{type(error).__name__}: {error}"
+
+
+def compile_error(source, name):
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+        return None
+    except (SyntaxError, ValueError) as error:
+        return describe(error)
+
+
+def blocks_of(tree):
+    """Line ranges of the top-level statements, decorators included, merged where they share a line."""
+    ranges = []
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        last = node.end_lineno or node.lineno
+        if ranges and first <= ranges[-1][1]:
+            ranges[-1][1] = max(ranges[-1][1], last)
+        else:
+            ranges.append([first, last])
+    return ranges
+
+
+def future_lines(tree):
+    lines = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def check_file(file):
+    name, source = file["name"], file["source"]
+    original = compile_error(source, name)
+    results = []
+    if original is not None:
+        return original, [original for _ in file["mutants"]]
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    blocks = blocks_of(tree)
+    future = future_lines(tree)
+    for start_line, start_column, end_line, end_column, replacement in file["mutants"]:
+        begin = starts[start_line - 1] + start_column - 1
+        end = starts[end_line - 1] + end_column - 1
+        holder = next((b for b in blocks if b[0] <= start_line and end_line <= b[1]), None)
+        if holder is None or holder[0] in future:
+            results.append(compile_error(source[:begin] + replacement + source[end:], name))
+            continue
+        first, last = holder
+        block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
+        prefix = [lines[n - 1] if n in future else "" for n in range(1, first)]
+        block = source[block_begin:begin] + replacement + source[end:block_end]
+        results.append(compile_error("\n".join(prefix + [block]), name))
+    return None, results
+
+
+def main():
+    request = json.load(sys.stdin)
+    originals, mutants = [], []
+    for file in request["files"]:
+        original, results = check_file(file)
+        originals.append(original)
+        mutants.extend(results)
+    json.dump({"originals": originals, "mutants": mutants}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
