@@ -113,12 +113,9 @@ pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(S
         path.push(bin.to_path_buf());
     }
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
-    vec![
-        ("PYTHONPATH".to_string(), join(&python_path)),
-        ("PATH".to_string(), join(&path)),
-        // A mutant can have the size and mtime second of the original: stale bytecode would hide it.
-        ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
-    ]
+    // Bytecode is cached as usual (in the copies' __pycache__): `worktree::replace_file` gives
+    // every mutant a fresh mtime, so it never meets its original's bytecode.
+    vec![("PYTHONPATH".to_string(), join(&python_path)), ("PATH".to_string(), join(&path))]
 }
 
 fn join(paths: &[PathBuf]) -> String {

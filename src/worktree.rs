@@ -141,3 +141,20 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Writes `content` to a file of a copy, giving it a modification time no earlier write had.
+///
+/// Python trusts cached bytecode whose recorded source mtime (in whole seconds) and size match
+/// the source; a mutant of the same size written within the same second would run the
+/// original's bytecode. A fresh mtime per write makes every cached copy stale.
+pub fn replace_file(path: &Path, content: &str) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let stamp = UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed));
+    let file = fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
+    std::io::Write::write_all(&mut &file, content.as_bytes())?;
+    file.set_modified(stamp)?;
+    Ok(())
+}

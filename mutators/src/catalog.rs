@@ -182,7 +182,7 @@ pub const RUST: &[Rule] = &[
 
     rule(MATCH_ARM_DELETION, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
 
-    rule(FUNCTION_BODY, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not unsafe fn nor const fn; here the body becomes {}, also for -> ()"),
+    rule(FUNCTION_BODY, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn, const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
     rule(FUNCTION_BODY, "fn f() -> bool { <body> }", &["true", "false"], ""),
     rule(FUNCTION_BODY, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
     rule(FUNCTION_BODY, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),

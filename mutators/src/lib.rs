@@ -78,7 +78,12 @@ pub(crate) struct Edit {
 
 impl Edit {
     /// The mutant this edit of `source` makes, with its positions looked up in `index`.
-    pub(crate) fn into_mutant(self, source: &str, index: &text::LineIndex, ignored: Option<String>) -> Mutant {
+    pub(crate) fn into_mutant(
+        self,
+        source: &str,
+        index: &text::LineIndex,
+        ignored: Option<String>,
+    ) -> Mutant {
         let start = index.position(source, self.span.start);
         let end = index.position(source, self.span.end);
         Mutant {

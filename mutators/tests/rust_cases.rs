@@ -52,7 +52,10 @@ fn one_added_line_in_an_old_function_does_not_replace_its_body() {
 fn a_whole_added_function_gets_its_body_replaced() {
     let found = mutate(OLD_FUNCTION, &[1, 2, 3, 4, 5, 6, 7]).unwrap();
     let body = &OLD_FUNCTION[OLD_FUNCTION.find('{').unwrap()..OLD_FUNCTION.rfind('}').unwrap() + 1];
-    assert_eq!(of(&found.mutants, "FunctionBody"), [format!("1:{body}→{{ 0 }}"), format!("1:{body}→{{ 1 }}")]);
+    assert_eq!(
+        of(&found.mutants, "FunctionBody"),
+        [format!("1:{body}→{{ 0 }}"), format!("1:{body}→{{ 1 }}")]
+    );
     assert_eq!(found.executable_lines, [2, 3, 4, 6]);
     let replaced = found.mutants.iter().find(|m| m.mutator == "FunctionBody").unwrap();
     assert_eq!(replaced.apply(OLD_FUNCTION), "fn total(items: &[u32]) -> u32 { 0 }\n");
@@ -109,6 +112,21 @@ enum E {
     let mutants = all_mutants(source);
     assert_eq!(lines_of(&mutants), [5, 7], "{mutants:?}");
     assert_eq!(of(&mutants, "ArithmeticOperator"), ["7:-→+"]);
+}
+
+#[test]
+fn constants_in_types_lengths_and_generic_arguments_are_left_alone() {
+    let source = "\
+fn f(v: Vec<u8>) -> usize {
+    let a: [u8; 2] = [7u8; 2];
+    let b = v.iter().f::<3>();
+    let c = Foo::<4>::new();
+    let d = const { 5 };
+    a.len()
+}
+";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "NumberLiteral"), ["2:7u8→0u8", "2:7u8→1u8", "2:7u8→8u8"]);
 }
 
 #[test]
@@ -280,7 +298,10 @@ fn crlf_gives_the_same_mutants_as_lf() {
     assert_eq!(executable_lines(&crlf).unwrap(), [2, 3, 5]);
     assert_eq!(summary(&crlf), summary(lf));
     let deletion = all_mutants(&crlf).into_iter().find(|m| m.mutator == "StatementDeletion").unwrap();
-    assert_eq!(deletion.apply(&crlf), "fn f(a: u8) -> u8 {\r\n    if a > 1 {\r\n        \r\n    }\r\n    0\r\n}\r\n");
+    assert_eq!(
+        deletion.apply(&crlf),
+        "fn f(a: u8) -> u8 {\r\n    if a > 1 {\r\n        \r\n    }\r\n    0\r\n}\r\n"
+    );
 }
 
 #[test]
@@ -363,7 +384,10 @@ trait T {
     assert_eq!(of(&mutants, "ArithmeticOperator"), ["3:+→-", "5:*→/"]);
     let bodies: Vec<&str> =
         mutants.iter().filter(|m| m.mutator == "FunctionBody").map(|m| m.description.as_str()).collect();
-    assert!(bodies.contains(&"replace body of `twice` with `0`") && bodies.contains(&"replace body of `inner` with `1`"));
+    assert!(
+        bodies.contains(&"replace body of `twice` with `0`")
+            && bodies.contains(&"replace body of `inner` with `1`")
+    );
 }
 
 #[test]

@@ -73,8 +73,8 @@ const ROWS: &[Row] = &[
     ),
     Row {
         family: "FunctionBody",
-        source: "fn unit() {\n    go();\n}\nfn empty() {}\nfn flag() -> bool {\n    true\n}\nfn count() -> u32 {\n    7\n}\n\
-                 fn name() -> String {\n    g()\n}\nfn label() -> &'static str {\n    \"x\"\n}\n\
+        source: "fn unit() {\n    go();\n}\nfn empty() {}\nfn flag() -> bool {\n    g()\n}\nfn count() -> u32 {\n    g()\n}\nfn seven() -> u32 {\n    7\n}\n\
+                 fn name() -> String {\n    g()\n}\nfn label() -> &'static str {\n    g()\n}\n\
                  fn list() -> Vec<u8> {\n    g()\n}\nfn maybe() -> Option<u8> {\n    g()\n}\n\
                  fn parse(s: &str) -> Result<u8, E> {\n    s.parse()\n}\nfn boxed() -> Box<bool> {\n    g()\n}\n\
                  fn items() -> impl Iterator<Item = u8> {\n    g()\n}\nfn never() -> ! {\n    loop {}\n}\n\
@@ -91,8 +91,11 @@ const ROWS: &[Row] = &[
 ];
 
 fn mutants_of(row: &Row) -> Vec<Mutant> {
-    let lines: Vec<usize> =
-        if row.all_lines { (1..=row.source.lines().count()).collect() } else { executable_lines(row.source).unwrap() };
+    let lines: Vec<usize> = if row.all_lines {
+        (1..=row.source.lines().count()).collect()
+    } else {
+        executable_lines(row.source).unwrap()
+    };
     mutate(row.source, &lines).unwrap().mutants
 }
 
@@ -138,7 +141,10 @@ fn assert_every_mutant_parses(rows: &[(&Row, Vec<Mutant>)]) {
         for m in mutants {
             checked += 1;
             if let Err(e) = syn::parse_file(&m.apply(row.source)) {
-                failures.push(format!("{}: line {} {:?} → {:?}: {e}", row.family, m.line, m.original, m.replacement));
+                failures.push(format!(
+                    "{}: line {} {:?} → {:?}: {e}",
+                    row.family, m.line, m.original, m.replacement
+                ));
             }
         }
     }

@@ -33,11 +33,7 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
             let _ = writeln!(out, "[MUT-nocoverage] {place}: {what}: no relevant test runs this line");
         }
         Status::Timeout => {
-            let _ = writeln!(
-                out,
-                "[MUT-timeout] {place}: {what}: the tests hung ({}), counted as caught",
-                result.reason
-            );
+            let _ = writeln!(out, "[MUT-timeout] {place}: {what}: {}, counted as caught", result.reason);
             return;
         }
         Status::CompileError => {

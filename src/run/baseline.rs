@@ -11,6 +11,7 @@ use super::Interrupted;
 use crate::options::TestRunner;
 use crate::plan::FilePlan;
 use crate::python;
+use crate::worktree;
 
 /// The shortest timeout a mutant gets, however fast its tests.
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,7 +38,7 @@ pub fn require_pass(run: &Finished, runner: &TestRunner, limit: Duration) -> Res
             "pytest collected no tests, so no mutant could be caught: add tests or name them with --test"
         ),
         Exit::TimedOut => bail!(
-            "the tests did not finish within {:.0} s before any mutation: raise --timeout or name faster tests with --test",
+            "the tests did not finish within {:.0} s before any mutation: name the tests that matter with --test",
             limit.as_secs_f64()
         ),
         _ => bail!(
@@ -59,9 +60,9 @@ pub fn prove_canary(
     log: &Path,
 ) -> Result<()> {
     let path = root.join(&file.path);
-    std::fs::write(&path, python::CANARY_SOURCE)?;
+    worktree::replace_file(&path, python::CANARY_SOURCE)?;
     let run = executor.run(tests, timeout, log);
-    std::fs::write(&path, &file.source)?;
+    worktree::replace_file(&path, &file.source)?;
     match run?.exit {
         Exit::Interrupted => Err(Interrupted.into()),
         Exit::Code(0) => bail!(

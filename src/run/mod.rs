@@ -210,7 +210,8 @@ impl<'a> Session<'a> {
         root: &Path,
         runnable: Vec<PlannedMutant>,
     ) -> Result<(Vec<Job>, Vec<MutantResult>, Duration)> {
-        let limit = self.options.timeout.unwrap_or(BASELINE_LIMIT);
+        // --timeout is per mutant; the unmutated run only has to finish.
+        let limit = BASELINE_LIMIT;
         let log = self.logs.as_path().join("baseline.log");
         if !self.pytest() {
             let mut spawn = self.spawn(root);
@@ -350,7 +351,8 @@ fn compile_check(python: &Path, plan: &Plan, candidates: &[PlannedMutant]) -> Re
         }
     }
     // Results come file by file; give them back in the candidates' order.
-    let mut by_file: Vec<std::collections::VecDeque<Option<String>>> = vec![Default::default(); plan.files.len()];
+    let mut by_file: Vec<std::collections::VecDeque<Option<String>>> =
+        vec![Default::default(); plan.files.len()];
     let mut answers = results.mutants.into_iter();
     for (index, request) in requests.iter().enumerate() {
         by_file[index].extend(answers.by_ref().take(request.mutants.len()));

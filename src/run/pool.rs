@@ -15,6 +15,7 @@ use super::{Event, Interrupted, INTERRUPTED};
 use crate::options::TestRunner;
 use crate::plan::{Plan, PlannedMutant};
 use crate::report::{MutantResult, Status};
+use crate::worktree;
 
 /// One mutant and the tests to run against it.
 #[derive(Debug, Clone)]
@@ -100,9 +101,9 @@ fn test_one(
 ) -> Result<MutantResult> {
     let file = &plan.files[job.planned.file];
     let path = worker.root.join(&file.path);
-    std::fs::write(&path, job.planned.mutant.apply(&file.source))?;
+    worktree::replace_file(&path, &job.planned.mutant.apply(&file.source))?;
     let run = worker.executor.run(&job.tests, job.timeout, log);
-    std::fs::write(&path, &file.source)?;
+    worktree::replace_file(&path, &file.source)?;
     let run = run?;
     if run.exit == Exit::Interrupted {
         return Err(Interrupted.into());

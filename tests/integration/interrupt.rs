@@ -50,6 +50,11 @@ fn stop_mid_run(signal: libc::c_int) {
     let sleepers: Vec<i32> =
         std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     assert!(!sleepers.is_empty());
+    // SIGKILL is delivered asynchronously: give the kernel a moment to finish them off.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sleepers.iter().any(|&pid| process_is_alive(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     for pid in sleepers {
         assert!(!process_is_alive(pid), "test process {pid} was left running");
     }

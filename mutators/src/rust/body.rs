@@ -2,7 +2,9 @@
 
 use std::ops::Range;
 
-use syn::{GenericArgument, Path, PathArguments, ReturnType, Signature, Type, TypeParamBound};
+use syn::{
+    Block, Expr, GenericArgument, Path, PathArguments, ReturnType, Signature, Stmt, Type, TypeParamBound,
+};
 
 use super::walk::Walker;
 use crate::catalog::{self, RUST};
@@ -16,9 +18,12 @@ const POINTERS: &[&str] = &["Box", "Rc", "Arc"];
 impl Walker<'_, '_> {
     /// Replaces the body (`braces`, from `{` to `}`) of a `fn` whose every line was requested:
     /// a function the change merely touches keeps its body.
-    pub(crate) fn replace_body(&mut self, sig: &Signature, braces: Range<usize>) {
+    pub(crate) fn replace_body(&mut self, sig: &Signature, block: &Block, braces: Range<usize>) {
         if sig.constness.is_some() {
             return; // its body may be evaluated at compile time, where most values cannot be built
+        }
+        if let [Stmt::Expr(Expr::Lit(_), None)] = block.stmts.as_slice() {
+            return; // `{ 7 }`: the literal's own mutants say the same
         }
         let lines = self.source.line(braces.start)..=self.source.line(braces.end - 1);
         if !lines.into_iter().all(|line| self.is_wanted(line)) {
@@ -49,7 +54,11 @@ fn return_values(output: &ReturnType) -> Vec<String> {
 
 /// The catalog's values for a return type `pattern`.
 fn table(pattern: &str) -> Vec<String> {
-    let from = if pattern.starts_with("fn ") { pattern.to_string() } else { format!("fn f() -> {pattern} {{ <body> }}") };
+    let from = if pattern.starts_with("fn ") {
+        pattern.to_string()
+    } else {
+        format!("fn f() -> {pattern} {{ <body> }}")
+    };
     catalog::targets(RUST, catalog::FUNCTION_BODY, &from).iter().map(|to| to.to_string()).collect()
 }
 
@@ -100,7 +109,10 @@ fn path_values(path: &Path) -> Vec<String> {
 
 /// Each template with `<T>` replaced by each value.
 fn wrap(templates: &[String], values: &[String]) -> Vec<String> {
-    templates.iter().flat_map(|template| values.iter().map(move |value| template.replace("<T>", value))).collect()
+    templates
+        .iter()
+        .flat_map(|template| values.iter().map(move |value| template.replace("<T>", value)))
+        .collect()
 }
 
 fn first_type_argument(arguments: &PathArguments) -> Option<&Type> {
@@ -151,7 +163,9 @@ mod tests {
         assert_eq!(of("Self"), ["Default::default()"]);
         assert_eq!(of("(u8, bool)"), ["Default::default()"]);
         assert_eq!(of("()"), ["()"]);
-        for none in ["!", "impl Fn()", "Box<dyn Error>", "&mut T", "&T", "*const u8", "Result<impl Display, E>"] {
+        for none in
+            ["!", "impl Fn()", "Box<dyn Error>", "&mut T", "&T", "*const u8", "Result<impl Display, E>"]
+        {
             assert!(of(none).is_empty(), "{none}: {:?}", of(none));
         }
     }

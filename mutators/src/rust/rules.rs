@@ -2,7 +2,9 @@
 
 use std::ops::Range;
 
-use syn::{BinOp, Expr, ExprBinary, ExprIf, ExprMatch, ExprUnary, ExprWhile, Lit, LitInt, PatGuard, Stmt, UnOp};
+use syn::{
+    BinOp, Expr, ExprBinary, ExprIf, ExprMatch, ExprUnary, ExprWhile, Lit, LitInt, PatGuard, Stmt, UnOp,
+};
 
 use super::walk::Walker;
 use crate::catalog::{self, RUST};
@@ -119,7 +121,12 @@ impl Walker<'_, '_> {
         if deletable {
             let span = self.source.node(stmt);
             for to in catalog::targets(RUST, catalog::STATEMENT_DELETION, "<call or assignment>;") {
-                self.push(span.clone(), to.to_string(), catalog::STATEMENT_DELETION, "delete statement".into());
+                self.push(
+                    span.clone(),
+                    to.to_string(),
+                    catalog::STATEMENT_DELETION,
+                    "delete statement".into(),
+                );
             }
         }
     }

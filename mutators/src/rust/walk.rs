@@ -27,7 +27,11 @@ pub(crate) struct Walker<'p, 'a> {
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
-    pub(crate) fn new(source: &'p Source<'a>, wanted: &'p [bool], pragma_targets: HashMap<usize, String>) -> Self {
+    pub(crate) fn new(
+        source: &'p Source<'a>,
+        wanted: &'p [bool],
+        pragma_targets: HashMap<usize, String>,
+    ) -> Self {
         Walker { source, wanted, pragma_targets, edits: Vec::new(), bodies: Vec::new(), covered: Vec::new() }
     }
 
@@ -43,7 +47,13 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// Records an edit if it starts on a wanted line.
-    pub(crate) fn push(&mut self, span: Range<usize>, replacement: String, mutator: &'static str, description: String) {
+    pub(crate) fn push(
+        &mut self,
+        span: Range<usize>,
+        replacement: String,
+        mutator: &'static str,
+        description: String,
+    ) {
         if self.is_wanted(self.source.line(span.start)) {
             self.edits.push(Edit { span, replacement, mutator, description });
         }
@@ -71,7 +81,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         if matches!(sig.safety, syn::Safety::Unsafe(_)) {
             return; // mutating it could break memory safety rather than a test
         }
-        self.replace_body(sig, braces);
+        self.replace_body(sig, block, braces);
         self.visit_block(block);
     }
 }
@@ -223,7 +233,12 @@ mod tests {
 
     #[test]
     fn test_attributes_and_cfgs() {
-        for yes in ["#[test]", "#[tokio::test(flavor = \"multi_thread\")]", "#[cfg(test)]", "#[cfg(all(unix, test))]"] {
+        for yes in [
+            "#[test]",
+            "#[tokio::test(flavor = \"multi_thread\")]",
+            "#[cfg(test)]",
+            "#[cfg(all(unix, test))]",
+        ] {
             assert!(is_test_code(&attrs(yes)), "{yes}");
         }
         for no in ["#[inline]", "#[cfg(not(test))]", "#[cfg(any(test, feature = \"x\"))]", "#[cfg(unix)]"] {
