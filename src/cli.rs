@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::options::TestTool;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mutdelta",
@@ -78,6 +80,9 @@ pub struct CheckArgs {
     /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// What runs the tests of a cargo package (Rust files).
+    #[arg(long, value_enum, default_value = "cargo")]
+    pub test_tool: TestTool,
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,

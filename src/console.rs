@@ -18,13 +18,8 @@ impl Console {
     pub fn hear(&mut self, event: Event) {
         let mut err = std::io::stderr().lock();
         let _ = match event {
-            Event::BaselinePassed { duration, tests } => {
-                let which = if tests == 0 {
-                    "the whole suite".to_string()
-                } else {
-                    format!("{tests} relevant test paths")
-                };
-                writeln!(err, "baseline: {which} passes unmutated in {:.2} s", duration.as_secs_f64())
+            Event::BaselinePassed { duration, what } => {
+                writeln!(err, "baseline: {what} pass unmutated in {:.2} s", duration.as_secs_f64())
             }
             Event::MutantsStarting { total, workers } => {
                 writeln!(err, "testing {total} mutants in {workers} parallel copies")

@@ -33,6 +33,13 @@ pub enum TestRunner {
     Shell(String),
 }
 
+/// What runs a cargo package's tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestTool {
+    Cargo,
+    Nextest,
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Where to look for the repository.
@@ -46,6 +53,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
     pub fork: bool,
+    /// Runs the tests of cargo packages.
+    pub test_tool: TestTool,
 }
 
 impl Change {
@@ -79,6 +88,7 @@ impl Options {
             timeout: None,
             json: None,
             fork: true,
+            test_tool: TestTool::Cargo,
         }
     }
 
@@ -112,6 +122,7 @@ impl Options {
             timeout,
             json: args.json.clone(),
             fork: !args.no_fork,
+            test_tool: args.test_tool,
         })
     }
 }

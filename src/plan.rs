@@ -1,6 +1,5 @@
 //! What to mutate: the added executable lines of each source file and their mutants, with a note for every file passed over.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
@@ -8,11 +7,66 @@ use mutators::Mutant;
 
 use crate::lines::AddedLines;
 
+/// The languages mutdelta mutates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    Python,
+    Rust,
+}
+
+impl Language {
+    /// By file extension.
+    pub fn of(path: &Path) -> Option<Language> {
+        match path.extension()?.to_str()? {
+            "py" => Some(Language::Python),
+            "rs" => Some(Language::Rust),
+            _ => None,
+        }
+    }
+
+    /// As the mutation-testing-elements report names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Rust => "rust",
+        }
+    }
+
+    fn mutate(self, source: &str, lines: &[usize]) -> Result<mutators::FileMutants, mutators::MutateError> {
+        match self {
+            Language::Python => mutators::python::mutate(source, lines),
+            Language::Rust => mutators::rust::mutate(source, lines),
+        }
+    }
+
+    /// Test code, which is not mutated: pytest's discovery rules (plus `conftest.py` and
+    /// anything under `tests`/`test`) for Python; `tests/`, `benches/` and `examples/` for Rust.
+    pub fn is_test_file(self, path: &Path) -> bool {
+        let in_dir = |names: &[&str]| {
+            path.parent()
+                .into_iter()
+                .flat_map(Path::components)
+                .any(|part| part.as_os_str().to_str().is_some_and(|part| names.contains(&part)))
+        };
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+        match self {
+            Language::Python => {
+                name == "conftest.py"
+                    || name.starts_with("test_")
+                    || name.ends_with("_test.py")
+                    || in_dir(&["tests", "test"])
+            }
+            Language::Rust => in_dir(&["tests", "benches", "examples"]),
+        }
+    }
+}
+
 /// One source file to mutate.
 #[derive(Debug, Clone)]
 pub struct FilePlan {
     /// Relative to the repository root.
     pub path: PathBuf,
+    pub language: Language,
     pub source: String,
     /// The added lines that hold executable code.
     pub lines: Vec<usize>,
@@ -47,14 +101,14 @@ impl Plan {
             plan.notes.push(format!("{}: binary file, skipped", path.display()));
         }
         for (path, lines) in &added.files {
-            if is_test_file(path) {
-                if is_python(path) {
+            let Some(language) = Language::of(path) else {
+                plan.notes.push(format!("{}: not a Python or Rust file, skipped", path.display()));
+                continue;
+            };
+            if language.is_test_file(path) {
+                if language == Language::Python {
                     plan.changed_tests.push(path.clone());
                 }
-                continue;
-            }
-            if !is_python(path) {
-                plan.notes.push(format!("{}: not a Python file, skipped", path.display()));
                 continue;
             }
             let bytes = match std::fs::read(root.join(path)) {
@@ -73,13 +127,15 @@ impl Plan {
                 continue;
             };
             let requested: Vec<usize> = lines.iter().copied().collect();
-            let found = mutators::python::mutate(&source, &requested)
+            let found = language
+                .mutate(&source, &requested)
                 .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
             if found.executable_lines.is_empty() {
                 continue;
             }
             plan.files.push(FilePlan {
                 path: path.clone(),
+                language,
                 source,
                 lines: found.executable_lines,
                 mutants: found.mutants,
@@ -104,37 +160,27 @@ impl Plan {
     }
 }
 
-fn is_python(path: &Path) -> bool {
-    path.extension().is_some_and(|ext| ext == "py")
-}
-
-/// pytest's default discovery rules, plus `conftest.py` and anything under a `tests`/`test` folder.
-pub fn is_test_file(path: &Path) -> bool {
-    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
-    let in_test_dir = path
-        .parent()
-        .into_iter()
-        .flat_map(Path::components)
-        .any(|part| matches!(part.as_os_str().to_str(), Some("tests" | "test")));
-    name == "conftest.py" || name.starts_with("test_") || name.ends_with("_test.py") || in_test_dir
-}
-
-/// The distinct added lines that have a mutant, for the summary line.
-pub fn lines_with_mutants<'a>(mutants: impl Iterator<Item = &'a PlannedMutant>) -> BTreeSet<(usize, usize)> {
-    mutants.map(|planned| (planned.file, planned.mutant.line)).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn test_files_follow_pytest_discovery_rules() {
+    fn python_test_files_follow_pytest_discovery_rules() {
         for test in ["tests/test_a.py", "test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py"] {
-            assert!(is_test_file(Path::new(test)), "{test}");
+            assert!(Language::Python.is_test_file(Path::new(test)), "{test}");
         }
         for source in ["pkg/a.py", "testing.py", "src/contest.py", "latest/x.py"] {
-            assert!(!is_test_file(Path::new(source)), "{source}");
+            assert!(!Language::Python.is_test_file(Path::new(source)), "{source}");
+        }
+    }
+
+    #[test]
+    fn rust_test_files_are_integration_tests_benches_and_examples() {
+        for test in ["tests/it.rs", "crates/a/tests/x.rs", "benches/b.rs", "examples/e.rs"] {
+            assert!(Language::Rust.is_test_file(Path::new(test)), "{test}");
+        }
+        for source in ["src/lib.rs", "crates/a/src/tests_support.rs", "src/test.rs"] {
+            assert!(!Language::Rust.is_test_file(Path::new(source)), "{source}");
         }
     }
 }

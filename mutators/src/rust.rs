@@ -86,7 +86,8 @@ impl Pragmas {
             if token_lines[line] {
                 pragmas.by_line.insert(line, reason);
             } else {
-                let below = (line + 1..).find(|l| !comment_lines.contains(l)).unwrap_or(line + 1);
+                let comment_only = |l: &usize| comment_lines.contains(l) && !token_lines[*l];
+                let below = (line + 1..token_lines.len()).find(|l| !comment_only(l)).unwrap_or(line + 1);
                 if token_lines.get(below) == Some(&true) {
                     pragmas.above.insert(below, reason);
                 }

@@ -166,6 +166,25 @@ fn c(x: u8) -> u8 {
 }
 
 #[test]
+fn a_pragma_above_a_statement_covers_the_statement() {
+    let source = "\
+fn f(x: u8) {
+    // mutdelta: skip best effort
+    // (the cache may be gone)
+    let _ = warm(x + 1); // warms the cache
+    g(x - 1);
+}
+";
+    let mutants = all_mutants(source);
+    let ignored: Vec<(usize, Option<&str>)> = mutants
+        .iter()
+        .filter(|m| m.mutator == "ArithmeticOperator")
+        .map(|m| (m.line, m.ignored.as_deref()))
+        .collect();
+    assert_eq!(ignored, [(4, Some("best effort")), (5, None)]);
+}
+
+#[test]
 fn a_pragma_needs_a_reason() {
     let source = "fn f() {\n    g(); // mutdelta: skip\n}\n";
     assert_eq!(mutate(source, &[1]), Err(MutateError::PragmaWithoutReason { line: 2 }));

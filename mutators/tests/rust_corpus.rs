@@ -60,7 +60,7 @@ fn registry_mutants_parse() {
         all.len(),
         total_bytes >> 20
     );
-    println!("sampled: every {stride}th file, {} files", sample.len());
+    println!("sampled: {} of {} files, one in {stride}, in path order", sample.len(), all.len());
     let cap = setting("MUTDELTA_CORPUS_CAP", MUTANTS_PER_FILE);
     let mut tally = Tally::default();
     for path in &sample {

@@ -13,7 +13,7 @@ pub fn render(report: &Report) -> Value {
     for file in &report.plan.files {
         files.insert(
             file.path.display().to_string(),
-            json!({ "language": "python", "source": file.source, "mutants": [] }),
+            json!({ "language": file.language.name(), "source": file.source, "mutants": [] }),
         );
     }
     for result in &report.results {

@@ -65,7 +65,8 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors`.
 pub fn summary_line(report: &Report) -> String {
     if report.results.is_empty() {
-        return "mutation delta: nothing to mutate: the change adds no executable Python lines".to_string();
+        return "mutation delta: nothing to mutate: the change adds no executable Python or Rust lines"
+            .to_string();
     }
     let summary = report.summary();
     let mut line = format!(

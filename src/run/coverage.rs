@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::process::Finished;
 use crate::options::TestRunner;
-use crate::plan::Plan;
+use crate::plan::{Language, Plan};
 use crate::python;
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
@@ -66,6 +66,7 @@ pub fn measure(
     let targets: BTreeMap<String, Vec<usize>> = plan
         .files
         .iter()
+        .filter(|file| file.language == Language::Python)
         .map(|file| (real_root.join(&file.path).display().to_string(), file.lines.clone()))
         .collect();
     let targets_path = support.join("probe-targets.json");

@@ -1,6 +1,7 @@
 //! Runs a check: plan the mutants, compile-check them, prove the baseline, then test every mutant in parallel worktrees.
 
 pub mod baseline;
+pub mod cargo;
 pub mod coverage;
 pub mod executor;
 pub mod pool;
@@ -16,13 +17,14 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 
 use self::baseline::{mutant_timeout, prove_canary, require_pass, BASELINE_LIMIT};
+use self::cargo::Cargo;
 use self::coverage::CoverageMap;
 use self::executor::{Executor, Spawn, Warm};
-use self::pool::{Job, Worker};
+use self::pool::{Job, Judge, Worker};
 use self::warm::WarmSpec;
 use crate::lines::{self, workdir};
 use crate::options::{Options, TestRunner};
-use crate::plan::{Plan, PlannedMutant};
+use crate::plan::{Language, Plan, PlannedMutant};
 use crate::python;
 use crate::report::{MutantResult, Report, Status, Timings};
 use crate::scratch::Scratch;
@@ -40,10 +42,10 @@ pub struct Interrupted;
 /// What the runner tells its reporters, in order.
 #[derive(Debug)]
 pub enum Event<'a> {
-    /// The unmutated tests passed.
+    /// The unmutated tests passed; `what` says which ran.
     BaselinePassed {
         duration: Duration,
-        tests: usize,
+        what: String,
     },
     /// Mutants are about to run.
     MutantsStarting {
@@ -90,27 +92,119 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
         report.timings = timings;
         return Ok(report);
     }
-    let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
     let (mut results, candidates) = split_ignored(mutants);
-    if !candidates.is_empty() {
+    let (python_candidates, rust_candidates): (Vec<_>, Vec<_>) =
+        candidates.into_iter().partition(|c| report.plan.files[c.file].language == Language::Python);
+    if !python_candidates.is_empty() {
+        let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
         let session = Session::new(options, &report, python.clone(), &repo_root, &scratch)?;
         // The compile check needs no tests: it overlaps the unmutated run.
         let (ran, baseline) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
                 let started = Instant::now();
-                compile_check(&python, &report.plan, &candidates).map(|errors| (errors, started.elapsed()))
+                compile_check(&python, &report.plan, &python_candidates)
+                    .map(|errors| (errors, started.elapsed()))
             });
             let compiled = || compiling.join().map_err(|_| anyhow::anyhow!("the compile check panicked"))?;
-            session.run(&base, candidates.clone(), compiled, &mut timings, events)
+            session.run(&base, python_candidates.clone(), compiled, &mut timings, events)
         })?;
         results.extend(ran);
         report.baseline = Some(baseline);
+    }
+    if !rust_candidates.is_empty() {
+        let (ran, baseline) =
+            check_rust(options, &report.plan, &base, &scratch, rust_candidates, &mut timings, events)?;
+        results.extend(ran);
+        report.baseline = Some(report.baseline.unwrap_or_default() + baseline);
     }
     timings.wall = start.elapsed();
     report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
     Ok(report)
+}
+
+/// The Rust mutants: one baseline build of their packages, shared by every worker through a
+/// copy of its target directory; then, per mutant, a build (failing: CompileError) and the
+/// package's tests. Returns the results and the time the unmutated tests took.
+fn check_rust(
+    options: &Options,
+    plan: &Plan,
+    base: &Path,
+    scratch: &Scratch,
+    candidates: Vec<PlannedMutant>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<(Vec<MutantResult>, Duration)> {
+    let started = Instant::now();
+    cargo::require_tool(options.test_tool)?;
+    let packages = cargo::packages(base)?;
+    let mut owned = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for planned in candidates {
+        let file = &plan.files[planned.file].path;
+        let package = cargo::owner(&packages, file).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} is not in any package of a cargo workspace: run mutdelta in the workspace that builds it",
+                file.display()
+            )
+        })?;
+        if !names.contains(&package.name) {
+            names.push(package.name.clone());
+        }
+        owned.push((planned, package.name.clone()));
+    }
+    let logs = scratch.subdir("logs")?;
+    let command = cargo::shell_command(&options.runner);
+    let judge = if command.is_some() { Judge::Command } else { Judge::Cargo };
+    let worker = |root: PathBuf, index: usize, build_timeout: Duration| Cargo {
+        root,
+        target: scratch.path().join(format!("target-{index}")),
+        tool: options.test_tool,
+        command: command.clone(),
+        build_timeout,
+    };
+    let first = worker(base.to_path_buf(), 0, BASELINE_LIMIT);
+    let proven = cargo::prove(&first, &names, &logs.join("cargo-baseline.log"))?;
+    let tests_took: Duration = proven.tests.values().sum();
+    events(Event::BaselinePassed {
+        duration: tests_took,
+        what: format!("the tests of {}", names.join(", ")),
+    });
+    // A mutant rebuilds only the workspace's own crates; hanging there means something is wrong.
+    let build_timeout = Duration::from_secs(120).max(proven.build * 3);
+    let jobs: Vec<Job> = owned
+        .into_iter()
+        .map(|(planned, package)| {
+            let cost = proven.tests[&package];
+            Job { planned, tests: vec![package], timeout: mutant_timeout(options.timeout, cost), cost }
+        })
+        .collect();
+    let count = options.jobs.get().min(jobs.len());
+    let mut workers = vec![Worker {
+        root: base.to_path_buf(),
+        executor: Box::new(worker(base.to_path_buf(), 0, build_timeout)),
+        judge,
+    }];
+    for index in 1..count {
+        let root = scratch.path().join(format!("rust-copy-{index}"));
+        worktree::duplicate(base, &root)?;
+        cargo::seed_target(
+            &scratch.path().join("target-0"),
+            &scratch.path().join(format!("target-{index}")),
+        )?;
+        workers.push(Worker {
+            root: root.clone(),
+            executor: Box::new(worker(root, index, build_timeout)),
+            judge,
+        });
+    }
+    timings.baseline += started.elapsed();
+    let started = Instant::now();
+    events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
+    let results = pool::run_all(plan, workers, &logs, jobs, events)?;
+    timings.mutants += started.elapsed();
+    Ok((results, tests_took))
 }
 
 /// Everything the test runs of one check share.
@@ -175,7 +269,7 @@ impl<'a> Session<'a> {
         let errors: HashMap<usize, String> =
             ids.into_iter().zip(errors).filter_map(|(id, error)| Some((id, error?))).collect();
         let (jobs, mut results) = settle_compile_errors(jobs, unrun, &errors);
-        events(Event::BaselinePassed { duration: baseline, tests: self.tests.len() });
+        events(Event::BaselinePassed { duration: baseline, what: self.describe_tests() });
         if jobs.is_empty() {
             timings.baseline = started.elapsed();
             return Ok((results, baseline));
@@ -193,9 +287,18 @@ impl<'a> Session<'a> {
         let started = Instant::now();
         events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
         let logs = self.logs.as_path();
-        results.extend(pool::run_all(self.plan, &self.options.runner, workers, logs, jobs, events)?);
+        results.extend(pool::run_all(self.plan, workers, logs, jobs, events)?);
         timings.mutants = started.elapsed();
         Ok((results, baseline))
+    }
+
+    /// Which tests the baseline ran, in words.
+    fn describe_tests(&self) -> String {
+        match self.tests.len() {
+            0 => "the whole test suite".to_string(),
+            1 => self.tests[0].clone(),
+            n => format!("{n} test files"),
+        }
     }
 
     fn pytest(&self) -> bool {
@@ -300,7 +403,8 @@ impl<'a> Session<'a> {
                 } else {
                     Box::new(self.spawn(root))
                 };
-                Ok(Worker { root: root.clone(), executor })
+                let judge = if self.pytest() { Judge::Pytest } else { Judge::Command };
+                Ok(Worker { root: root.clone(), executor, judge })
             })
             .collect()
     }
@@ -334,27 +438,27 @@ impl<'a> Session<'a> {
 /// Compiles the changed files and every candidate mutant; a changed file that does not compile
 /// is refused (every mutant of it would be CompileError). Returns an error or `None` per mutant.
 fn compile_check(python: &Path, plan: &Plan, candidates: &[PlannedMutant]) -> Result<Vec<Option<String>>> {
-    let requests: Vec<python::CompileRequest> = plan
-        .files
+    let files: Vec<usize> =
+        (0..plan.files.len()).filter(|&i| plan.files[i].language == Language::Python).collect();
+    let requests: Vec<python::CompileRequest> = files
         .iter()
-        .enumerate()
-        .map(|(index, file)| python::CompileRequest {
-            name: file.path.display().to_string(),
-            source: &file.source,
+        .map(|&index| python::CompileRequest {
+            name: plan.files[index].path.display().to_string(),
+            source: &plan.files[index].source,
             mutants: candidates.iter().filter(|c| c.file == index).map(|c| &c.mutant).collect(),
         })
         .collect();
     let results = python::compile_check(python, &requests)?;
-    for (file, error) in plan.files.iter().zip(&results.originals) {
+    for (request, error) in requests.iter().zip(&results.originals) {
         if let Some(error) = error {
-            bail!("{} does not compile ({error}): fix it before checking its mutants", file.path.display());
+            bail!("{} does not compile ({error}): fix it before checking its mutants", request.name);
         }
     }
     // Results come file by file; give them back in the candidates' order.
     let mut by_file: Vec<std::collections::VecDeque<Option<String>>> =
         vec![Default::default(); plan.files.len()];
     let mut answers = results.mutants.into_iter();
-    for (index, request) in requests.iter().enumerate() {
+    for (&index, request) in files.iter().zip(&requests) {
         by_file[index].extend(answers.by_ref().take(request.mutants.len()));
     }
     Ok(candidates.iter().map(|c| by_file[c.file].pop_front().flatten()).collect())

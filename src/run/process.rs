@@ -16,6 +16,8 @@ use super::INTERRUPTED;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     Code(i32),
+    /// The mutant did not build (compiled languages).
+    Unviable,
     Signal(i32),
     TimedOut,
     Interrupted,

@@ -52,7 +52,7 @@ fn base_mode_checks_the_working_tree_including_untracked_files() {
         "untracked file mutated: {run:?}"
     );
     assert!(!mutant_lines(&report, "model_client.py", "Survived").is_empty(), "{run:?}");
-    assert!(run.stdout.contains("note: NOTES.txt: not a Python file, skipped"), "{run:?}");
+    assert!(run.stdout.contains("note: NOTES.txt: not a Python or Rust file, skipped"), "{run:?}");
     assert_eq!(snapshot(repo.path()), before);
 }
 
@@ -81,7 +81,7 @@ fn a_change_without_python_lines_has_nothing_to_mutate() {
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("note: README.md: not a Python file, skipped"), "{run:?}");
+    assert!(run.stdout.contains("note: README.md: not a Python or Rust file, skipped"), "{run:?}");
     assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
 }
 
