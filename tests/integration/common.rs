@@ -165,9 +165,18 @@ pub fn hermetic(dir: &Path, tmp: &Path) -> Command {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("TMPDIR", tmp)
+        .env("RUSTUP_HOME", toolchain_home("RUSTUP_HOME", ".rustup"))
+        .env("CARGO_HOME", toolchain_home("CARGO_HOME", ".cargo"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null");
     command
+}
+
+/// Where rustup and cargo keep the toolchain: HOME is scrubbed, these must not move with it.
+fn toolchain_home(variable: &str, under_home: &str) -> PathBuf {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(under_home))
 }
 
 /// The names in `tmp`: what a run left behind.

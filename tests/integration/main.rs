@@ -7,3 +7,4 @@ mod interrupt;
 mod kill;
 mod properties;
 mod python_fixtures;
+mod rust_fixtures;

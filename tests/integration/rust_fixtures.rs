@@ -1,0 +1,93 @@
+//! The verdicts on the Rust fixtures: real cargo builds and test runs in the temporary copies.
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo, snapshot};
+
+fn run_with_report(fixture: &str, extra: &[&str]) -> (crate::common::Run, Value) {
+    let repo = fixture_repo(fixture);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+    let mut args = vec!["--commit", "HEAD", "--json", json.to_str().unwrap()];
+    args.extend_from_slice(extra);
+
+    let run = check(repo.path(), &args);
+
+    assert_eq!(
+        snapshot(repo.path()),
+        before,
+        "the repository (and its absent target/) is untouched: {run:?}"
+    );
+    let report = std::fs::read_to_string(&json).map(|text| serde_json::from_str(&text).unwrap());
+    (run, report.unwrap_or(Value::Null))
+}
+
+/// (line, description, status) of every mutant of `file`.
+fn verdicts(report: &Value, file: &str) -> Vec<(u64, String, String)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no mutants for {file} in {report}"))
+        .iter()
+        .map(|m| {
+            let line = m["location"]["start"]["line"].as_u64().unwrap();
+            (line, m["description"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_untested_side_of_a_new_condition_survives_the_tested_side_is_killed_and_unbuildable_mutants_do_not_count(
+) {
+    let (run, report) = run_with_report("rust_one_sided", &[]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(report["files"]["src/lib.rs"]["language"], "rust");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    let light_side: Vec<_> = verdicts.iter().filter(|(line, ..)| *line == 13).collect();
+    assert!(!light_side.is_empty() && light_side.iter().all(|(.., s)| s == "Survived"), "{verdicts:?}");
+    assert!(verdicts.contains(&(11, "replace / with *".into(), "Killed".into())), "{verdicts:?}");
+    assert!(verdicts.contains(&(10, "force condition to false".into(), "Killed".into())), "{verdicts:?}");
+    assert!(
+        verdicts.contains(&(10, "replace > with >=".into(), "Survived".into())),
+        "boundary untested: {verdicts:?}"
+    );
+    assert!(run.stdout.contains("[MUT-survived] src/lib.rs:13: replace 450 with 0"), "{run:?}");
+    // `grams / 0` is refused by rustc: CompileError, never Killed, left out of the score.
+    assert!(verdicts.contains(&(11, "replace 10 with 0".into(), "CompileError".into())), "{verdicts:?}");
+    assert!(run.stdout.contains("[MUT-unviable] src/lib.rs:11: replace 10 with 0"), "{run:?}");
+    assert!(run.stdout.contains("(1 unviable not counted)"), "{run:?}");
+}
+
+#[test]
+fn a_well_tested_parser_catches_every_mutant() {
+    let (run, report) = run_with_report("rust_parser", &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    assert!(verdicts.len() >= 5, "{verdicts:?}");
+    assert!(verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
+}
+
+#[test]
+fn nextest_runs_the_tests_when_asked() {
+    let (run, report) = run_with_report("rust_parser", &["--test-tool", "nextest"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(verdicts(&report, "src/lib.rs").iter().all(|(.., status)| status == "Killed"), "{run:?}");
+}
+
+#[test]
+fn in_a_workspace_only_the_mutated_files_package_is_tested() {
+    // app's only test panics: had it run, the baseline would have failed with exit 2.
+    let (run, report) = run_with_report("rust_workspace", &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("baseline: the tests of core_math pass"), "{run:?}");
+    let mutants = report["files"]["core_math/src/lib.rs"]["mutants"].as_array().unwrap();
+    assert!(!mutants.is_empty());
+    for mutant in mutants {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["killedBy"], serde_json::json!(["tests::mean_of_values"]), "{mutant}");
+    }
+}
