@@ -25,7 +25,8 @@ pub fn run(cli: Cli) -> Exit {
         Command::Check(args) => Options::resolve(directory, &args).and_then(|options| check(&options)),
         Command::List(args) => list(directory, Change::from_args(&args.change), args.json),
         Command::Mutators => {
-            print!("{}", mutators::catalog::render(mutators::catalog::PYTHON));
+            println!("Python\n\n{}", mutators::catalog::render(mutators::catalog::PYTHON));
+            print!("Rust\n\n{}", mutators::catalog::render(mutators::catalog::RUST));
             Ok(Exit::Clean)
         }
         Command::Demo => crate::demo::run(),

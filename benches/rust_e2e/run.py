@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark: mutdelta against `cargo mutants --in-diff` on the same Rust commit.
+
+Builds a git repository of a small crate that depends on `regex` (so dependency builds count,
+as in real projects), whose last commit adds two functions and their tests (some weak), then
+measures, as medians over --runs runs, with the same number of parallel jobs:
+  - `mutdelta check --commit HEAD`;
+  - `cargo mutants --in-diff <the commit's diff>` when cargo-mutants is installed;
+and prints both wall times, their ratio, the mutants each tested, and the lines each caught
+(a line is caught when one of its mutants is caught), with any line cargo-mutants catches
+that mutdelta does not.
+
+Usage: python3 benches/rust_e2e/run.py [--runs 3] [--jobs 2] [--mutdelta PATH]
+Everything is built under target/bench/rust_e2e.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+WORK = ROOT / "target" / "bench" / "rust_e2e"
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
+
+def run(cmd, cwd, check=True):
+    return subprocess.run(cmd, cwd=cwd, env=GIT_ENV, check=check, capture_output=True, text=True)
+
+
+def repository():
+    repo = WORK / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(HERE / "before", repo)
+    run(["git", "init", "-q", "-b", "main"], repo)
+    run(["cargo", "generate-lockfile"], repo)
+    run(["git", "add", "-A"], repo)
+    run(["git", "commit", "-q", "-m", "words"], repo)
+    shutil.copytree(HERE / "after", repo, dirs_exist_ok=True)
+    run(["git", "add", "-A"], repo)
+    run(["git", "commit", "-q", "-m", "Add top_words and share"], repo)
+    (WORK / "change.diff").write_text(run(["git", "diff", "HEAD~1", "HEAD"], repo).stdout)
+    run(["cargo", "fetch"], repo)
+    return repo
+
+
+def mutdelta_once(binary, repo, jobs):
+    out = WORK / "mutdelta.json"
+    start = time.monotonic()
+    result = run([str(binary), "check", "--commit", "HEAD", "-j", str(jobs), "--json", str(out)], repo, check=False)
+    seconds = time.monotonic() - start
+    if result.returncode not in (0, 1):
+        sys.exit(f"mutdelta failed:\n{result.stdout}\n{result.stderr}")
+    caught, tested = set(), 0
+    for path, file in json.loads(out.read_text())["files"].items():
+        for mutant in file["mutants"]:
+            tested += 1
+            if mutant["status"] in ("Killed", "Timeout"):
+                caught.add((path, mutant["location"]["start"]["line"]))
+    return seconds, tested, caught
+
+
+CARGO_MUTANTS_LINE = re.compile(r"^(\S+?):(\d+):\d+: ")
+
+
+def cargo_mutants_once(repo, jobs):
+    out = WORK / "cargo-mutants"
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.monotonic()
+    result = run(
+        ["cargo", "mutants", "--in-diff", str(WORK / "change.diff"), "-j", str(jobs), "--output", str(out)],
+        repo,
+        check=False,
+    )
+    seconds = time.monotonic() - start
+    if result.returncode not in (0, 2, 3):
+        sys.exit(f"cargo mutants failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    results = out / "mutants.out"
+
+    def lines(name):
+        path = results / name
+        found = set()
+        for line in path.read_text().splitlines() if path.exists() else []:
+            match = CARGO_MUTANTS_LINE.match(line)
+            if match:
+                found.add((match.group(1), int(match.group(2))))
+        return found
+
+    tested = sum(len((results / n).read_text().splitlines()) for n in ("caught.txt", "missed.txt", "timeout.txt", "unviable.txt") if (results / n).exists())
+    return seconds, tested, lines("caught.txt") | lines("timeout.txt")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    if args.mutdelta:
+        binary = Path(args.mutdelta).resolve()
+    else:
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+        binary = ROOT / "target" / "release" / "mutdelta"
+    repo = repository()
+    has_cargo_mutants = run(["cargo", "mutants", "--version"], repo, check=False).returncode == 0
+
+    ours = [mutdelta_once(binary, repo, args.jobs) for _ in range(args.runs)]
+    median = statistics.median(r[0] for r in ours)
+    _, tested, caught = ours[-1]
+    print(f"mutdelta check --commit HEAD -j {args.jobs}: median {median:.1f} s over {args.runs} runs "
+          f"({', '.join(f'{r[0]:.1f}' for r in ours)}); {tested} mutants, {len(caught)} lines caught")
+    if not has_cargo_mutants:
+        print("cargo-mutants is not installed (cargo install cargo-mutants): no comparison")
+        return
+    theirs = [cargo_mutants_once(repo, args.jobs) for _ in range(args.runs)]
+    their_median = statistics.median(r[0] for r in theirs)
+    _, their_tested, their_caught = theirs[-1]
+    print(f"cargo mutants --in-diff -j {args.jobs}: median {their_median:.1f} s over {args.runs} runs "
+          f"({', '.join(f'{r[0]:.1f}' for r in theirs)}); {their_tested} mutants, {len(their_caught)} lines caught")
+    print(f"ratio mutdelta / cargo-mutants: {median / their_median:.2f}")
+    missing = sorted(their_caught - caught)
+    print(f"lines cargo-mutants catches that mutdelta does not: {missing or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
