@@ -113,7 +113,7 @@ def bench_mutdelta(binary, python, repo, runs):
     return times, phases, statuses, result.stdout.strip().splitlines()[-1]
 
 
-def bench_cosmic_ray(python, repo, runs):
+def bench_cosmic_ray(python, repo, runs, tests):
     bin_dir = python.parent
     config = WORK / "cosmic-ray.toml"
     config.write_text(
@@ -121,7 +121,7 @@ def bench_cosmic_ray(python, repo, runs):
         'module-path = "more_itertools/more.py"\n'
         "timeout = 60.0\n"
         "excluded-modules = []\n"
-        f'test-command = "{python} -m pytest -x -q -p no:cacheprovider tests/test_clamped_window_sums.py"\n'
+        f'test-command = "{python} -m pytest -x -q -p no:cacheprovider {tests}"\n'
         "[cosmic-ray.distributor]\n"
         'name = "local"\n'
         "[cosmic-ray.filters.git-filter]\n"
@@ -152,6 +152,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cosmic-ray", action="store_true", help="also time cosmic-ray on the same commit")
+    parser.add_argument(
+        "--cosmic-ray-tests",
+        choices=["changed", "suite"],
+        default="changed",
+        help="cosmic-ray's test command runs the new test file only (changed, the kindest to it) or "
+        "the project's whole suite (suite, as its documentation configures it)",
+    )
+    parser.add_argument("--cosmic-ray-runs", type=int, help="runs of cosmic-ray (default: --runs)")
     parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -171,9 +179,11 @@ def main():
     print(f"  {summary}")
     print(f"  ratio to one run of the whole suite: {median / statistics.median(suite):.3f}")
     if args.cosmic_ray:
-        cr_times, counts = bench_cosmic_ray(python, repo, args.runs)
+        tests = "tests/test_clamped_window_sums.py" if args.cosmic_ray_tests == "changed" else "tests"
+        cr_runs = args.cosmic_ray_runs or args.runs
+        cr_times, counts = bench_cosmic_ray(python, repo, cr_runs, tests)
         cr_median = statistics.median(cr_times)
-        print(f"cosmic-ray (init + cr-filter-git + exec): median {cr_median:.2f} s over {args.runs} runs; outcomes {counts}")
+        print(f"cosmic-ray (init + cr-filter-git + exec, test command on {tests}): median {cr_median:.2f} s over {cr_runs} runs; outcomes {counts}")
         print(f"  mutdelta is {cr_median / median:.1f}x faster")
 
 

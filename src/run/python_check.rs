@@ -107,6 +107,9 @@ impl<'a> Session<'a> {
 
     /// Which tests the baseline ran, in words.
     fn describe_tests(&self) -> String {
+        if !self.pytest() {
+            return "the test command's tests".to_string();
+        }
         match self.tests.len() {
             0 => "the whole test suite".to_string(),
             1 => self.tests[0].clone(),
