@@ -142,19 +142,28 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes `content` to a file of a copy, giving it a modification time no earlier write had.
-///
-/// Python trusts cached bytecode whose recorded source mtime (in whole seconds) and size match
-/// the source; a mutant of the same size written within the same second would run the
-/// original's bytecode. A fresh mtime per write makes every cached copy stale.
-pub fn replace_file(path: &Path, content: &str) -> Result<()> {
+/// How a rewritten file's modification time is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamp {
+    /// The time of the write: cargo compares nanosecond mtimes, so a later write is newer. A
+    /// future mtime would make cargo rebuild on every invocation.
+    Now,
+    /// A whole second no earlier write had. Python trusts cached bytecode whose recorded source
+    /// mtime (in whole seconds) and size match the source; a mutant of the same size written
+    /// within the same second would run the original's bytecode.
+    FreshSecond,
+}
+
+/// Writes `content` to a file of a copy, with its modification time set as `stamp` says.
+pub fn replace_file(path: &Path, content: &str, stamp: Stamp) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
     static WRITES: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-    let stamp = UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed));
     let file = fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
     std::io::Write::write_all(&mut &file, content.as_bytes())?;
-    file.set_modified(stamp)?;
+    if stamp == Stamp::FreshSecond {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        file.set_modified(UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed)))?;
+    }
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::Interrupted;
 use crate::options::TestRunner;
 use crate::plan::FilePlan;
 use crate::python;
-use crate::worktree;
+use crate::worktree::{self, Stamp};
 
 /// The shortest timeout a mutant gets, however fast its tests.
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,9 +60,9 @@ pub fn prove_canary(
     log: &Path,
 ) -> Result<()> {
     let path = root.join(&file.path);
-    worktree::replace_file(&path, python::CANARY_SOURCE)?;
+    worktree::replace_file(&path, python::CANARY_SOURCE, Stamp::FreshSecond)?;
     let run = executor.run(tests, timeout, log);
-    worktree::replace_file(&path, &file.source)?;
+    worktree::replace_file(&path, &file.source, Stamp::FreshSecond)?;
     match run?.exit {
         Exit::Interrupted => Err(Interrupted.into()),
         Exit::Code(0) => bail!(

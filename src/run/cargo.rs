@@ -25,6 +25,7 @@ pub struct Package {
 #[derive(Deserialize)]
 struct Metadata {
     packages: Vec<MetadataPackage>,
+    target_directory: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -33,8 +34,15 @@ struct MetadataPackage {
     manifest_path: PathBuf,
 }
 
-/// The workspace's own packages, found from the copy at `root`.
-pub fn packages(root: &Path) -> Result<Vec<Package>> {
+/// What a check needs to know of the cargo workspace.
+pub struct Workspace {
+    pub packages: Vec<Package>,
+    /// The user's target directory, as their checkout and configuration place it.
+    pub user_target: PathBuf,
+}
+
+/// The workspace's own packages, found from the copy at `root` of the checkout at `repo_root`.
+pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
     let output = Command::new("cargo")
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(root)
@@ -49,7 +57,7 @@ pub fn packages(root: &Path) -> Result<Vec<Package>> {
     let metadata: Metadata =
         serde_json::from_slice(&output.stdout).context("`cargo metadata` printed something unexpected")?;
     let real_root = root.canonicalize()?;
-    Ok(metadata
+    let packages = metadata
         .packages
         .into_iter()
         .filter_map(|package| {
@@ -57,7 +65,34 @@ pub fn packages(root: &Path) -> Result<Vec<Package>> {
             let dir = dir.strip_prefix(&real_root).ok()?.to_path_buf();
             Some(Package { name: package.name, dir })
         })
-        .collect())
+        .collect();
+    let user_target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => repo_root.join(dir),
+        None => match metadata.target_directory.strip_prefix(&real_root) {
+            Ok(inside) => repo_root.join(inside),
+            Err(_) => metadata.target_directory,
+        },
+    };
+    Ok(Workspace { packages, user_target })
+}
+
+/// Starts the first worker's target directory from the user's own debug build, when there is
+/// one, so that the baseline compiles only what changed: the dependencies' artifacts carry over
+/// (their sources live in the same registry), while the workspace's crates are rebuilt for the
+/// copy's paths. The user's directory is only read. `incremental/` is left out: it only serves
+/// the workspace's crates, which are rebuilt anyway.
+pub fn seed_from_user(user_target: &Path, target: &Path) -> Result<bool> {
+    let debug = user_target.join("debug");
+    let parts: Vec<PathBuf> =
+        ["deps", "build", ".fingerprint"].iter().map(|part| debug.join(part)).filter(|p| p.is_dir()).collect();
+    if parts.len() < 3 {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(target.join("debug"))?;
+    for part in parts {
+        seed_target(&part, &target.join("debug"))?;
+    }
+    Ok(true)
 }
 
 /// The package whose directory holds `file` most closely.

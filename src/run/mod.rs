@@ -110,7 +110,7 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
     }
     if !rust_candidates.is_empty() {
         let (ran, baseline) =
-            check_rust(options, &report.plan, &base, &scratch, rust_candidates, &mut timings, events)?;
+            check_rust(options, &report.plan, &repo_root, &base, &scratch, rust_candidates, &mut timings, events)?;
         results.extend(ran);
         report.baseline = Some(report.baseline.unwrap_or_default() + baseline);
     }

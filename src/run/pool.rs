@@ -12,9 +12,9 @@ use super::baseline::last_line;
 use super::executor::Executor;
 use super::process::{Exit, Finished};
 use super::{Event, Interrupted, INTERRUPTED};
-use crate::plan::{Plan, PlannedMutant};
+use crate::plan::{Language, Plan, PlannedMutant};
 use crate::report::{MutantResult, Status};
-use crate::worktree;
+use crate::worktree::{self, Stamp};
 
 /// One mutant and the tests to run against it.
 #[derive(Debug, Clone)]
@@ -106,9 +106,13 @@ pub fn run_all(
 fn test_one(plan: &Plan, worker: &mut Worker, log: &Path, job: Job) -> Result<MutantResult> {
     let file = &plan.files[job.planned.file];
     let path = worker.root.join(&file.path);
-    worktree::replace_file(&path, &job.planned.mutant.apply(&file.source))?;
+    let stamp = match file.language {
+        Language::Python => Stamp::FreshSecond,
+        Language::Rust => Stamp::Now,
+    };
+    worktree::replace_file(&path, &job.planned.mutant.apply(&file.source), stamp)?;
     let run = worker.executor.run(&job.tests, job.timeout, log);
-    worktree::replace_file(&path, &file.source)?;
+    worktree::replace_file(&path, &file.source, stamp)?;
     let run = run?;
     if run.exit == Exit::Interrupted {
         return Err(Interrupted.into());

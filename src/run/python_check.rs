@@ -204,22 +204,34 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// One worker per copy; warm workers import their modules in parallel.
     fn start_workers(&self, roots: &[PathBuf]) -> Result<Vec<Worker>> {
+        let judge = if self.pytest() { Judge::Pytest } else { Judge::Command };
+        if !(self.pytest() && self.options.fork) {
+            return Ok(roots
+                .iter()
+                .map(|root| Worker { root: root.clone(), executor: Box::new(self.spawn(root)), judge })
+                .collect());
+        }
+        let specs: Vec<WarmSpec> = roots
+            .iter()
+            .map(|root| WarmSpec {
+                python: self.python.clone(),
+                script: self.support.as_path().join("mutdelta_worker.py"),
+                root: root.clone(),
+                env: python::environment(&self.python, root, Some(self.support.as_path())),
+                preload: self.preload.borrow().clone(),
+            })
+            .collect();
+        let started: Vec<Result<Warm>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = specs.into_iter().map(|spec| scope.spawn(move || Warm::start(spec))).collect();
+            handles.into_iter().map(|handle| handle.join().expect("a worker start panicked")).collect()
+        });
         roots
             .iter()
-            .map(|root| {
-                let executor: Box<dyn Executor> = if self.pytest() && self.options.fork {
-                    Box::new(Warm::start(WarmSpec {
-                        python: self.python.clone(),
-                        script: self.support.as_path().join("mutdelta_worker.py"),
-                        root: root.clone(),
-                        env: python::environment(&self.python, root, Some(self.support.as_path())),
-                        preload: self.preload.borrow().clone(),
-                    })?)
-                } else {
-                    Box::new(self.spawn(root))
-                };
-                let judge = if self.pytest() { Judge::Pytest } else { Judge::Command };
+            .zip(started)
+            .map(|(root, warm)| {
+                let executor: Box<dyn Executor> = Box::new(warm?);
                 Ok(Worker { root: root.clone(), executor, judge })
             })
             .collect()

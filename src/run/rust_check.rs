@@ -21,6 +21,7 @@ use crate::worktree;
 pub fn check_rust(
     options: &Options,
     plan: &Plan,
+    repo_root: &Path,
     base: &Path,
     scratch: &Scratch,
     candidates: Vec<PlannedMutant>,
@@ -29,12 +30,13 @@ pub fn check_rust(
 ) -> Result<(Vec<MutantResult>, Duration)> {
     let started = Instant::now();
     cargo::require_tool(options.test_tool)?;
-    let packages = cargo::packages(base)?;
+    let workspace = cargo::workspace(base, repo_root)?;
+    let packages = &workspace.packages;
     let mut owned = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for planned in candidates {
         let file = &plan.files[planned.file].path;
-        let package = cargo::owner(&packages, file).ok_or_else(|| {
+        let package = cargo::owner(packages, file).ok_or_else(|| {
             anyhow::anyhow!(
                 "{} is not in any package of a cargo workspace: run mutdelta in the workspace that builds it",
                 file.display()
@@ -56,6 +58,7 @@ pub fn check_rust(
         build_timeout,
     };
     let first = worker(base.to_path_buf(), 0, BASELINE_LIMIT);
+    cargo::seed_from_user(&workspace.user_target, &first.target)?;
     let proven = cargo::prove(&first, &names, &logs.join("cargo-baseline.log"))?;
     let tests_took: Duration = proven.tests.values().sum();
     events(Event::BaselinePassed {

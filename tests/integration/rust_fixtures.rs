@@ -91,3 +91,22 @@ fn in_a_workspace_only_the_mutated_files_package_is_tested() {
         assert_eq!(mutant["killedBy"], serde_json::json!(["tests::mean_of_values"]), "{mutant}");
     }
 }
+
+#[test]
+fn a_users_own_build_seeds_the_baseline_and_is_never_written() {
+    let repo = fixture_repo("rust_workspace");
+    crate::common::run_ok(
+        std::process::Command::new("cargo").args(["test", "--no-run", "-q"]).current_dir(repo.path()),
+    );
+    assert!(repo.path().join("target/debug/.fingerprint").is_dir());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "target/ included: read, never written");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(verdicts(&report, "core_math/src/lib.rs").iter().all(|(.., status)| status == "Killed"), "{run:?}");
+}
