@@ -163,7 +163,9 @@ pub fn replace_file(path: &Path, content: &str, stamp: Stamp) -> Result<()> {
     std::io::Write::write_all(&mut &file, content.as_bytes())?;
     if stamp == Stamp::FreshSecond {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-        file.set_modified(UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed)))?;
+        file.set_modified(
+            UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed)),
+        )?;
     }
     Ok(())
 }

@@ -83,8 +83,11 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
 /// the workspace's crates, which are rebuilt anyway.
 pub fn seed_from_user(user_target: &Path, target: &Path) -> Result<bool> {
     let debug = user_target.join("debug");
-    let parts: Vec<PathBuf> =
-        ["deps", "build", ".fingerprint"].iter().map(|part| debug.join(part)).filter(|p| p.is_dir()).collect();
+    let parts: Vec<PathBuf> = ["deps", "build", ".fingerprint"]
+        .iter()
+        .map(|part| debug.join(part))
+        .filter(|p| p.is_dir())
+        .collect();
     if parts.len() < 3 {
         return Ok(false);
     }

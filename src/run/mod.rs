@@ -109,8 +109,16 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
         report.baseline = Some(baseline);
     }
     if !rust_candidates.is_empty() {
-        let (ran, baseline) =
-            check_rust(options, &report.plan, &repo_root, &base, &scratch, rust_candidates, &mut timings, events)?;
+        let (ran, baseline) = check_rust(
+            options,
+            &report.plan,
+            &repo_root,
+            &base,
+            &scratch,
+            rust_candidates,
+            &mut timings,
+            events,
+        )?;
         results.extend(ran);
         report.baseline = Some(report.baseline.unwrap_or_default() + baseline);
     }

@@ -224,7 +224,8 @@ impl<'a> Session<'a> {
             })
             .collect();
         let started: Vec<Result<Warm>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = specs.into_iter().map(|spec| scope.spawn(move || Warm::start(spec))).collect();
+            let handles: Vec<_> =
+                specs.into_iter().map(|spec| scope.spawn(move || Warm::start(spec))).collect();
             handles.into_iter().map(|handle| handle.join().expect("a worker start panicked")).collect()
         });
         roots

@@ -108,5 +108,8 @@ fn a_users_own_build_seeds_the_baseline_and_is_never_written() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(snapshot(repo.path()), before, "target/ included: read, never written");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(verdicts(&report, "core_math/src/lib.rs").iter().all(|(.., status)| status == "Killed"), "{run:?}");
+    assert!(
+        verdicts(&report, "core_math/src/lib.rs").iter().all(|(.., status)| status == "Killed"),
+        "{run:?}"
+    );
 }
