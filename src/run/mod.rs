@@ -11,7 +11,7 @@ pub mod rust_check;
 pub mod warm;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,14 @@ pub enum Event<'a> {
         done: usize,
         total: usize,
     },
+}
+
+/// Where a check works: the user's checkout (only read), the first copy, the scratch directory.
+#[derive(Clone, Copy)]
+pub struct Places<'a> {
+    pub repo_root: &'a Path,
+    pub base: &'a Path,
+    pub scratch: &'a Scratch,
 }
 
 /// The planned mutants of the change in `options`, without running anything.
@@ -109,16 +117,9 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
         report.baseline = Some(baseline);
     }
     if !rust_candidates.is_empty() {
-        let (ran, baseline) = check_rust(
-            options,
-            &report.plan,
-            &repo_root,
-            &base,
-            &scratch,
-            rust_candidates,
-            &mut timings,
-            events,
-        )?;
+        let places = Places { repo_root: &repo_root, base: &base, scratch: &scratch };
+        let (ran, baseline) =
+            check_rust(options, &report.plan, &places, rust_candidates, &mut timings, events)?;
         results.extend(ran);
         report.baseline = Some(report.baseline.unwrap_or_default() + baseline);
     }

@@ -1,6 +1,6 @@
 //! The Rust side of a check: one baseline build of the owning packages, shared by every worker, then build-then-test per mutant.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -8,11 +8,10 @@ use anyhow::Result;
 use super::baseline::{mutant_timeout, BASELINE_LIMIT};
 use super::cargo::{self, Cargo};
 use super::pool::{self, Job, Judge, Worker};
-use super::Event;
+use super::{Event, Places};
 use crate::options::Options;
 use crate::plan::{Plan, PlannedMutant};
 use crate::report::{MutantResult, Timings};
-use crate::scratch::Scratch;
 use crate::worktree;
 
 /// The Rust mutants: one baseline build of their packages, shared by every worker through a
@@ -21,13 +20,12 @@ use crate::worktree;
 pub fn check_rust(
     options: &Options,
     plan: &Plan,
-    repo_root: &Path,
-    base: &Path,
-    scratch: &Scratch,
+    places: &Places,
     candidates: Vec<PlannedMutant>,
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<(Vec<MutantResult>, Duration)> {
+    let Places { repo_root, base, scratch } = *places;
     let started = Instant::now();
     cargo::require_tool(options.test_tool)?;
     let workspace = cargo::workspace(base, repo_root)?;
