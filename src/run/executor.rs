@@ -37,9 +37,15 @@ pub struct Warm {
 }
 
 impl Warm {
-    pub fn start(spec: WarmSpec) -> Result<Warm> {
-        let worker = WarmWorker::start(&spec)?;
+    /// Starts the worker without waiting for its imports; see `ready`.
+    pub fn spawn(spec: WarmSpec) -> Result<Warm> {
+        let worker = WarmWorker::spawn(&spec)?;
         Ok(Warm { spec, worker: Some(worker) })
+    }
+
+    /// Waits until the worker is ready to fork.
+    pub fn ready(&self) -> Result<()> {
+        self.worker.as_ref().map_or(Ok(()), WarmWorker::ready)
     }
 }
 

@@ -221,13 +221,20 @@ impl<'a> Session<'a> {
                 root: root.clone(),
                 env: python::environment(&self.python, root, Some(self.support.as_path())),
                 preload: self.preload.borrow().clone(),
+                log: self
+                    .logs
+                    .join(format!("warm-{}.log", root.file_name().unwrap_or_default().to_string_lossy())),
             })
             .collect();
-        let started: Vec<Result<Warm>> = std::thread::scope(|scope| {
-            let handles: Vec<_> =
-                specs.into_iter().map(|spec| scope.spawn(move || Warm::start(spec))).collect();
-            handles.into_iter().map(|handle| handle.join().expect("a worker start panicked")).collect()
-        });
+        // Spawned from this thread, which outlives them (they die with the thread that spawned
+        // them); they import their modules side by side, and are waited for in turn.
+        let started: Vec<Result<Warm>> = specs
+            .into_iter()
+            .map(Warm::spawn)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|warm| warm.and_then(|warm| warm.ready().map(|()| warm)))
+            .collect();
         roots
             .iter()
             .zip(started)

@@ -29,16 +29,28 @@ pub struct WarmSpec {
     pub env: Vec<(String, String)>,
     /// Modules from outside the project to import before forking.
     pub preload: Vec<String>,
+    /// Where the worker's own standard error goes (not its children's).
+    pub log: PathBuf,
 }
 
 pub struct WarmWorker {
+    log: PathBuf,
     process: Child,
     stdin: ChildStdin,
     answers: Receiver<Value>,
 }
 
 impl WarmWorker {
+    /// Starts a worker and waits until it is ready.
     pub fn start(spec: &WarmSpec) -> Result<WarmWorker> {
+        let worker = WarmWorker::spawn(spec)?;
+        worker.ready()?;
+        Ok(worker)
+    }
+
+    /// Starts a worker without waiting for it. The worker dies with the thread that spawns it
+    /// (`PR_SET_PDEATHSIG` follows threads), so spawn from a thread that outlives it.
+    pub fn spawn(spec: &WarmSpec) -> Result<WarmWorker> {
         let mut process = Command::new(&spec.python)
             .arg(&spec.script)
             .current_dir(&spec.root)
@@ -46,7 +58,7 @@ impl WarmWorker {
             .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&spec.log)?)
             .process_group(0)
             .die_with_parent()
             .spawn()
@@ -64,10 +76,17 @@ impl WarmWorker {
                 }
             }
         });
-        let worker = WarmWorker { process, stdin, answers };
-        match worker.answers.recv_timeout(START_LIMIT) {
-            Ok(answer) if answer["ready"] == true => Ok(worker),
-            _ => bail!("the warm worker did not start in {}: try --no-fork", spec.root.display()),
+        Ok(WarmWorker { log: spec.log.clone(), process, stdin, answers })
+    }
+
+    /// Waits until the worker has imported what it preloads.
+    pub fn ready(&self) -> Result<()> {
+        match self.answers.recv_timeout(START_LIMIT) {
+            Ok(answer) if answer["ready"] == true => Ok(()),
+            _ => bail!(
+                "the warm Python worker did not start (try --no-fork); it said: {}",
+                last_lines(&read_tail(&self.log))
+            ),
         }
     }
 
@@ -75,8 +94,12 @@ impl WarmWorker {
     /// timeout or interrupt.
     pub fn run(&mut self, args: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
         let request = json!({ "args": args, "log": log, "timeout": timeout.as_secs_f64() });
-        writeln!(self.stdin, "{request}").context("the warm worker stopped listening")?;
-        self.stdin.flush()?;
+        if writeln!(self.stdin, "{request}").and_then(|_| self.stdin.flush()).is_err() {
+            bail!(
+                "the warm Python worker exited (try --no-fork); it said: {}",
+                last_lines(&read_tail(&self.log))
+            );
+        }
         let start = Instant::now();
         let mut child_group = None;
         loop {
@@ -115,7 +138,12 @@ impl WarmWorker {
                     return Ok(Finished { exit, duration, tail: read_tail(log) });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => bail!("the warm worker exited"),
+                Err(RecvTimeoutError::Disconnected) => {
+                    bail!(
+                        "the warm Python worker exited (try --no-fork); it said: {}",
+                        last_lines(&read_tail(&self.log))
+                    )
+                }
             }
         }
     }
@@ -125,5 +153,16 @@ impl Drop for WarmWorker {
     fn drop(&mut self) {
         kill_group(self.process.id() as i32);
         let _ = self.process.wait();
+    }
+}
+
+/// The last few lines of a log, on one line.
+fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    if tail.is_empty() {
+        "nothing".to_string()
+    } else {
+        tail
     }
 }
