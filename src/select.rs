@@ -97,6 +97,17 @@ mod tests {
     }
 
     #[test]
+    fn relevant_tests_are_the_changed_test_files_then_the_named_ones_without_conftest_or_repeats() {
+        let plan = Plan {
+            changed_tests: vec![PathBuf::from("tests/test_a.py"), PathBuf::from("tests/conftest.py")],
+            ..Plan::default()
+        };
+        let extra = vec!["tests/test_b.py::test_x".to_string(), "tests/test_a.py".to_string()];
+        assert_eq!(relevant_tests(&plan, &extra), ["tests/test_a.py", "tests/test_b.py::test_x"]);
+        assert!(relevant_tests(&Plan::default(), &[]).is_empty(), "no changed tests: the whole suite");
+    }
+
+    #[test]
     fn a_mutant_runs_the_tests_that_executed_its_line_fastest_first() {
         let selection = for_mutant(&map(), Path::new("a.py"), &mutant_on(4), &[], Duration::from_secs(9));
         let expected = Selection::Run {

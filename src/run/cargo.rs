@@ -250,6 +250,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_users_build_seeds_only_when_it_has_deps_build_and_fingerprints() {
+        let user = tempfile::tempdir().unwrap();
+        let ours = tempfile::tempdir().unwrap();
+        for part in ["deps", "build"] {
+            std::fs::create_dir_all(user.path().join("debug").join(part)).unwrap();
+        }
+        std::fs::write(user.path().join("debug/deps/libx.rlib"), "artifact").unwrap();
+        assert!(!seed_from_user(user.path(), &ours.path().join("t")).unwrap(), "no .fingerprint: no seed");
+        assert!(!ours.path().join("t").exists());
+
+        std::fs::create_dir_all(user.path().join("debug/.fingerprint/x")).unwrap();
+        std::fs::create_dir_all(user.path().join("debug/incremental/x")).unwrap();
+        assert!(seed_from_user(user.path(), &ours.path().join("t")).unwrap());
+        let seeded = ours.path().join("t/debug");
+        assert_eq!(std::fs::read_to_string(seeded.join("deps/libx.rlib")).unwrap(), "artifact");
+        assert!(seeded.join(".fingerprint/x").is_dir() && seeded.join("build").is_dir());
+        assert!(!seeded.join("incremental").exists(), "incremental/ is left out");
+    }
+
+    #[test]
     fn a_file_belongs_to_the_innermost_package() {
         let packages = vec![
             Package { name: "root".into(), dir: PathBuf::new() },
