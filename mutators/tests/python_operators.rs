@@ -90,28 +90,6 @@ fn mutants_of(row: &Row) -> Vec<Mutant> {
     mutate(row.source, &lines).unwrap().mutants
 }
 
-fn one_line(text: &str) -> String {
-    format!("{text:?}")
-}
-
-fn render(row: &Row, mutants: &[Mutant]) -> String {
-    let mut out = row.source.to_string();
-    out.push_str("----\n");
-    for m in mutants {
-        let ignored = m.ignored.as_deref().map(|r| format!("  (ignored: {r})")).unwrap_or_default();
-        out.push_str(&format!(
-            "{}:{:<3} {} → {}  {}: {}{ignored}\n",
-            m.start.line,
-            m.start.column,
-            one_line(&m.original),
-            one_line(&m.replacement),
-            m.mutator,
-            m.description
-        ));
-    }
-    out
-}
-
 #[test]
 fn operator_families() {
     let rows: Vec<(&Row, Vec<Mutant>)> = ROWS.iter().map(|row| (row, mutants_of(row))).collect();
@@ -119,7 +97,7 @@ fn operator_families() {
     for (row, mutants) in &rows {
         let shows_family = mutants.iter().any(|m| m.mutator == row.family || m.ignored.is_some());
         assert!(shows_family, "row {} has no mutant of its family", row.family);
-        insta::assert_snapshot!(row.family.replace(' ', "_"), render(row, mutants));
+        insta::assert_snapshot!(row.family.replace(' ', "_"), support::render_mutants(row.source, mutants));
     }
 }
 

@@ -1,4 +1,6 @@
-//! Test helpers: JSON text for python3's stdin and running one python3 script.
+//! Test helpers: JSON text for python3's stdin, running one python3 script, rendering a table row's mutants.
+// Each test binary compiles this module and uses only some of it.
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -39,4 +41,24 @@ pub fn run_python(script: &str, input: &str) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "python3 failed: {}\n{stdout}", String::from_utf8_lossy(&output.stderr));
     stdout
+}
+
+/// A table row's source and its mutants, as its snapshot shows them.
+pub fn render_mutants(source: &str, mutants: &[mutators::Mutant]) -> String {
+    let one_line = |text: &str| format!("{text:?}");
+    let mut out = source.to_string();
+    out.push_str("----\n");
+    for m in mutants {
+        let ignored = m.ignored.as_deref().map(|r| format!("  (ignored: {r})")).unwrap_or_default();
+        out.push_str(&format!(
+            "{}:{:<3} {} → {}  {}: {}{ignored}\n",
+            m.start.line,
+            m.start.column,
+            one_line(&m.original),
+            one_line(&m.replacement),
+            m.mutator,
+            m.description
+        ));
+    }
+    out
 }
