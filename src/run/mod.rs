@@ -64,14 +64,28 @@ pub struct Places<'a> {
     pub scratch: &'a Scratch,
 }
 
-/// The planned mutants of the change in `options`, without running anything.
-pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
+/// The change read and its state written to the first copy: what `list` and `check` share.
+struct Prepared {
+    repo_root: PathBuf,
+    scratch: Scratch,
+    base: PathBuf,
+    added: lines::AddedLines,
+}
+
+fn prepare(options: &Options, stdin: &mut dyn Read) -> Result<Prepared> {
     let repo = lines::open_repository(&options.directory)?;
+    let repo_root = workdir(&repo).to_path_buf();
     let added = lines::find(&repo, &options.change, stdin)?;
     let scratch = Scratch::create()?;
     let base = scratch.path().join("copy-0");
     worktree::materialize(&repo, added.state, &base)?;
-    Plan::make(&added, &base)
+    Ok(Prepared { repo_root, scratch, base, added })
+}
+
+/// The planned mutants of the change in `options`, without running anything.
+pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
+    let prepared = prepare(options, stdin)?;
+    Plan::make(&prepared.added, &prepared.base)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -80,12 +94,7 @@ pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Eve
     let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
     let mut timings = Timings::default();
-    let repo = lines::open_repository(&options.directory)?;
-    let repo_root: PathBuf = workdir(&repo).to_path_buf();
-    let added = lines::find(&repo, &options.change, stdin)?;
-    let scratch = Scratch::create()?;
-    let base = scratch.path().join("copy-0");
-    worktree::materialize(&repo, added.state, &base)?;
+    let Prepared { repo_root, scratch, base, added } = prepare(options, stdin)?;
     timings.diff = lap();
     let plan = Plan::make(&added, &base)?;
     let tests = select::relevant_tests(&plan, &options.extra_tests);
