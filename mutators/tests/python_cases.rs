@@ -1,7 +1,5 @@
 //! Focused checks of the tricky corners of the Python mutant generator.
 
-use std::time::{Duration, Instant};
-
 use mutators::python::{executable_lines, mutate};
 use mutators::{Mutant, MutateError, Position};
 
@@ -218,17 +216,13 @@ fn mutants_are_sorted_and_unique() {
 }
 
 #[test]
-fn a_two_thousand_line_file_takes_milliseconds() {
+fn a_two_thousand_line_file_yields_thousands_of_mutants() {
     let chunk = "def f(a, b=1):\n    \"\"\"Doc.\"\"\"\n    if a > b and not a in (1, 2):\n        a += b * 2 - 1\n    return [x for x in range(a) if x % 2 == 0]\n\n";
     let source = chunk.repeat(2000 / chunk.lines().count());
     let lines: Vec<usize> = (1..=2000).collect();
-    let started = Instant::now();
     let found = mutate(&source, &lines).unwrap();
-    let took = started.elapsed();
-    println!("2000 lines, {} mutants in {took:?}", found.mutants.len());
+    // How long it takes is measured by `cargo bench -p mutators`, not asserted here.
     assert!(found.mutants.len() > 5_000);
-    // Generous for an unoptimized build; an optimized one takes a few milliseconds.
-    assert!(took < Duration::from_secs(2), "{took:?}");
 }
 
 #[test]

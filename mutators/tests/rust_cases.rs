@@ -1,7 +1,5 @@
 //! Focused checks of the tricky corners of the Rust mutant generator.
 
-use std::time::{Duration, Instant};
-
 use mutators::rust::{executable_lines, mutate};
 use mutators::{Mutant, MutateError, Position};
 
@@ -422,15 +420,11 @@ fn mutants_are_sorted_and_unique() {
 }
 
 #[test]
-fn a_two_thousand_line_file_takes_little_time() {
+fn a_two_thousand_line_file_yields_thousands_of_mutants() {
     let chunk = "fn f(a: u32, b: u32) -> u32 {\n    if a > b && a % 2 == 0 {\n        g(a * 3 - 1);\n    }\n    a + b\n}\n\n";
     let source = chunk.repeat(2000 / chunk.lines().count());
     let lines: Vec<usize> = (1..=2000).collect();
-    let started = Instant::now();
     let found = mutate(&source, &lines).unwrap();
-    let took = started.elapsed();
-    println!("2000 lines, {} mutants in {took:?}", found.mutants.len());
+    // How long it takes is measured by `cargo bench -p mutators`, not asserted here.
     assert!(found.mutants.len() > 5_000);
-    // Generous for an unoptimized build; an optimized one takes a few milliseconds.
-    assert!(took < Duration::from_secs(2), "{took:?}");
 }
