@@ -4,12 +4,11 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use crate::cli::{Cli, Command};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::options::{Change, Options};
+use crate::options::{Options, Target};
 use crate::report::{self, Report};
 use crate::run::{self, Interrupted, INTERRUPTED};
 
@@ -20,16 +19,21 @@ pub fn run(cli: Cli) -> Exit {
     if swept > 0 {
         eprintln!("note: removed {swept} temporary directories left by an earlier run that was killed");
     }
-    let directory = cli.directory.clone();
+    let directory = cli.directory.unwrap_or_else(|| ".".into());
+    let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
-        Command::Check(args) => Options::resolve(directory, &args).and_then(|options| check(&options)),
-        Command::List(args) => list(directory, Change::from_args(&args.change), args.json),
+        Command::Check(args) => {
+            Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
+        }
+        Command::List(args) => {
+            Target::resolve(&args.change, stdin).and_then(|target| list(&directory, &target, args.json))
+        }
         Command::Mutators => {
             println!("Python\n\n{}", mutators::catalog::render(mutators::catalog::PYTHON));
             print!("Rust\n\n{}", mutators::catalog::render(mutators::catalog::RUST));
             Ok(Exit::Clean)
         }
-        Command::Demo => crate::demo::run(),
+        Command::Demo => demo(),
     };
     match outcome {
         Ok(exit) => exit,
@@ -45,9 +49,9 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
-pub fn check(options: &Options) -> Result<Exit> {
+fn check(options: &Options) -> Result<Exit> {
     let mut console = Console::new();
-    let report = run::check(options, &mut std::io::stdin(), &mut |event| console.hear(event))?;
+    let report = run::check(options, &mut |event| console.hear(event))?;
     print!("{}", report::text::render(&report));
     std::io::stdout().flush()?;
     console.finish(&report.timings);
@@ -64,52 +68,26 @@ fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
 }
 
 /// `mutdelta list`: the mutants `check` would run.
-fn list(directory: Option<std::path::PathBuf>, change: Change, as_json: bool) -> Result<Exit> {
-    let options =
-        Options { directory: directory.unwrap_or_else(|| ".".into()), change, ..Options::for_listing() };
-    let plan = run::plan(&options, &mut std::io::stdin())?;
-    let mutants = plan.mutants();
-    let mut out = std::io::stdout().lock();
+fn list(directory: &std::path::Path, target: &Target, as_json: bool) -> Result<Exit> {
+    let plan = run::plan(directory, target)?;
     for note in &plan.notes {
         eprintln!("note: {note}");
     }
-    if as_json {
-        let items: Vec<_> = mutants
-            .iter()
-            .map(|planned| {
-                let file = &plan.files[planned.file];
-                let m = &planned.mutant;
-                json!({
-                    "id": planned.id.to_string(),
-                    "path": file.path.display().to_string(),
-                    "line": m.start.line,
-                    "column": m.start.column,
-                    "mutatorName": m.mutator,
-                    "original": m.original,
-                    "replacement": m.replacement,
-                    "description": m.description,
-                    "ignored": m.ignored,
-                })
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&items)?)?;
+    let text = if as_json {
+        serde_json::to_string_pretty(&report::list::render_json(&plan))? + "\n"
     } else {
-        for planned in &mutants {
-            let file = &plan.files[planned.file];
-            let m = &planned.mutant;
-            let ignored =
-                m.ignored.as_ref().map(|reason| format!(" [ignored: {reason}]")).unwrap_or_default();
-            writeln!(
-                out,
-                "{} {}:{}:{}: {}{ignored}",
-                planned.id,
-                file.path.display(),
-                m.start.line,
-                m.start.column,
-                m.description
-            )?;
-        }
-        writeln!(out, "{} mutants on {} added executable lines", mutants.len(), plan.line_count())?;
-    }
+        report::list::render_text(&plan)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    Ok(Exit::Clean)
+}
+
+/// `mutdelta demo`: the check of a throwaway repository's last commit, between two explanations.
+fn demo() -> Result<Exit> {
+    let demo = crate::demo::prepare()?;
+    print!("{}", demo.intro);
+    let exit = check(&demo.options)?;
+    println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
 }

@@ -4,8 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::options::TestTool;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "mutdelta",
@@ -82,11 +80,18 @@ pub struct CheckArgs {
     pub timeout: Option<f64>,
     /// What runs the tests of a cargo package (Rust files).
     #[arg(long, value_enum, default_value = "cargo")]
-    pub test_tool: TestTool,
+    pub test_tool: TestToolArg,
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,
     /// Write a mutation-testing-elements JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--test-tool`: what runs a cargo package's tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestToolArg {
+    Cargo,
+    Nextest,
 }

@@ -1,6 +1,5 @@
-//! `mutdelta demo`: a throwaway repository built from the bundled model-client example, checked at its last commit.
+//! `mutdelta demo`: a throwaway repository built from the bundled model-client example, and the check of its last commit for `app` to run.
 
-use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -8,7 +7,7 @@ use anyhow::{Context, Result};
 use git2::{Repository, Signature};
 
 use crate::exit::Exit;
-use crate::options::{Change, Options, TestRunner};
+use crate::options::{default_jobs, Options, PythonSettings, RustSettings, Target, TestTool};
 
 /// The example project: (path, content before the change, content after it).
 const EXAMPLE: &[(&str, &str, &str)] = &[
@@ -24,33 +23,47 @@ const EXAMPLE: &[(&str, &str, &str)] = &[
     ),
 ];
 
-pub fn run() -> Result<Exit> {
+/// The demo's repository (removed on drop) and the check to run on it.
+pub struct Demo {
+    _repository: tempfile::TempDir,
+    pub options: Options,
+    /// What to print before the check.
+    pub intro: String,
+}
+
+/// Builds the throwaway repository and the options that check its last commit.
+pub fn prepare() -> Result<Demo> {
     let dir = tempfile::Builder::new().prefix("mutdelta-demo-").tempdir()?;
     build_repository(dir.path())?;
-    println!("demo: a repository whose last commit adds a `raise` for cut-off replies and a test");
-    println!("      that runs it, catches every exception and asserts nothing.");
-    println!("$ mutdelta check --commit HEAD\n");
-    let python = crate::python::find_interpreter(None, dir.path())?;
-    let runner = if has_pytest(&python) {
-        TestRunner::Pytest
+    let mut intro = String::from(
+        "demo: a repository whose last commit adds a `raise` for cut-off replies and a test\n      that runs it, catches every exception and asserts nothing.\n$ mutdelta check --commit HEAD\n\n",
+    );
+    let python = crate::python::interpreter::find_interpreter(None, dir.path())?;
+    let test_cmd = if has_pytest(&python) {
+        None
     } else {
-        println!("(pytest is not installed, so the demo runs the tests with unittest)\n");
-        TestRunner::Shell(format!("{} -m unittest discover -s tests -q", python.display()))
+        intro.push_str("(pytest is not installed, so the demo runs the tests with unittest)\n\n");
+        Some(format!("{} -m unittest discover -s tests -q", python.display()))
     };
     let options = Options {
         directory: dir.path().to_path_buf(),
-        change: Change::Commit("HEAD".to_string()),
-        jobs: std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
-        python: Some(python),
-        runner,
-        ..Options::for_listing()
+        target: Target::Commit("HEAD".to_string()),
+        jobs: default_jobs(),
+        test_cmd,
+        timeout: None,
+        json: None,
+        python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true },
+        rust: RustSettings { test_tool: TestTool::Cargo },
     };
-    let exit = crate::app::check(&options)?;
-    println!(
+    Ok(Demo { _repository: dir, options, intro })
+}
+
+/// What to print after the check, which exited with `exit`.
+pub fn outro(exit: Exit) -> String {
+    format!(
         "\nThe check exits {} on this change: the new lines ran under a test, but no test would notice them changed.",
         exit as i32
-    );
-    Ok(Exit::Clean)
+    )
 }
 
 fn has_pytest(python: &Path) -> bool {

@@ -1,6 +1,7 @@
 //! mutdelta: mutation-test the lines a change adds.
 
 pub mod app;
+pub mod cargo;
 pub mod cli;
 pub mod console;
 pub mod demo;
@@ -12,5 +13,4 @@ pub mod python;
 pub mod report;
 pub mod run;
 pub mod scratch;
-pub mod select;
 pub mod worktree;

@@ -1,13 +1,12 @@
 //! The added lines of a change: read from git (the only module besides `worktree` that touches git2) or from a coverage gate's list.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use git2::{Delta, DiffOptions, Oid, Repository, Status, StatusOptions};
 
-use crate::options::{Change, LineList};
+use crate::options::Target;
 
 /// Which state of the repository is materialised and tested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,25 +50,14 @@ pub fn workdir(repo: &Repository) -> &Path {
     repo.workdir().expect("bare repositories are refused on open")
 }
 
-/// Finds the added lines of `change`; `stdin` is read only for `--lines -`.
-pub fn find(repo: &Repository, change: &Change, stdin: &mut dyn Read) -> Result<AddedLines> {
-    match change {
-        Change::Staged => staged(repo),
-        Change::Commit(rev) => commit(repo, rev),
-        Change::Base(rev) => since_base(repo, rev),
-        Change::Lines(list) => {
-            let text = match list {
-                LineList::Stdin => {
-                    let mut text = String::new();
-                    stdin
-                        .read_to_string(&mut text)
-                        .context("could not read the line list from standard input")?;
-                    text
-                }
-                LineList::File(path) => std::fs::read_to_string(path)
-                    .map_err(|err| anyhow!("could not read the line list {}: {err}", path.display()))?,
-            };
-            let files = parse_line_list(&text)?;
+/// Finds the added lines of `target`.
+pub fn find(repo: &Repository, target: &Target) -> Result<AddedLines> {
+    match target {
+        Target::Staged => staged(repo),
+        Target::Commit(rev) => commit(repo, rev),
+        Target::Base(rev) => since_base(repo, rev),
+        Target::Lines(text) => {
+            let files = parse_line_list(text)?;
             check_lines_exist(workdir(repo), &files)?;
             Ok(AddedLines { state: State::WorkTree, files, deleted: Vec::new(), binary: Vec::new() })
         }

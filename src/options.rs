@@ -1,102 +1,97 @@
 //! Turns the parsed command line into one resolved `Options` that the rest of the program sees.
 
+use std::io::Read;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::{ChangeArgs, CheckArgs};
+use crate::cli::{ChangeArgs, CheckArgs, TestToolArg};
 
-/// Which change is mutated, and so which state is tested.
+/// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub enum Target {
     Staged,
     Commit(String),
     Base(String),
-    Lines(LineList),
-}
-
-/// Where a coverage gate's line list comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineList {
-    Stdin,
-    File(PathBuf),
-}
-
-/// How the tests are run for each mutant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestRunner {
-    /// `python -m pytest -x -q -p no:cacheprovider <tests>`.
-    Pytest,
-    /// Any shell command; exit status 0 means the mutant survived.
-    Shell(String),
+    /// A coverage gate's list of added lines, already read (from a file or standard input).
+    Lines(String),
 }
 
 /// What runs a cargo package's tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestTool {
     Cargo,
     Nextest,
 }
 
+/// Settings only the Python side reads.
+#[derive(Debug, Clone)]
+pub struct PythonSettings {
+    /// `--python`: the interpreter that runs the tests (else found from the environment).
+    pub interpreter: Option<PathBuf>,
+    /// `--test`: more tests to run.
+    pub extra_tests: Vec<String>,
+    /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
+    pub fork: bool,
+}
+
+/// Settings only the Rust side reads.
+#[derive(Debug, Clone)]
+pub struct RustSettings {
+    pub test_tool: TestTool,
+}
+
+/// Everything `check` needs, resolved.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Where to look for the repository.
     pub directory: PathBuf,
-    pub change: Change,
+    pub target: Target,
     pub jobs: NonZeroUsize,
-    pub python: Option<PathBuf>,
-    pub extra_tests: Vec<String>,
-    pub runner: TestRunner,
+    /// `--test-cmd`: any shell command instead of the language's test tool; exit 0 means the
+    /// mutant survived.
+    pub test_cmd: Option<String>,
+    /// `--timeout`: per mutant.
     pub timeout: Option<Duration>,
+    /// `--json`: where to write the mutation-testing-elements report.
     pub json: Option<PathBuf>,
-    /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
-    pub fork: bool,
-    /// Runs the tests of cargo packages.
-    pub test_tool: TestTool,
+    pub python: PythonSettings,
+    pub rust: RustSettings,
 }
 
-impl Change {
-    pub fn from_args(args: &ChangeArgs) -> Change {
-        if let Some(rev) = &args.commit {
-            Change::Commit(rev.clone())
+impl Target {
+    /// The change the arguments name; a line list is read here, `-` from `stdin`.
+    pub fn resolve(args: &ChangeArgs, stdin: &mut dyn Read) -> Result<Target> {
+        Ok(if let Some(rev) = &args.commit {
+            Target::Commit(rev.clone())
         } else if let Some(rev) = &args.base {
-            Change::Base(rev.clone())
+            Target::Base(rev.clone())
         } else if let Some(path) = &args.lines {
-            if path.as_os_str() == "-" {
-                Change::Lines(LineList::Stdin)
-            } else {
-                Change::Lines(LineList::File(path.clone()))
-            }
+            Target::Lines(read_line_list(path, stdin)?)
         } else {
-            Change::Staged
-        }
+            Target::Staged
+        })
     }
+}
+
+fn read_line_list(path: &std::path::Path, stdin: &mut dyn Read) -> Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        stdin.read_to_string(&mut text).context("could not read the line list from standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|err| anyhow!("could not read the line list {}: {err}", path.display()))
 }
 
 impl Options {
-    /// Options for commands that only read the change (`list`).
-    pub fn for_listing() -> Options {
-        Options {
-            directory: PathBuf::from("."),
-            change: Change::Staged,
-            jobs: NonZeroUsize::MIN,
-            python: None,
-            extra_tests: Vec::new(),
-            runner: TestRunner::Pytest,
-            timeout: None,
-            json: None,
-            fork: true,
-            test_tool: TestTool::Cargo,
-        }
-    }
-
-    pub fn resolve(directory: Option<PathBuf>, args: &CheckArgs) -> Result<Options> {
+    pub fn resolve(directory: Option<PathBuf>, args: &CheckArgs, stdin: &mut dyn Read) -> Result<Options> {
         let jobs = match args.jobs {
             Some(0) => bail!("-j 0 would run nothing: give at least one job, e.g. -j 1"),
             Some(n) => NonZeroUsize::new(n).expect("checked above"),
-            None => std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
+            None => default_jobs(),
         };
         let timeout = match args.timeout {
             Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
@@ -105,24 +100,32 @@ impl Options {
             Some(seconds) => Some(Duration::from_secs_f64(seconds)),
             None => None,
         };
-        let runner = match &args.test_cmd {
-            Some(cmd) if cmd.trim().is_empty() => {
-                bail!("--test-cmd is empty: give the command that runs the tests")
-            }
-            Some(cmd) => TestRunner::Shell(cmd.clone()),
-            None => TestRunner::Pytest,
-        };
+        if args.test_cmd.as_ref().is_some_and(|cmd| cmd.trim().is_empty()) {
+            bail!("--test-cmd is empty: give the command that runs the tests");
+        }
         Ok(Options {
             directory: directory.unwrap_or_else(|| PathBuf::from(".")),
-            change: Change::from_args(&args.change),
+            target: Target::resolve(&args.change, stdin)?,
             jobs,
-            python: args.python.clone(),
-            extra_tests: args.tests.clone(),
-            runner,
+            test_cmd: args.test_cmd.clone(),
             timeout,
             json: args.json.clone(),
-            fork: !args.no_fork,
-            test_tool: args.test_tool,
+            python: PythonSettings {
+                interpreter: args.python.clone(),
+                extra_tests: args.tests.clone(),
+                fork: !args.no_fork,
+            },
+            rust: RustSettings {
+                test_tool: match args.test_tool {
+                    TestToolArg::Cargo => TestTool::Cargo,
+                    TestToolArg::Nextest => TestTool::Nextest,
+                },
+            },
         })
     }
+}
+
+/// One worker per core.
+pub fn default_jobs() -> NonZeroUsize {
+    std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
 }

@@ -9,8 +9,8 @@
 /// An empty `to` entry means the token is removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
-    /// The mutator family, named as in mutation-testing-elements reports.
-    pub mutator: &'static str,
+    /// The mutator family.
+    pub mutator: Mutator,
     /// The token, or a pattern with the replaced `<part>` in angle brackets.
     pub from: &'static str,
     /// What it becomes: one mutant per entry.
@@ -19,31 +19,64 @@ pub struct Rule {
     pub note: &'static str,
 }
 
-pub const ARITHMETIC_OPERATOR: &str = "ArithmeticOperator";
-pub const UNARY_OPERATOR: &str = "UnaryOperator";
-pub const BITWISE_OPERATOR: &str = "BitwiseOperator";
-pub const COMPARISON_OPERATOR: &str = "ComparisonOperator";
-pub const IDENTITY_OPERATOR: &str = "IdentityOperator";
-pub const MEMBERSHIP_OPERATOR: &str = "MembershipOperator";
-pub const BOOLEAN_OPERATOR: &str = "BooleanOperator";
-pub const ASSIGNMENT_OPERATOR: &str = "AssignmentOperator";
-pub const NUMBER_LITERAL: &str = "NumberLiteral";
-pub const BOOLEAN_LITERAL: &str = "BooleanLiteral";
-pub const NONE_VALUE: &str = "NoneValue";
-pub const STRING_LITERAL: &str = "StringLiteral";
-pub const STATEMENT_DELETION: &str = "StatementDeletion";
-pub const RETURN_VALUE: &str = "ReturnValue";
-pub const LOOP_CONTROL: &str = "LoopControl";
-pub const CONDITION_FORCING: &str = "ConditionForcing";
-pub const MATCH_ARM_DELETION: &str = "MatchArmDeletion";
-pub const FUNCTION_BODY: &str = "FunctionBody";
+/// A mutator family, named as in mutation-testing-elements reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mutator {
+    ArithmeticOperator,
+    UnaryOperator,
+    BitwiseOperator,
+    ComparisonOperator,
+    IdentityOperator,
+    MembershipOperator,
+    BooleanOperator,
+    AssignmentOperator,
+    NumberLiteral,
+    BooleanLiteral,
+    NoneValue,
+    StringLiteral,
+    StatementDeletion,
+    ReturnValue,
+    LoopControl,
+    ConditionForcing,
+    MatchArmDeletion,
+    FunctionBody,
+}
 
-const fn rule(
-    mutator: &'static str,
-    from: &'static str,
-    to: &'static [&'static str],
-    note: &'static str,
-) -> Rule {
+impl Mutator {
+    /// The family's name in reports: "ArithmeticOperator".
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutator::ArithmeticOperator => "ArithmeticOperator",
+            Mutator::UnaryOperator => "UnaryOperator",
+            Mutator::BitwiseOperator => "BitwiseOperator",
+            Mutator::ComparisonOperator => "ComparisonOperator",
+            Mutator::IdentityOperator => "IdentityOperator",
+            Mutator::MembershipOperator => "MembershipOperator",
+            Mutator::BooleanOperator => "BooleanOperator",
+            Mutator::AssignmentOperator => "AssignmentOperator",
+            Mutator::NumberLiteral => "NumberLiteral",
+            Mutator::BooleanLiteral => "BooleanLiteral",
+            Mutator::NoneValue => "NoneValue",
+            Mutator::StringLiteral => "StringLiteral",
+            Mutator::StatementDeletion => "StatementDeletion",
+            Mutator::ReturnValue => "ReturnValue",
+            Mutator::LoopControl => "LoopControl",
+            Mutator::ConditionForcing => "ConditionForcing",
+            Mutator::MatchArmDeletion => "MatchArmDeletion",
+            Mutator::FunctionBody => "FunctionBody",
+        }
+    }
+}
+
+impl std::fmt::Display for Mutator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+use Mutator::*;
+
+const fn rule(mutator: Mutator, from: &'static str, to: &'static [&'static str], note: &'static str) -> Rule {
     Rule { mutator, from, to, note }
 }
 
@@ -51,77 +84,77 @@ const fn rule(
 /// comments or `case` patterns; type annotations are code like any other.
 #[rustfmt::skip]
 pub const PYTHON: &[Rule] = &[
-    rule(ARITHMETIC_OPERATOR, "+", &["-"], "binary only"),
-    rule(ARITHMETIC_OPERATOR, "-", &["+"], "binary only"),
-    rule(ARITHMETIC_OPERATOR, "*", &["/"], "binary only, not *args"),
-    rule(ARITHMETIC_OPERATOR, "/", &["*"], "binary only, not the / of def f(a, /)"),
-    rule(ARITHMETIC_OPERATOR, "//", &["/"], ""),
-    rule(ARITHMETIC_OPERATOR, "%", &["*"], ""),
-    rule(ARITHMETIC_OPERATOR, "**", &["*"], "binary only, not **kwargs"),
+    rule(ArithmeticOperator, "+", &["-"], "binary only"),
+    rule(ArithmeticOperator, "-", &["+"], "binary only"),
+    rule(ArithmeticOperator, "*", &["/"], "binary only, not *args"),
+    rule(ArithmeticOperator, "/", &["*"], "binary only, not the / of def f(a, /)"),
+    rule(ArithmeticOperator, "//", &["/"], ""),
+    rule(ArithmeticOperator, "%", &["*"], ""),
+    rule(ArithmeticOperator, "**", &["*"], "binary only, not **kwargs"),
 
-    rule(UNARY_OPERATOR, "-", &[""], "-x becomes x"),
-    rule(UNARY_OPERATOR, "~", &[""], "~x becomes x"),
-    rule(UNARY_OPERATOR, "not", &[""], "not x becomes x; not the not of `not in`, `is not`"),
+    rule(UnaryOperator, "-", &[""], "-x becomes x"),
+    rule(UnaryOperator, "~", &[""], "~x becomes x"),
+    rule(UnaryOperator, "not", &[""], "not x becomes x; not the not of `not in`, `is not`"),
 
-    rule(BITWISE_OPERATOR, "&", &["|"], ""),
-    rule(BITWISE_OPERATOR, "|", &["&"], ""),
-    rule(BITWISE_OPERATOR, "^", &["&"], ""),
-    rule(BITWISE_OPERATOR, "<<", &[">>"], ""),
-    rule(BITWISE_OPERATOR, ">>", &["<<"], ""),
+    rule(BitwiseOperator, "&", &["|"], ""),
+    rule(BitwiseOperator, "|", &["&"], ""),
+    rule(BitwiseOperator, "^", &["&"], ""),
+    rule(BitwiseOperator, "<<", &[">>"], ""),
+    rule(BitwiseOperator, ">>", &["<<"], ""),
 
-    rule(COMPARISON_OPERATOR, "==", &["!="], ""),
-    rule(COMPARISON_OPERATOR, "!=", &["=="], ""),
-    rule(COMPARISON_OPERATOR, "<", &["<=", ">"], ""),
-    rule(COMPARISON_OPERATOR, "<=", &["<", ">"], ""),
-    rule(COMPARISON_OPERATOR, ">", &[">=", "<"], ""),
-    rule(COMPARISON_OPERATOR, ">=", &[">", "<"], ""),
+    rule(ComparisonOperator, "==", &["!="], ""),
+    rule(ComparisonOperator, "!=", &["=="], ""),
+    rule(ComparisonOperator, "<", &["<=", ">"], ""),
+    rule(ComparisonOperator, "<=", &["<", ">"], ""),
+    rule(ComparisonOperator, ">", &[">=", "<"], ""),
+    rule(ComparisonOperator, ">=", &[">", "<"], ""),
 
-    rule(IDENTITY_OPERATOR, "is", &["is not"], ""),
-    rule(IDENTITY_OPERATOR, "is not", &["is"], ""),
+    rule(IdentityOperator, "is", &["is not"], ""),
+    rule(IdentityOperator, "is not", &["is"], ""),
 
-    rule(MEMBERSHIP_OPERATOR, "in", &["not in"], "not the in of a for loop or comprehension"),
-    rule(MEMBERSHIP_OPERATOR, "not in", &["in"], ""),
+    rule(MembershipOperator, "in", &["not in"], "not the in of a for loop or comprehension"),
+    rule(MembershipOperator, "not in", &["in"], ""),
 
-    rule(BOOLEAN_OPERATOR, "and", &["or"], ""),
-    rule(BOOLEAN_OPERATOR, "or", &["and"], ""),
+    rule(BooleanOperator, "and", &["or"], ""),
+    rule(BooleanOperator, "or", &["and"], ""),
 
-    rule(ASSIGNMENT_OPERATOR, "+=", &["-=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "-=", &["+=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "*=", &["/=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "/=", &["*=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "//=", &["/=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "%=", &["*=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "**=", &["*=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "@=", &["="], ""),
-    rule(ASSIGNMENT_OPERATOR, "&=", &["|=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "|=", &["&=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "^=", &["&=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, "<<=", &[">>=", "="], ""),
-    rule(ASSIGNMENT_OPERATOR, ">>=", &["<<=", "="], ""),
+    rule(AssignmentOperator, "+=", &["-=", "="], ""),
+    rule(AssignmentOperator, "-=", &["+=", "="], ""),
+    rule(AssignmentOperator, "*=", &["/=", "="], ""),
+    rule(AssignmentOperator, "/=", &["*=", "="], ""),
+    rule(AssignmentOperator, "//=", &["/=", "="], ""),
+    rule(AssignmentOperator, "%=", &["*=", "="], ""),
+    rule(AssignmentOperator, "**=", &["*=", "="], ""),
+    rule(AssignmentOperator, "@=", &["="], ""),
+    rule(AssignmentOperator, "&=", &["|=", "="], ""),
+    rule(AssignmentOperator, "|=", &["&=", "="], ""),
+    rule(AssignmentOperator, "^=", &["&=", "="], ""),
+    rule(AssignmentOperator, "<<=", &[">>=", "="], ""),
+    rule(AssignmentOperator, ">>=", &["<<=", "="], ""),
 
-    rule(NUMBER_LITERAL, "<integer n>", &["n + 1", "0"], "n + 1 is written in n's base: 0x1F becomes 0x20"),
-    rule(NUMBER_LITERAL, "<integer 0>", &["1"], ""),
-    rule(NUMBER_LITERAL, "<float x>", &["0.0"], "imaginary numbers (1j) are left alone"),
-    rule(NUMBER_LITERAL, "<float 0.0>", &["1.0"], ""),
+    rule(NumberLiteral, "<integer n>", &["n + 1", "0"], "n + 1 is written in n's base: 0x1F becomes 0x20"),
+    rule(NumberLiteral, "<integer 0>", &["1"], ""),
+    rule(NumberLiteral, "<float x>", &["0.0"], "imaginary numbers (1j) are left alone"),
+    rule(NumberLiteral, "<float 0.0>", &["1.0"], ""),
 
-    rule(BOOLEAN_LITERAL, "True", &["False"], ""),
-    rule(BOOLEAN_LITERAL, "False", &["True"], ""),
+    rule(BooleanLiteral, "True", &["False"], ""),
+    rule(BooleanLiteral, "False", &["True"], ""),
 
-    rule(NONE_VALUE, "<target> = <value>", &["None"], "statement level, single targets (not a, b = ...), not when <value> is None"),
+    rule(NoneValue, "<target> = <value>", &["None"], "statement level, single targets (not a, b = ...), not when <value> is None"),
 
-    rule(STRING_LITERAL, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); f-strings are left alone"),
-    rule(STRING_LITERAL, "<empty string>", &["\"mutdelta\""], "prefix kept"),
+    rule(StringLiteral, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); f-strings are left alone"),
+    rule(StringLiteral, "<empty string>", &["\"mutdelta\""], "prefix kept"),
 
-    rule(STATEMENT_DELETION, "<simple statement>", &["pass"], "not pass, return, import, global, nonlocal, assert, break, continue, `...`, docstrings, nor assignments to a name some nonlocal declares"),
+    rule(StatementDeletion, "<simple statement>", &["pass"], "not pass, return, import, global, nonlocal, assert, break, continue, `...`, docstrings, nor assignments to a name some nonlocal declares"),
 
-    rule(RETURN_VALUE, "return <value>", &["None"], "not when <value> is None"),
+    rule(ReturnValue, "return <value>", &["None"], "not when <value> is None"),
 
-    rule(LOOP_CONTROL, "break", &["continue"], ""),
-    rule(LOOP_CONTROL, "continue", &["break"], ""),
+    rule(LoopControl, "break", &["continue"], ""),
+    rule(LoopControl, "continue", &["break"], ""),
 
-    rule(CONDITION_FORCING, "if <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
-    rule(CONDITION_FORCING, "elif <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
-    rule(CONDITION_FORCING, "while <condition>:", &["False"], "never True: the loop would hang"),
+    rule(ConditionForcing, "if <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
+    rule(ConditionForcing, "elif <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
+    rule(ConditionForcing, "while <condition>:", &["False"], "never True: the loop would hang"),
 ];
 
 /// Rust. Nothing is mutated in test code (`#[cfg(test)]` items, `#[test]` functions), `unsafe`
@@ -129,79 +162,93 @@ pub const PYTHON: &[Rule] = &[
 /// bodies; a whole macro statement may be deleted.
 #[rustfmt::skip]
 pub const RUST: &[Rule] = &[
-    rule(ARITHMETIC_OPERATOR, "+", &["-"], "binary only"),
-    rule(ARITHMETIC_OPERATOR, "-", &["+"], "binary only"),
-    rule(ARITHMETIC_OPERATOR, "*", &["/"], "binary only, not *x"),
-    rule(ARITHMETIC_OPERATOR, "/", &["*"], ""),
-    rule(ARITHMETIC_OPERATOR, "%", &["/"], ""),
+    rule(ArithmeticOperator, "+", &["-"], "binary only"),
+    rule(ArithmeticOperator, "-", &["+"], "binary only"),
+    rule(ArithmeticOperator, "*", &["/"], "binary only, not *x"),
+    rule(ArithmeticOperator, "/", &["*"], ""),
+    rule(ArithmeticOperator, "%", &["/"], ""),
 
-    rule(UNARY_OPERATOR, "-", &[""], "-x becomes x"),
-    rule(UNARY_OPERATOR, "!", &[""], "!x becomes x"),
+    rule(UnaryOperator, "-", &[""], "-x becomes x"),
+    rule(UnaryOperator, "!", &[""], "!x becomes x"),
 
-    rule(BITWISE_OPERATOR, "&", &["|"], "binary only, not &x"),
-    rule(BITWISE_OPERATOR, "|", &["&"], ""),
-    rule(BITWISE_OPERATOR, "^", &["&"], ""),
-    rule(BITWISE_OPERATOR, "<<", &[">>"], ""),
-    rule(BITWISE_OPERATOR, ">>", &["<<"], "not right after an `as` cast: `x as u8 << 1` does not parse"),
+    rule(BitwiseOperator, "&", &["|"], "binary only, not &x"),
+    rule(BitwiseOperator, "|", &["&"], ""),
+    rule(BitwiseOperator, "^", &["&"], ""),
+    rule(BitwiseOperator, "<<", &[">>"], ""),
+    rule(BitwiseOperator, ">>", &["<<"], "not right after an `as` cast: `x as u8 << 1` does not parse"),
 
-    rule(COMPARISON_OPERATOR, "==", &["!="], ""),
-    rule(COMPARISON_OPERATOR, "!=", &["=="], ""),
-    rule(COMPARISON_OPERATOR, "<", &["<=", ">"], ""),
-    rule(COMPARISON_OPERATOR, "<=", &["<", ">"], ""),
-    rule(COMPARISON_OPERATOR, ">", &[">=", "<"], "no < right after an `as` cast: `x as u8 < y` does not parse"),
-    rule(COMPARISON_OPERATOR, ">=", &[">", "<"], "no < right after an `as` cast"),
+    rule(ComparisonOperator, "==", &["!="], ""),
+    rule(ComparisonOperator, "!=", &["=="], ""),
+    rule(ComparisonOperator, "<", &["<=", ">"], ""),
+    rule(ComparisonOperator, "<=", &["<", ">"], ""),
+    rule(ComparisonOperator, ">", &[">=", "<"], "no < right after an `as` cast: `x as u8 < y` does not parse"),
+    rule(ComparisonOperator, ">=", &[">", "<"], "no < right after an `as` cast"),
 
-    rule(BOOLEAN_OPERATOR, "&&", &["||"], "not in a let chain (`if let .. && ..`)"),
-    rule(BOOLEAN_OPERATOR, "||", &["&&"], ""),
+    rule(BooleanOperator, "&&", &["||"], "not in a let chain (`if let .. && ..`)"),
+    rule(BooleanOperator, "||", &["&&"], ""),
 
-    rule(ASSIGNMENT_OPERATOR, "+=", &["-="], ""),
-    rule(ASSIGNMENT_OPERATOR, "-=", &["+="], ""),
-    rule(ASSIGNMENT_OPERATOR, "*=", &["/="], ""),
-    rule(ASSIGNMENT_OPERATOR, "/=", &["*="], ""),
-    rule(ASSIGNMENT_OPERATOR, "%=", &["/="], ""),
-    rule(ASSIGNMENT_OPERATOR, "&=", &["|="], ""),
-    rule(ASSIGNMENT_OPERATOR, "|=", &["&="], ""),
-    rule(ASSIGNMENT_OPERATOR, "^=", &["&="], ""),
-    rule(ASSIGNMENT_OPERATOR, "<<=", &[">>="], ""),
-    rule(ASSIGNMENT_OPERATOR, ">>=", &["<<="], ""),
+    rule(AssignmentOperator, "+=", &["-="], ""),
+    rule(AssignmentOperator, "-=", &["+="], ""),
+    rule(AssignmentOperator, "*=", &["/="], ""),
+    rule(AssignmentOperator, "/=", &["*="], ""),
+    rule(AssignmentOperator, "%=", &["/="], ""),
+    rule(AssignmentOperator, "&=", &["|="], ""),
+    rule(AssignmentOperator, "|=", &["&="], ""),
+    rule(AssignmentOperator, "^=", &["&="], ""),
+    rule(AssignmentOperator, "<<=", &[">>="], ""),
+    rule(AssignmentOperator, ">>=", &["<<="], ""),
 
-    rule(NUMBER_LITERAL, "<integer n>", &["0", "1", "n + 1"], "suffix and base kept: 0x1Fu8 becomes 0x20u8; a target equal to n is left out (0 becomes 1, 1 becomes 0 and 2); n + 1 only if it fits the suffix"),
-    rule(NUMBER_LITERAL, "<float x>", &["0.0"], "suffix kept: 2.5f32 becomes 0.0f32"),
-    rule(NUMBER_LITERAL, "<float 0.0>", &["1.0"], "suffix kept"),
+    rule(NumberLiteral, "<integer n>", &["0", "1", "n + 1"], "suffix and base kept: 0x1Fu8 becomes 0x20u8; a target equal to n is left out (0 becomes 1, 1 becomes 0 and 2); n + 1 only if it fits the suffix"),
+    rule(NumberLiteral, "<float x>", &["0.0"], "suffix kept: 2.5f32 becomes 0.0f32"),
+    rule(NumberLiteral, "<float 0.0>", &["1.0"], "suffix kept"),
 
-    rule(BOOLEAN_LITERAL, "true", &["false"], ""),
-    rule(BOOLEAN_LITERAL, "false", &["true"], ""),
+    rule(BooleanLiteral, "true", &["false"], ""),
+    rule(BooleanLiteral, "false", &["true"], ""),
 
-    rule(STRING_LITERAL, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
+    rule(StringLiteral, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
 
-    rule(STATEMENT_DELETION, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let, nor println!, eprintln!, print!, eprint!, dbg!, trace!, debug!, info!, warn!, error!"),
+    rule(StatementDeletion, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let, nor println!, eprintln!, print!, eprint!, dbg!, trace!, debug!, info!, warn!, error!"),
 
-    rule(CONDITION_FORCING, "if <condition>", &["true", "false"], "not if let, nor a true/false literal"),
-    rule(CONDITION_FORCING, "while <condition>", &["false"], "never true: the loop would hang; not while let"),
-    rule(CONDITION_FORCING, "<pattern> if <guard> =>", &["true", "false"], "match guards"),
+    rule(ConditionForcing, "if <condition>", &["true", "false"], "not if let, nor a true/false literal"),
+    rule(ConditionForcing, "while <condition>", &["false"], "never true: the loop would hang; not while let"),
+    rule(ConditionForcing, "<pattern> if <guard> =>", &["true", "false"], "match guards"),
 
-    rule(MATCH_ARM_DELETION, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
+    rule(MatchArmDeletion, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
 
-    rule(FUNCTION_BODY, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn, const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
-    rule(FUNCTION_BODY, "fn f() -> bool { <body> }", &["true", "false"], ""),
-    rule(FUNCTION_BODY, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
-    rule(FUNCTION_BODY, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),
-    rule(FUNCTION_BODY, "fn f() -> String { <body> }", &["String::new()", "\"xyzzy\".into()"], ""),
-    rule(FUNCTION_BODY, "fn f() -> &str { <body> }", &["\"\"", "\"xyzzy\""], ""),
-    rule(FUNCTION_BODY, "fn f() -> &[T] { <body> }", &["&[]"], ""),
-    rule(FUNCTION_BODY, "fn f() -> Vec<T> { <body> }", &["vec![]"], ""),
-    rule(FUNCTION_BODY, "fn f() -> Option<T> { <body> }", &["None"], ""),
-    rule(FUNCTION_BODY, "fn f() -> Result<T, E> { <body> }", &["Ok(<T>)"], "one per value of T; T is <other type> when Result has no arguments (fmt::Result)"),
-    rule(FUNCTION_BODY, "fn f() -> Box<T> { <body> }", &["Box::new(<T>)"], "one per value of T; none for Box<dyn Trait>"),
-    rule(FUNCTION_BODY, "fn f() -> Rc<T> { <body> }", &["Rc::new(<T>)"], "one per value of T"),
-    rule(FUNCTION_BODY, "fn f() -> Arc<T> { <body> }", &["Arc::new(<T>)"], "one per value of T"),
-    rule(FUNCTION_BODY, "fn f() -> impl Iterator { <body> }", &["std::iter::empty()"], "also impl IntoIterator, DoubleEndedIterator, ExactSizeIterator"),
-    rule(FUNCTION_BODY, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
+    rule(FunctionBody, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn, const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
+    rule(FunctionBody, "fn f() -> bool { <body> }", &["true", "false"], ""),
+    rule(FunctionBody, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
+    rule(FunctionBody, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),
+    rule(FunctionBody, "fn f() -> String { <body> }", &["String::new()", "\"xyzzy\".into()"], ""),
+    rule(FunctionBody, "fn f() -> &str { <body> }", &["\"\"", "\"xyzzy\""], ""),
+    rule(FunctionBody, "fn f() -> &[T] { <body> }", &["&[]"], ""),
+    rule(FunctionBody, "fn f() -> Vec<T> { <body> }", &["vec![]"], ""),
+    rule(FunctionBody, "fn f() -> Option<T> { <body> }", &["None"], ""),
+    rule(FunctionBody, "fn f() -> Result<T, E> { <body> }", &["Ok(<T>)"], "one per value of T; T is <other type> when Result has no arguments (fmt::Result)"),
+    rule(FunctionBody, "fn f() -> Box<T> { <body> }", &["Box::new(<T>)"], "one per value of T; none for Box<dyn Trait>"),
+    rule(FunctionBody, "fn f() -> Rc<T> { <body> }", &["Rc::new(<T>)"], "one per value of T"),
+    rule(FunctionBody, "fn f() -> Arc<T> { <body> }", &["Arc::new(<T>)"], "one per value of T"),
+    rule(FunctionBody, "fn f() -> impl Iterator { <body> }", &["std::iter::empty()"], "also impl IntoIterator, DoubleEndedIterator, ExactSizeIterator"),
+    rule(FunctionBody, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
 ];
 
+/// The row of `rules` that says what `from` becomes under `mutator`, if any.
+pub fn lookup(rules: &'static [Rule], mutator: Mutator, from: &str) -> Option<&'static Rule> {
+    rules.iter().find(|rule| rule.from == from && rule.mutator == mutator)
+}
+
+/// Each target of the row of `rules` for `from` under `mutator`, with the row.
+pub fn entries(
+    rules: &'static [Rule],
+    mutator: Mutator,
+    from: &str,
+) -> impl Iterator<Item = (&'static Rule, &'static str)> {
+    lookup(rules, mutator, from).into_iter().flat_map(|rule| rule.to.iter().map(move |to| (rule, *to)))
+}
+
 /// What `from` becomes under `mutator` in `rules`; empty when no rule says.
-pub fn targets(rules: &[Rule], mutator: &str, from: &str) -> &'static [&'static str] {
-    rules.iter().find(|rule| rule.from == from && rule.mutator == mutator).map_or(&[], |rule| rule.to)
+pub fn targets(rules: &'static [Rule], mutator: Mutator, from: &str) -> &'static [&'static str] {
+    lookup(rules, mutator, from).map_or(&[], |rule| rule.to)
 }
 
 /// The rules as an aligned, human-readable table.
@@ -211,7 +258,7 @@ pub fn render(rules: &[Rule]) -> String {
         .iter()
         .map(|rule| {
             let to: Vec<&str> = rule.to.iter().map(|t| if t.is_empty() { "(removed)" } else { t }).collect();
-            [rule.mutator.to_string(), rule.from.to_string(), to.join(", "), rule.note.to_string()]
+            [rule.mutator.name().to_string(), rule.from.to_string(), to.join(", "), rule.note.to_string()]
         })
         .collect();
     let mut widths = [0; 4];
@@ -249,11 +296,11 @@ mod tests {
 
     #[test]
     fn targets_finds_by_family_and_token() {
-        assert_eq!(targets(PYTHON, ARITHMETIC_OPERATOR, "-"), ["+"]);
-        assert_eq!(targets(PYTHON, UNARY_OPERATOR, "-"), [""]);
-        assert!(targets(PYTHON, UNARY_OPERATOR, "+").is_empty());
-        assert_eq!(targets(RUST, UNARY_OPERATOR, "!"), [""]);
-        assert_eq!(targets(RUST, COMPARISON_OPERATOR, ">="), [">", "<"]);
+        assert_eq!(targets(PYTHON, ArithmeticOperator, "-"), ["+"]);
+        assert_eq!(targets(PYTHON, UnaryOperator, "-"), [""]);
+        assert!(targets(PYTHON, UnaryOperator, "+").is_empty());
+        assert_eq!(targets(RUST, UnaryOperator, "!"), [""]);
+        assert_eq!(targets(RUST, ComparisonOperator, ">="), [">", "<"]);
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub struct Mutant {
     pub original: String,
     /// The text put in its place.
     pub replacement: String,
-    /// The mutator family, from the catalog (e.g. "ArithmeticOperator").
-    pub mutator: &'static str,
+    /// The catalog row that made it.
+    pub rule: &'static catalog::Rule,
     /// What changed, in words: "replace + with -".
     pub description: String,
     /// Set when a `mutdelta: skip <reason>` pragma covers the line.
@@ -39,6 +39,11 @@ pub struct Mutant {
 }
 
 impl Mutant {
+    /// The mutator family of its catalog row.
+    pub fn mutator(&self) -> catalog::Mutator {
+        self.rule.mutator
+    }
+
     /// The whole source with this mutant applied.
     pub fn apply(&self, source: &str) -> String {
         let mut out = String::with_capacity(source.len() + self.replacement.len());
@@ -72,7 +77,7 @@ pub enum MutateError {
 pub(crate) struct Edit {
     pub span: Range<usize>,
     pub replacement: String,
-    pub mutator: &'static str,
+    pub rule: &'static catalog::Rule,
     pub description: String,
 }
 
@@ -93,7 +98,7 @@ impl Edit {
             start,
             end,
             replacement: self.replacement,
-            mutator: self.mutator,
+            rule: self.rule,
             description: self.description,
             ignored,
         }

@@ -12,13 +12,13 @@ fn all_mutants(source: &str) -> Vec<Mutant> {
 fn of(mutants: &[Mutant], mutator: &str) -> Vec<String> {
     mutants
         .iter()
-        .filter(|m| m.mutator == mutator)
+        .filter(|m| m.mutator().name() == mutator)
         .map(|m| format!("{}:{}→{}", m.line, m.original, m.replacement))
         .collect()
 }
 
 fn mutators_of(mutants: &[Mutant]) -> Vec<&'static str> {
-    let mut names: Vec<&str> = mutants.iter().map(|m| m.mutator).collect();
+    let mut names: Vec<&str> = mutants.iter().map(|m| m.mutator().name()).collect();
     names.sort();
     names.dedup();
     names
@@ -75,7 +75,7 @@ fn loop_ins_are_no_membership_tests() {
     let source = "for x in y:\n    z = [a for a in b if a in c]\n    w = {k: v for k, v in d.items()}\n";
     let mutants = all_mutants(source);
     assert_eq!(of(&mutants, "MembershipOperator"), ["2:in→not in"]);
-    assert_eq!(mutants.iter().find(|m| m.mutator == "MembershipOperator").unwrap().start.column, 28);
+    assert_eq!(mutants.iter().find(|m| m.mutator().name() == "MembershipOperator").unwrap().start.column, 28);
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn walrus_is_not_an_assignment_statement() {
 fn a_three_line_call_is_deleted_whole() {
     let source = "if x:\n    call(\n        1,\n        2)  # trailing\n";
     let mutants = all_mutants(source);
-    let deletion = mutants.iter().find(|m| m.mutator == "StatementDeletion").unwrap();
+    let deletion = mutants.iter().find(|m| m.mutator().name() == "StatementDeletion").unwrap();
     assert_eq!(deletion.line, 2);
     assert_eq!(
         (deletion.start, deletion.end),
@@ -180,7 +180,7 @@ fn crlf_gives_the_same_mutants_as_lf() {
 fn tabs_count_as_one_column() {
     let source = "if x:\n\ty = 1\n";
     let mutants = all_mutants(source);
-    let deletion = mutants.iter().find(|m| m.mutator == "StatementDeletion").unwrap();
+    let deletion = mutants.iter().find(|m| m.mutator().name() == "StatementDeletion").unwrap();
     assert_eq!(deletion.start, Position { line: 2, column: 2 });
     assert_eq!(deletion.apply(source), "if x:\n\tpass\n");
 }
@@ -230,7 +230,7 @@ fn statement_mutants_belong_to_the_line_where_their_edit_starts() {
     let source = "def f(x):\n    while \\\n            x:\n        return \\\n            x\n";
     let on = |lines: &[usize]| -> Vec<String> {
         let found = mutate(source, lines).unwrap();
-        found.mutants.iter().map(|m| format!("{}:{}:{}", m.line, m.mutator, m.replacement)).collect()
+        found.mutants.iter().map(|m| format!("{}:{}:{}", m.line, m.mutator().name(), m.replacement)).collect()
     };
     assert!(on(&[2, 4]).is_empty(), "{:?}", on(&[2, 4]));
     assert_eq!(on(&[3, 5]), ["3:ConditionForcing:False", "5:ReturnValue:None"]);

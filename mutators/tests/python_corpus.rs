@@ -201,7 +201,8 @@ fn jobs_json(jobs: &[Job], rejected: &[(PathBuf, MutateError)]) -> String {
             .sample
             .iter()
             .map(|m| {
-                let label = format!("{} {} {:?} -> {:?}", m.line, m.mutator, m.original, m.replacement);
+                let label =
+                    format!("{} {} {:?} -> {:?}", m.line, m.mutator().name(), m.original, m.replacement);
                 format!(
                     "[{},{},{},{}]",
                     m.span.start,

@@ -2,6 +2,7 @@
 
 mod support;
 
+use mutators::catalog::{Rule, PYTHON};
 use mutators::python::{executable_lines, mutate};
 use mutators::Mutant;
 use support::{json_string, run_python};
@@ -95,7 +96,7 @@ fn operator_families() {
     let rows: Vec<(&Row, Vec<Mutant>)> = ROWS.iter().map(|row| (row, mutants_of(row))).collect();
     assert_every_mutant_compiles(&rows);
     for (row, mutants) in &rows {
-        let shows_family = mutants.iter().any(|m| m.mutator == row.family || m.ignored.is_some());
+        let shows_family = mutants.iter().any(|m| m.mutator().name() == row.family || m.ignored.is_some());
         assert!(shows_family, "row {} has no mutant of its family", row.family);
         insta::assert_snapshot!(row.family.replace(' ', "_"), support::render_mutants(row.source, mutants));
     }
@@ -125,4 +126,15 @@ fn assert_every_mutant_compiles(rows: &[(&Row, Vec<Mutant>)]) {
         .collect();
     assert!(failures.is_empty(), "mutants that do not compile:\n{}", failures.join("\n"));
     assert!(sources.len() > 100, "only {} mutants checked", sources.len());
+}
+
+#[test]
+fn every_catalog_row_makes_a_mutant_of_some_table_row() {
+    let made: Vec<&Rule> = ROWS.iter().flat_map(mutants_of).map(|m| m.rule).collect();
+    let unmade: Vec<String> = PYTHON
+        .iter()
+        .filter(|rule| !made.contains(rule))
+        .map(|rule| format!("{} {}", rule.mutator, rule.from))
+        .collect();
+    assert!(unmade.is_empty(), "catalog rows that no table row exercises: {unmade:?}");
 }

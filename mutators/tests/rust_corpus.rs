@@ -113,9 +113,9 @@ fn check_file(path: &Path, cap: usize, tally: &mut Tally) {
         if let Some(problem) = broken_promise(&source, m) {
             tally.broken.push(format!("{}: {problem}: {m:?}", path.display()));
         }
-        match tally.by_family.iter_mut().find(|(family, _)| *family == m.mutator) {
+        match tally.by_family.iter_mut().find(|(family, _)| *family == m.mutator().name()) {
             Some((_, count)) => *count += 1,
-            None => tally.by_family.push((m.mutator, 1)),
+            None => tally.by_family.push((m.mutator().name(), 1)),
         }
     }
     let reparsing = Instant::now();
@@ -127,7 +127,7 @@ fn check_file(path: &Path, cap: usize, tally: &mut Tally) {
                 "{}:{} {} {:?} -> {:?}: {err}",
                 path.display(),
                 m.line,
-                m.mutator,
+                m.mutator().name(),
                 m.original,
                 m.replacement
             );
@@ -154,7 +154,7 @@ fn broken_promise(source: &str, m: &Mutant) -> Option<&'static str> {
     if m.original == m.replacement {
         return Some("replacement equals original");
     }
-    let shape_ok = match m.mutator {
+    let shape_ok = match m.mutator().name() {
         "StatementDeletion" => m.original.ends_with(';') && m.replacement.is_empty(),
         "MatchArmDeletion" => m.original.contains("=>") && m.replacement.is_empty(),
         "FunctionBody" => m.original.starts_with('{') && m.original.ends_with('}'),

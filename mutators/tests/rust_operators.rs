@@ -2,6 +2,7 @@
 
 mod support;
 
+use mutators::catalog::{Rule, RUST};
 use mutators::rust::{executable_lines, mutate};
 use mutators::Mutant;
 
@@ -78,6 +79,8 @@ const ROWS: &[Row] = &[
         source: "fn unit() {\n    go();\n}\nfn empty() {}\nfn flag() -> bool {\n    g()\n}\nfn count() -> u32 {\n    g()\n}\nfn seven() -> u32 {\n    7\n}\n\
                  fn name() -> String {\n    g()\n}\nfn label() -> &'static str {\n    g()\n}\n\
                  fn list() -> Vec<u8> {\n    g()\n}\nfn maybe() -> Option<u8> {\n    g()\n}\n\
+                 fn ratio() -> f64 {\n    g()\n}\nfn bytes() -> &'static [u8] {\n    g()\n}\n\
+                 fn shared() -> Rc<u8> {\n    g()\n}\nfn sync() -> std::sync::Arc<bool> {\n    g()\n}\n\
                  fn parse(s: &str) -> Result<u8, E> {\n    s.parse()\n}\nfn boxed() -> Box<bool> {\n    g()\n}\n\
                  fn items() -> impl Iterator<Item = u8> {\n    g()\n}\nfn never() -> ! {\n    loop {}\n}\n\
                  const fn constant() -> u8 {\n    1\n}\nunsafe fn danger() -> u8 {\n    1\n}\n\
@@ -106,7 +109,7 @@ fn operator_families() {
     let rows: Vec<(&Row, Vec<Mutant>)> = ROWS.iter().map(|row| (row, mutants_of(row))).collect();
     assert_every_mutant_parses(&rows);
     for (row, mutants) in &rows {
-        let shows_family = mutants.iter().any(|m| m.mutator == row.family || m.ignored.is_some());
+        let shows_family = mutants.iter().any(|m| m.mutator().name() == row.family || m.ignored.is_some());
         assert!(shows_family, "row {} has no mutant of its family", row.family);
         insta::assert_snapshot!(row.family.replace(' ', "_"), support::render_mutants(row.source, mutants));
     }
@@ -130,4 +133,15 @@ fn assert_every_mutant_parses(rows: &[(&Row, Vec<Mutant>)]) {
     }
     assert!(failures.is_empty(), "mutants that do not parse:\n{}", failures.join("\n"));
     assert!(checked > 100, "only {checked} mutants checked");
+}
+
+#[test]
+fn every_catalog_row_makes_a_mutant_of_some_table_row() {
+    let made: Vec<&Rule> = ROWS.iter().flat_map(mutants_of).map(|m| m.rule).collect();
+    let unmade: Vec<String> = RUST
+        .iter()
+        .filter(|rule| !made.contains(rule))
+        .map(|rule| format!("{} {}", rule.mutator, rule.from))
+        .collect();
+    assert!(unmade.is_empty(), "catalog rows that no table row exercises: {unmade:?}");
 }

@@ -44,7 +44,7 @@ fn mutant(result: &MutantResult) -> Value {
     let mutant = &result.planned.mutant;
     let mut value = json!({
         "id": result.planned.id.to_string(),
-        "mutatorName": mutant.mutator,
+        "mutatorName": mutant.mutator().name(),
         "replacement": mutant.replacement,
         "description": mutant.description,
         "location": {

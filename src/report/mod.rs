@@ -1,6 +1,7 @@
 //! The results of a check and the outputs built from them: terminal text and mutation-testing-elements JSON.
 
 pub mod json;
+pub mod list;
 pub mod text;
 
 use std::collections::BTreeSet;

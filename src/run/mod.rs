@@ -1,31 +1,27 @@
-//! Runs a check: plan the mutants, compile-check them, prove the baseline, then test every mutant in parallel worktrees.
+//! Runs a check: plan the mutants, then for each language prove its baseline and test every mutant in parallel copies; emits events, never prints.
 
-pub mod baseline;
-pub mod cargo;
-pub mod coverage;
-pub mod executor;
+pub mod language;
+pub mod outcome;
 pub mod pool;
 pub mod process;
-pub mod python_check;
-pub mod rust_check;
-pub mod warm;
+pub mod require;
+pub mod timeouts;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use self::python_check::{compile_check, Session};
-use self::rust_check::check_rust;
-use crate::lines::{self, workdir};
-use crate::options::Options;
+use self::language::{Context, LanguageCheck, Proven};
+use self::outcome::Outcome;
+use crate::cargo::CargoCheck;
+use crate::lines;
+use crate::options::{Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
-use crate::python;
+use crate::python::PythonCheck;
 use crate::report::{MutantResult, Report, Status, Timings};
 use crate::scratch::Scratch;
-use crate::select;
 use crate::worktree;
 
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
@@ -56,14 +52,6 @@ pub enum Event<'a> {
     },
 }
 
-/// Where a check works: the user's checkout (only read), the first copy, the scratch directory.
-#[derive(Clone, Copy)]
-pub struct Places<'a> {
-    pub repo_root: &'a Path,
-    pub base: &'a Path,
-    pub scratch: &'a Scratch,
-}
-
 /// The change read and its state written to the first copy: what `list` and `check` share.
 struct Prepared {
     repo_root: PathBuf,
@@ -72,71 +60,97 @@ struct Prepared {
     added: lines::AddedLines,
 }
 
-fn prepare(options: &Options, stdin: &mut dyn Read) -> Result<Prepared> {
-    let repo = lines::open_repository(&options.directory)?;
-    let repo_root = workdir(&repo).to_path_buf();
-    let added = lines::find(&repo, &options.change, stdin)?;
+fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
+    let repo = lines::open_repository(directory)?;
+    let repo_root = lines::workdir(&repo).to_path_buf();
+    let added = lines::find(&repo, target)?;
     let scratch = Scratch::create()?;
     let base = scratch.path().join("copy-0");
     worktree::materialize(&repo, added.state, &base)?;
     Ok(Prepared { repo_root, scratch, base, added })
 }
 
-/// The planned mutants of the change in `options`, without running anything.
-pub fn plan(options: &Options, stdin: &mut dyn Read) -> Result<Plan> {
-    let prepared = prepare(options, stdin)?;
+/// The planned mutants of `target` in the repository at `directory`, without running anything.
+pub fn plan(directory: &Path, target: &Target) -> Result<Plan> {
+    let prepared = prepare(directory, target)?;
     Plan::make(&prepared.added, &prepared.base)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
-pub fn check(options: &Options, stdin: &mut dyn Read, events: &mut dyn FnMut(Event)) -> Result<Report> {
+pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report> {
     let start = Instant::now();
     let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
     let mut timings = Timings::default();
-    let Prepared { repo_root, scratch, base, added } = prepare(options, stdin)?;
+    let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
     let plan = Plan::make(&added, &base)?;
-    let tests = select::relevant_tests(&plan, &options.extra_tests);
-    let mut report = Report { plan, tests, ..Report::default() };
-    let mutants = report.plan.mutants();
+    let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
+    let mutants = plan.mutants();
     timings.generate = lap();
-    if mutants.is_empty() {
-        timings.wall = start.elapsed();
-        report.timings = timings;
-        return Ok(report);
-    }
+    let mut report = Report { tests, ..Report::default() };
     let (mut results, candidates) = split_ignored(mutants);
-    let (python_candidates, rust_candidates): (Vec<_>, Vec<_>) =
-        candidates.into_iter().partition(|c| report.plan.files[c.file].language == Language::Python);
-    if !python_candidates.is_empty() {
-        let python = python::find_interpreter(options.python.as_deref(), &repo_root)?;
-        let session = Session::new(options, &report, python.clone(), &repo_root, &scratch)?;
-        // The compile check needs no tests: it overlaps the unmutated run.
-        let (ran, baseline) = std::thread::scope(|scope| {
-            let compiling = scope.spawn(|| {
-                let started = Instant::now();
-                compile_check(&python, &report.plan, &python_candidates)
-                    .map(|errors| (errors, started.elapsed()))
-            });
-            let compiled = || compiling.join().map_err(|_| anyhow::anyhow!("the compile check panicked"))?;
-            session.run(&base, python_candidates.clone(), compiled, &mut timings, events)
-        })?;
-        results.extend(ran);
-        report.baseline = Some(baseline);
-    }
-    if !rust_candidates.is_empty() {
-        let places = Places { repo_root: &repo_root, base: &base, scratch: &scratch };
-        let (ran, baseline) =
-            check_rust(options, &report.plan, &places, rust_candidates, &mut timings, events)?;
-        results.extend(ran);
-        report.baseline = Some(report.baseline.unwrap_or_default() + baseline);
+    if !candidates.is_empty() {
+        let logs = scratch.subdir("logs")?;
+        let ctx = Context {
+            options,
+            plan: &plan,
+            repo_root: &repo_root,
+            base: &base,
+            scratch: &scratch,
+            logs: &logs,
+        };
+        let (python, rust): (Vec<_>, Vec<_>) =
+            candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);
+        let mut baseline = None;
+        if !python.is_empty() {
+            let side = PythonCheck::new(&ctx)?;
+            let (ran, took) = check_language(&side, &ctx, python, &mut timings, events)?;
+            results.extend(ran);
+            baseline = Some(baseline.unwrap_or_default() + took);
+        }
+        if !rust.is_empty() {
+            let side = CargoCheck::new(&ctx)?;
+            let (ran, took) = check_language(&side, &ctx, rust, &mut timings, events)?;
+            results.extend(ran);
+            baseline = Some(baseline.unwrap_or_default() + took);
+        }
+        report.baseline = baseline;
     }
     timings.wall = start.elapsed();
     report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
+    report.plan = plan;
     Ok(report)
+}
+
+/// One language's mutants, from its baseline to the last verdict; returns the results and how
+/// long the unmutated tests took.
+fn check_language<L: LanguageCheck>(
+    side: &L,
+    ctx: &Context,
+    candidates: Vec<PlannedMutant>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<(Vec<MutantResult>, Duration)> {
+    let started = Instant::now();
+    let Proven { jobs, settled: mut results, baseline, what, compile, evidence } =
+        side.prove(ctx, candidates)?;
+    timings.compile += compile;
+    events(Event::BaselinePassed { duration: baseline, what });
+    if jobs.is_empty() {
+        timings.baseline += started.elapsed();
+        return Ok((results, baseline));
+    }
+    let count = ctx.options.jobs.get().min(jobs.len());
+    let workers = side.workers(ctx, &evidence, count, &jobs)?;
+    timings.baseline += started.elapsed();
+    let started = Instant::now();
+    events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
+    results.extend(pool::run_all(ctx.plan, workers, ctx.logs, jobs, events)?);
+    timings.mutants += started.elapsed();
+    Ok((results, baseline))
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
@@ -145,20 +159,9 @@ fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<Planned
     let mut candidates = Vec::new();
     for planned in mutants {
         match planned.mutant.ignored.clone() {
-            Some(reason) => settled.push(verdict(planned, Status::Ignored, reason)),
+            Some(reason) => settled.push(Outcome::settled(Status::Ignored, reason).for_mutant(planned)),
             None => candidates.push(planned),
         }
     }
     (settled, candidates)
-}
-
-pub(crate) fn verdict(planned: PlannedMutant, status: Status, reason: String) -> MutantResult {
-    MutantResult {
-        planned,
-        status,
-        reason,
-        duration: Duration::ZERO,
-        covered_by: Vec::new(),
-        killed_by: Vec::new(),
-    }
 }

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::structure::{Code, Header, Role};
 use super::tokenize::Kind;
-use crate::catalog::{self, PYTHON};
+use crate::catalog::{self, Mutator, Rule, PYTHON};
 use crate::text::{format_like, shorten};
 use crate::Edit;
 
@@ -55,20 +55,21 @@ fn nonlocal_names<'a>(code: &Code<'a>) -> HashSet<&'a str> {
 }
 
 impl Rules<'_, '_> {
-    fn push(&mut self, span: Range<usize>, replacement: &str, mutator: &'static str, description: String) {
+    fn push(&mut self, span: Range<usize>, replacement: &str, rule: &'static Rule, description: String) {
         let replacement = replacement.to_string();
-        self.out.push(Edit { span, replacement, mutator, description });
+        self.out.push(Edit { span, replacement, rule, description });
     }
 
     /// One edit per catalog target of `from`; an empty target removes the token.
-    fn swaps(&mut self, mutator: &'static str, from: &str, span: Range<usize>) {
-        for to in catalog::targets(PYTHON, mutator, from) {
+    fn swaps(&mut self, mutator: Mutator, from: &str, span: Range<usize>) {
+        let Some(rule) = catalog::lookup(PYTHON, mutator, from) else { return };
+        for to in rule.to {
             let (span, description) = if to.is_empty() {
                 (self.with_trailing_blanks(span.clone()), removal(from))
             } else {
                 (span.clone(), format!("replace {from} with {to}"))
             };
-            self.push(span, to, mutator, description);
+            self.push(span, to, rule, description);
         }
     }
 
@@ -89,9 +90,9 @@ impl Rules<'_, '_> {
         let code = self.code;
         let (text, span) = (code.text(i), code.tokens[i].span.clone());
         let binary = i > line.start && self.ends_operand(i - 1);
-        let family = if binary { catalog::ARITHMETIC_OPERATOR } else { catalog::UNARY_OPERATOR };
+        let family = if binary { Mutator::ArithmeticOperator } else { Mutator::UnaryOperator };
         for mutator in
-            [family, catalog::BITWISE_OPERATOR, catalog::COMPARISON_OPERATOR, catalog::ASSIGNMENT_OPERATOR]
+            [family, Mutator::BitwiseOperator, Mutator::ComparisonOperator, Mutator::AssignmentOperator]
         {
             self.swaps(mutator, text, span.clone());
         }
@@ -114,16 +115,16 @@ impl Rules<'_, '_> {
         let next_is = |text: &str| i + 1 < line.end && code.is(i + 1, text);
         let prev_is = |text: &str| i > line.start && code.is(i - 1, text);
         match code.text(i) {
-            "and" | "or" => self.swaps(catalog::BOOLEAN_OPERATOR, code.text(i), span),
-            "True" | "False" => self.swaps(catalog::BOOLEAN_LITERAL, code.text(i), span),
-            "break" | "continue" => self.swaps(catalog::LOOP_CONTROL, code.text(i), span),
-            "is" if next_is("not") => self.swaps(catalog::IDENTITY_OPERATOR, "is not", code.span(i..i + 2)),
-            "is" => self.swaps(catalog::IDENTITY_OPERATOR, "is", span),
+            "and" | "or" => self.swaps(Mutator::BooleanOperator, code.text(i), span),
+            "True" | "False" => self.swaps(Mutator::BooleanLiteral, code.text(i), span),
+            "break" | "continue" => self.swaps(Mutator::LoopControl, code.text(i), span),
+            "is" if next_is("not") => self.swaps(Mutator::IdentityOperator, "is not", code.span(i..i + 2)),
+            "is" => self.swaps(Mutator::IdentityOperator, "is", span),
             "in" if code.roles[i] == Role::LoopIn || prev_is("not") => {}
-            "in" => self.swaps(catalog::MEMBERSHIP_OPERATOR, "in", span),
+            "in" => self.swaps(Mutator::MembershipOperator, "in", span),
             "not" if prev_is("is") => {}
-            "not" if next_is("in") => self.swaps(catalog::MEMBERSHIP_OPERATOR, "not in", code.span(i..i + 2)),
-            "not" => self.swaps(catalog::UNARY_OPERATOR, "not", span),
+            "not" if next_is("in") => self.swaps(Mutator::MembershipOperator, "not in", code.span(i..i + 2)),
+            "not" => self.swaps(Mutator::UnaryOperator, "not", span),
             _ => {}
         }
     }
@@ -137,14 +138,15 @@ impl Rules<'_, '_> {
             NumberValue::Float(0.0) => ("<float 0.0>", None),
             NumberValue::Float(_) => ("<float x>", None),
         };
-        for to in catalog::targets(PYTHON, catalog::NUMBER_LITERAL, from) {
+        let Some(rule) = catalog::lookup(PYTHON, Mutator::NumberLiteral, from) else { return };
+        for to in rule.to {
             let replacement = match (*to, &computed) {
                 ("n + 1", Some(next)) => next.as_str(),
                 ("n + 1", None) => continue,
                 (literal, _) => literal,
             };
             let description = format!("replace {text} with {replacement}");
-            self.push(span.clone(), replacement, catalog::NUMBER_LITERAL, description);
+            self.push(span.clone(), replacement, rule, description);
         }
     }
 
@@ -157,10 +159,11 @@ impl Rules<'_, '_> {
         }
         let body = text[quote_at..].trim_matches(['"', '\'']);
         let from = if body.is_empty() { "<empty string>" } else { "<non-empty string>" };
-        for to in catalog::targets(PYTHON, catalog::STRING_LITERAL, from) {
+        let Some(rule) = catalog::lookup(PYTHON, Mutator::StringLiteral, from) else { return };
+        for to in rule.to {
             let replacement = format!("{prefix}{to}");
             let description = format!("replace {} with {replacement}", shorten(text));
-            self.push(span.clone(), &replacement, catalog::STRING_LITERAL, description);
+            self.push(span.clone(), &replacement, rule, description);
         }
     }
 
@@ -178,9 +181,10 @@ impl Rules<'_, '_> {
             return; // BooleanLiteral covers it
         }
         let from = format!("{keyword} <condition>:");
-        for to in catalog::targets(PYTHON, catalog::CONDITION_FORCING, &from) {
+        let Some(rule) = catalog::lookup(PYTHON, Mutator::ConditionForcing, &from) else { return };
+        for to in rule.to {
             let description = format!("force condition to {to}");
-            self.push(code.span(condition.clone()), to, catalog::CONDITION_FORCING, description);
+            self.push(code.span(condition.clone()), to, rule, description);
         }
     }
 
@@ -191,21 +195,17 @@ impl Rules<'_, '_> {
         }
         let shape = Assignment::of(code, statement.clone());
         if code.is(statement.start, "return") {
-            self.value_to_none(catalog::RETURN_VALUE, "return <value>", statement.start + 1..statement.end);
+            self.value_to_none(Mutator::ReturnValue, "return <value>", statement.start + 1..statement.end);
         }
         if shape.single_targets {
             if let Some(&last_equals) = shape.equals.last() {
-                self.value_to_none(catalog::NONE_VALUE, "<target> = <value>", last_equals + 1..statement.end);
+                self.value_to_none(Mutator::NoneValue, "<target> = <value>", last_equals + 1..statement.end);
             }
         }
         if is_deletable(code, statement.clone(), &shape) && !self.binds_nonlocal(statement.clone(), &shape) {
-            for to in catalog::targets(PYTHON, catalog::STATEMENT_DELETION, "<simple statement>") {
-                self.push(
-                    code.span(statement.clone()),
-                    to,
-                    catalog::STATEMENT_DELETION,
-                    "delete statement".into(),
-                );
+            let rule = catalog::lookup(PYTHON, Mutator::StatementDeletion, "<simple statement>");
+            for (rule, to) in rule.iter().flat_map(|rule| rule.to.iter().map(move |to| (*rule, to))) {
+                self.push(code.span(statement.clone()), to, rule, "delete statement".into());
             }
         }
     }
@@ -215,7 +215,7 @@ impl Rules<'_, '_> {
     fn binds_nonlocal(&self, statement: Range<usize>, shape: &Assignment) -> bool {
         let code = self.code;
         let augmented = statement.len() > 1
-            && !catalog::targets(PYTHON, catalog::ASSIGNMENT_OPERATOR, code.text(statement.start + 1))
+            && !catalog::targets(PYTHON, Mutator::AssignmentOperator, code.text(statement.start + 1))
                 .is_empty();
         let targets_end = match shape.equals.last() {
             Some(&last_equals) => last_equals,
@@ -229,15 +229,16 @@ impl Rules<'_, '_> {
     }
 
     /// Replaces a value with `None` unless it already is `None`.
-    fn value_to_none(&mut self, mutator: &'static str, from: &str, value: Range<usize>) {
+    fn value_to_none(&mut self, mutator: Mutator, from: &str, value: Range<usize>) {
         let code = self.code;
         if value.is_empty() || (value.len() == 1 && code.is(value.start, "None")) {
             return;
         }
         let original = code.source_of(value.clone());
-        for to in catalog::targets(PYTHON, mutator, from) {
+        let Some(rule) = catalog::lookup(PYTHON, mutator, from) else { return };
+        for to in rule.to {
             let description = format!("replace `{}` with {to}", shorten(original));
-            self.push(code.span(value.clone()), to, mutator, description);
+            self.push(code.span(value.clone()), to, rule, description);
         }
     }
 

@@ -7,7 +7,7 @@ use syn::{
 };
 
 use super::walk::Walker;
-use crate::catalog::{self, RUST};
+use crate::catalog::{self, Mutator, Rule, RUST};
 
 const INTEGERS: &[&str] =
     &["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"];
@@ -30,13 +30,13 @@ impl Walker<'_, '_> {
             return;
         }
         let body = &self.source.text[braces.clone()];
-        for value in return_values(&sig.output) {
+        for (rule, value) in return_values(&sig.output) {
             let replacement = if value == "()" { "{}".to_string() } else { format!("{{ {value} }}") };
             if without_blanks(body) == without_blanks(&replacement) {
                 continue;
             }
             let description = format!("replace body of `{}` with `{value}`", sig.ident);
-            self.push(braces.clone(), replacement, catalog::FUNCTION_BODY, description);
+            self.push(braces.clone(), replacement, rule, description);
         }
     }
 }
@@ -45,7 +45,10 @@ fn without_blanks(text: &str) -> String {
     text.split_whitespace().collect()
 }
 
-fn return_values(output: &ReturnType) -> Vec<String> {
+/// A value to return, with the catalog row it comes from.
+type Value = (&'static Rule, String);
+
+fn return_values(output: &ReturnType) -> Vec<Value> {
     match output {
         ReturnType::Default => table("fn f() { <body> }"),
         ReturnType::Type(_, ty) => values(ty),
@@ -53,17 +56,17 @@ fn return_values(output: &ReturnType) -> Vec<String> {
 }
 
 /// The catalog's values for a return type `pattern`.
-fn table(pattern: &str) -> Vec<String> {
+fn table(pattern: &str) -> Vec<Value> {
     let from = if pattern.starts_with("fn ") {
         pattern.to_string()
     } else {
         format!("fn f() -> {pattern} {{ <body> }}")
     };
-    catalog::targets(RUST, catalog::FUNCTION_BODY, &from).iter().map(|to| to.to_string()).collect()
+    catalog::entries(RUST, Mutator::FunctionBody, &from).map(|(rule, to)| (rule, to.to_string())).collect()
 }
 
 /// Values of `ty` to return; none when no value can be written without knowing more.
-fn values(ty: &Type) -> Vec<String> {
+fn values(ty: &Type) -> Vec<Value> {
     match ty {
         Type::Paren(inner) => values(&inner.elem),
         Type::Group(inner) => values(&inner.elem),
@@ -81,7 +84,7 @@ fn values(ty: &Type) -> Vec<String> {
     }
 }
 
-fn path_values(path: &Path) -> Vec<String> {
+fn path_values(path: &Path) -> Vec<Value> {
     let Some(last) = path.segments.last() else { return Vec::new() };
     let name = last.ident.to_string();
     let argument = first_type_argument(&last.arguments);
@@ -100,18 +103,21 @@ fn path_values(path: &Path) -> Vec<String> {
             let templates = table(&format!("{name}<T>"));
             // Keep the path as written: `std::rc::Rc<T>` gives `std::rc::Rc::new(..)`.
             let written = written_path(path);
-            let templates: Vec<String> = templates.iter().map(|t| t.replacen(&name, &written, 1)).collect();
+            let templates: Vec<Value> =
+                templates.into_iter().map(|(rule, t)| (rule, t.replacen(&name, &written, 1))).collect();
             wrap(&templates, &inner)
         }
         _ => table("<other type>"),
     }
 }
 
-/// Each template with `<T>` replaced by each value.
-fn wrap(templates: &[String], values: &[String]) -> Vec<String> {
+/// Each template with `<T>` replaced by each value; the template's row names the result.
+fn wrap(templates: &[Value], values: &[Value]) -> Vec<Value> {
     templates
         .iter()
-        .flat_map(|template| values.iter().map(move |value| template.replace("<T>", value)))
+        .flat_map(|(rule, template)| {
+            values.iter().map(move |(_, value)| (*rule, template.replace("<T>", value)))
+        })
         .collect()
 }
 
@@ -140,7 +146,7 @@ mod tests {
     use super::*;
 
     fn of(ty: &str) -> Vec<String> {
-        values(&syn::parse_str::<Type>(ty).unwrap())
+        values(&syn::parse_str::<Type>(ty).unwrap()).into_iter().map(|(_, value)| value).collect()
     }
 
     #[test]

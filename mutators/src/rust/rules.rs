@@ -7,16 +7,16 @@ use syn::{
 };
 
 use super::walk::Walker;
-use crate::catalog::{self, RUST};
+use crate::catalog::{self, Mutator, RUST};
 use crate::text::{format_like, shorten};
 
 /// The families a binary operator may belong to; the catalog lists each operator under one.
-const BINARY_FAMILIES: [&str; 5] = [
-    catalog::ARITHMETIC_OPERATOR,
-    catalog::BITWISE_OPERATOR,
-    catalog::COMPARISON_OPERATOR,
-    catalog::BOOLEAN_OPERATOR,
-    catalog::ASSIGNMENT_OPERATOR,
+const BINARY_FAMILIES: [Mutator; 5] = [
+    Mutator::ArithmeticOperator,
+    Mutator::BitwiseOperator,
+    Mutator::ComparisonOperator,
+    Mutator::BooleanOperator,
+    Mutator::AssignmentOperator,
 ];
 
 /// Macros whose statements are never deleted: output and logging, which tests rarely check.
@@ -25,14 +25,15 @@ const ARID_MACROS: &[&str] =
 
 impl Walker<'_, '_> {
     /// One edit per catalog target of `from` under `mutator`, unless `keep` refuses it.
-    fn swaps(&mut self, mutator: &'static str, from: &str, span: Range<usize>, keep: impl Fn(&str) -> bool) {
-        for to in catalog::targets(RUST, mutator, from).iter().filter(|to| keep(to)) {
+    fn swaps(&mut self, mutator: Mutator, from: &str, span: Range<usize>, keep: impl Fn(&str) -> bool) {
+        let Some(rule) = catalog::lookup(RUST, mutator, from) else { return };
+        for to in rule.to.iter().filter(|to| keep(to)) {
             let description = if to.is_empty() {
                 format!("remove {}", if from == "-" { "unary -" } else { from })
             } else {
                 format!("replace {from} with {to}")
             };
-            self.push(span.clone(), to.to_string(), mutator, description);
+            self.push(span.clone(), to.to_string(), rule, description);
         }
     }
 
@@ -56,7 +57,7 @@ impl Walker<'_, '_> {
             _ => return, // `*x` is no operation to drop: x has another type
         };
         let span = self.with_trailing_blanks(self.source.node(&expr.op));
-        self.swaps(catalog::UNARY_OPERATOR, from, span, |_| true);
+        self.swaps(Mutator::UnaryOperator, from, span, |_| true);
     }
 
     pub(crate) fn literal(&mut self, lit: &Lit) {
@@ -70,13 +71,13 @@ impl Walker<'_, '_> {
             }
             Lit::Bool(boolean) => {
                 let from = if boolean.value { "true" } else { "false" };
-                self.swaps(catalog::BOOLEAN_LITERAL, from, span, |_| true);
+                self.swaps(Mutator::BooleanLiteral, from, span, |_| true);
             }
             Lit::Str(string) if !string.value().is_empty() => {
                 let original = shorten(&self.source.text[span.clone()]);
-                for to in catalog::targets(RUST, catalog::STRING_LITERAL, "<non-empty string>") {
+                for (rule, to) in catalog::entries(RUST, Mutator::StringLiteral, "<non-empty string>") {
                     let description = format!("replace {original} with {to}");
-                    self.push(span.clone(), to.to_string(), catalog::STRING_LITERAL, description);
+                    self.push(span.clone(), to.to_string(), rule, description);
                 }
             }
             // Byte strings, C strings, bytes and chars: their type holds their length, or
@@ -103,10 +104,10 @@ impl Walker<'_, '_> {
     /// One NumberLiteral edit per catalog target of `from` that `write` turns into text.
     fn number(&mut self, from: &str, span: Range<usize>, write: impl Fn(&str) -> Option<String>) {
         let original = self.source.text[span.clone()].to_string();
-        for to in catalog::targets(RUST, catalog::NUMBER_LITERAL, from) {
+        for (rule, to) in catalog::entries(RUST, Mutator::NumberLiteral, from) {
             if let Some(replacement) = write(to) {
                 let description = format!("replace {original} with {replacement}");
-                self.push(span.clone(), replacement, catalog::NUMBER_LITERAL, description);
+                self.push(span.clone(), replacement, rule, description);
             }
         }
     }
@@ -120,13 +121,8 @@ impl Walker<'_, '_> {
         };
         if deletable {
             let span = self.source.node(stmt);
-            for to in catalog::targets(RUST, catalog::STATEMENT_DELETION, "<call or assignment>;") {
-                self.push(
-                    span.clone(),
-                    to.to_string(),
-                    catalog::STATEMENT_DELETION,
-                    "delete statement".into(),
-                );
+            for (rule, to) in catalog::entries(RUST, Mutator::StatementDeletion, "<call or assignment>;") {
+                self.push(span.clone(), to.to_string(), rule, "delete statement".into());
             }
         }
     }
@@ -149,9 +145,9 @@ impl Walker<'_, '_> {
             return; // BooleanLiteral covers literals; `if let` is a pattern match
         }
         let span = self.source.node(condition);
-        for to in catalog::targets(RUST, catalog::CONDITION_FORCING, from) {
+        for (rule, to) in catalog::entries(RUST, Mutator::ConditionForcing, from) {
             let description = format!("force condition to {to}");
-            self.push(span.clone(), to.to_string(), catalog::CONDITION_FORCING, description);
+            self.push(span.clone(), to.to_string(), rule, description);
         }
     }
 
@@ -164,9 +160,9 @@ impl Walker<'_, '_> {
         for arm in expr.arms.iter().filter(|arm| !is_wildcard(arm)) {
             let span = self.source.node(arm);
             let pattern = shorten(&self.source.text[self.source.node(&arm.pat)]);
-            for to in catalog::targets(RUST, catalog::MATCH_ARM_DELETION, "<pattern> => <value>,") {
+            for (rule, to) in catalog::entries(RUST, Mutator::MatchArmDeletion, "<pattern> => <value>,") {
                 let description = format!("delete match arm `{pattern} =>`");
-                self.push(span.clone(), to.to_string(), catalog::MATCH_ARM_DELETION, description);
+                self.push(span.clone(), to.to_string(), rule, description);
             }
         }
     }

@@ -8,6 +8,7 @@ use syn::visit::{self, Visit};
 use syn::{Attribute, Block, ImplItem, Item, Pat, Signature, Stmt, TraitItem};
 
 use super::source::Source;
+use crate::catalog::Rule;
 use crate::Edit;
 
 /// Walks a file, collecting the edits of the wanted lines, the function bodies and the
@@ -51,11 +52,11 @@ impl<'p, 'a> Walker<'p, 'a> {
         &mut self,
         span: Range<usize>,
         replacement: String,
-        mutator: &'static str,
+        rule: &'static Rule,
         description: String,
     ) {
         if self.is_wanted(self.source.line(span.start)) {
-            self.edits.push(Edit { span, replacement, mutator, description });
+            self.edits.push(Edit { span, replacement, rule, description });
         }
     }
 

@@ -56,7 +56,7 @@ pub fn render_mutants(source: &str, mutants: &[mutators::Mutant]) -> String {
             m.start.column,
             one_line(&m.original),
             one_line(&m.replacement),
-            m.mutator,
+            m.mutator().name(),
             m.description
         ));
     }

@@ -1,14 +1,13 @@
-//! How one worker runs tests in its copy: a fresh process per run, or a fork from a warm Python worker.
+//! How one Python worker runs tests in its copy: a fresh process per run, or a fork from its warm worker.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
 
-use super::process::Finished;
+use super::interpreter::{self, Runner};
 use super::warm::{WarmSpec, WarmWorker};
-use crate::options::TestRunner;
-use crate::python;
+use crate::run::process::Finished;
 
 /// Runs the given tests in one worker's copy.
 pub trait Executor: Send {
@@ -17,15 +16,15 @@ pub trait Executor: Send {
 
 /// One new process per run: any test command, or pytest without forking.
 pub struct Spawn {
-    pub runner: TestRunner,
+    pub runner: Runner,
     pub python: PathBuf,
     pub root: PathBuf,
-    pub support: Option<PathBuf>,
+    pub support: PathBuf,
 }
 
 impl Executor for Spawn {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
-        python::test_command(&self.runner, &self.python, &self.root, self.support.as_deref(), &[], tests)
+        interpreter::test_command(&self.runner, &self.python, &self.root, Some(&self.support), &[], tests)
             .run(timeout, log)
     }
 }
@@ -55,7 +54,7 @@ impl Executor for Warm {
             Some(worker) => worker,
             None => self.worker.insert(WarmWorker::start(&self.spec)?),
         };
-        let result = worker.run(&python::pytest_args(tests), timeout, log);
+        let result = worker.run(&interpreter::pytest_args(tests), timeout, log);
         if result.is_err() {
             self.worker = None;
         }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mutators::Mutant;
 
+use super::coverage::CoverageMap;
 use crate::plan::Plan;
-use crate::run::coverage::CoverageMap;
 
 /// The test files the change adds or edits, plus those named with `--test`; empty means the
 /// whole suite.
@@ -64,7 +64,7 @@ mod tests {
     use mutators::Position;
 
     use super::*;
-    use crate::run::coverage::TestCoverage;
+    use crate::python::coverage::TestCoverage;
 
     fn mutant_on(line: usize) -> Mutant {
         Mutant {
@@ -74,7 +74,7 @@ mod tests {
             end: Position { line, column: 2 },
             original: "+".into(),
             replacement: "-".into(),
-            mutator: "ArithmeticOperator",
+            rule: &mutators::catalog::PYTHON[0],
             description: "replace + with -".into(),
             ignored: None,
         }

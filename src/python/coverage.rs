@@ -7,13 +7,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use super::process::Finished;
-use crate::options::TestRunner;
+use super::interpreter::{self, Runner};
 use crate::plan::{Language, Plan};
-use crate::python;
+use crate::run::process::Finished;
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
-pub const PROBE_SOURCE: &str = include_str!("../python/probe.py");
+pub const PROBE_SOURCE: &str = include_str!("probe.py");
 pub const PROBE_MODULE: &str = "mutdelta_probe";
 
 /// One test's measurements.
@@ -74,7 +73,7 @@ pub fn measure(
     std::fs::write(&targets_path, serde_json::to_vec(&targets)?)?;
     let _ = std::fs::remove_file(&out_path);
     let probe = ["-p".to_string(), PROBE_MODULE.to_string()];
-    let mut command = python::test_command(&TestRunner::Pytest, python, root, Some(support), &probe, tests);
+    let mut command = interpreter::test_command(&Runner::Pytest, python, root, Some(support), &probe, tests);
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), targets_path.display().to_string()));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
     let finished = command.run(timeout, log)?;

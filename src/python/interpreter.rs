@@ -1,15 +1,29 @@
-//! The Python side of a run: which interpreter, how tests are invoked, and the one-process compile check of all mutants.
+//! The interpreter that runs the tests, their environment in a copy, and the command line of one test run.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Result};
 
-use mutators::Mutant;
-
-use crate::options::TestRunner;
 use crate::run::process::TestCommand;
+
+/// How the tests are run for each mutant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    /// `python -m pytest -x -q -p no:cacheprovider <tests>`.
+    Pytest,
+    /// Any shell command (`--test-cmd`); exit status 0 means the mutant survived.
+    Shell(String),
+}
+
+impl Runner {
+    pub fn new(test_cmd: Option<&str>) -> Runner {
+        match test_cmd {
+            Some(command) => Runner::Shell(command.to_string()),
+            None => Runner::Pytest,
+        }
+    }
+}
 
 /// Picks the interpreter: `--python`, else `$VIRTUAL_ENV/bin/python`, else `.venv/bin/python` in
 /// the repository, else `python3`; and checks that it is Python 3.
@@ -40,60 +54,6 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Pat
             candidate.display()
         ),
     }
-}
-
-/// One file for the compile check: its source and the mutants to compile.
-pub struct CompileRequest<'a> {
-    pub name: String,
-    pub source: &'a str,
-    pub mutants: Vec<&'a Mutant>,
-}
-
-/// What the compile check found: an error (or `None`) per file and per mutant, in order.
-#[derive(Debug, serde::Deserialize)]
-pub struct CompileResults {
-    pub originals: Vec<Option<String>>,
-    pub mutants: Vec<Option<String>>,
-}
-
-/// Compiles every file and every mutant in one interpreter (see `python/compile_check.py`).
-pub fn compile_check(python: &Path, files: &[CompileRequest]) -> Result<CompileResults> {
-    const SCRIPT: &str = include_str!("python/compile_check.py");
-    let request = serde_json::json!({
-        "files": files.iter().map(|file| serde_json::json!({
-            "name": file.name,
-            "source": file.source,
-            "mutants": file.mutants.iter().map(|m| serde_json::json!([
-                m.start.line, m.start.column, m.end.line, m.end.column, m.replacement
-            ])).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    });
-    let mut child = Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("could not start {}", python.display()))?;
-    let input = serde_json::to_vec(&request)?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let output = child.wait_with_output()?;
-    writer.join().map_err(|_| anyhow!("the compile check's writer panicked"))??;
-    if !output.status.success() {
-        bail!(
-            "the compile check failed in {}: {}",
-            python.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    let results: CompileResults =
-        serde_json::from_slice(&output.stdout).context("the compile check printed something unexpected")?;
-    let expected: usize = files.iter().map(|file| file.mutants.len()).sum();
-    if results.mutants.len() != expected || results.originals.len() != files.len() {
-        bail!("the compile check answered for {} of {expected} mutants", results.mutants.len());
-    }
-    Ok(results)
 }
 
 /// The environment of every test process in the copy at `root`: the copy (and its `src/`) first
@@ -133,7 +93,7 @@ pub fn pytest_args(tests: &[String]) -> Vec<String> {
 /// The command that runs `tests` (empty: the whole suite) in the copy at `root`; `extra` goes
 /// before pytest's own arguments.
 pub fn test_command(
-    runner: &TestRunner,
+    runner: &Runner,
     python: &Path,
     root: &Path,
     support: Option<&Path>,
@@ -142,13 +102,13 @@ pub fn test_command(
 ) -> TestCommand {
     let env = environment(python, root, support);
     match runner {
-        TestRunner::Pytest => {
+        Runner::Pytest => {
             let mut args = vec!["-m".to_string(), "pytest".to_string()];
             args.extend(extra.iter().cloned());
             args.extend(pytest_args(tests));
             TestCommand { program: python.to_path_buf(), args, dir: root.to_path_buf(), env }
         }
-        TestRunner::Shell(cmd) => TestCommand {
+        Runner::Shell(cmd) => TestCommand {
             program: PathBuf::from("/bin/sh"),
             args: vec!["-c".to_string(), cmd.clone()],
             dir: root.to_path_buf(),
@@ -156,7 +116,3 @@ pub fn test_command(
         },
     }
 }
-
-/// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
-pub const CANARY_SOURCE: &str =
-    "raise RuntimeError('mutdelta canary: this file was replaced to prove the tests import it')\n";

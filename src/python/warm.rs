@@ -11,13 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::process::{kill_group, read_tail, DieWithParent, Exit, Finished};
-use super::INTERRUPTED;
-
-/// How long the worker may take to import pytest and the preloaded modules.
-const START_LIMIT: Duration = Duration::from_secs(120);
-/// How long past a mutant's timeout the worker may take to answer before it is deemed hung.
-const ANSWER_GRACE: Duration = Duration::from_secs(10);
+use crate::run::process::{kill_group, read_tail, DieWithParent, Exit, Finished};
+use crate::run::timeouts::{WARM_ANSWER_GRACE, WARM_START_LIMIT};
+use crate::run::INTERRUPTED;
 
 /// What a warm worker needs to start.
 #[derive(Debug, Clone)]
@@ -81,7 +77,7 @@ impl WarmWorker {
 
     /// Waits until the worker has imported what it preloads.
     pub fn ready(&self) -> Result<()> {
-        match self.answers.recv_timeout(START_LIMIT) {
+        match self.answers.recv_timeout(WARM_START_LIMIT) {
             Ok(answer) if answer["ready"] == true => Ok(()),
             _ => bail!(
                 "the warm Python worker did not start (try --no-fork); it said: {}",
@@ -113,7 +109,7 @@ impl WarmWorker {
                     tail: String::new(),
                 });
             }
-            if start.elapsed() > timeout + ANSWER_GRACE {
+            if start.elapsed() > timeout + WARM_ANSWER_GRACE {
                 if let Some(group) = child_group {
                     kill_group(group);
                 }

@@ -1,0 +1,140 @@
+//! Building and testing in a worker's copy: its own target directory, seeded from the user's build or the first worker's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use crate::options::TestTool;
+use crate::run::process::{Exit, Finished, TestCommand};
+
+/// Starts the first worker's target directory from the user's own debug build, when there is
+/// one, so that the baseline compiles only what changed: the dependencies' artifacts carry over
+/// (their sources live in the same registry), while the workspace's crates are rebuilt for the
+/// copy's paths. The user's directory is only read. `incremental/` is left out: it only serves
+/// the workspace's crates, which are rebuilt anyway.
+pub fn seed_from_user(user_target: &Path, target: &Path) -> Result<bool> {
+    let debug = user_target.join("debug");
+    let parts: Vec<PathBuf> = ["deps", "build", ".fingerprint"]
+        .iter()
+        .map(|part| debug.join(part))
+        .filter(|p| p.is_dir())
+        .collect();
+    if parts.len() < 3 {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(target.join("debug"))?;
+    for part in parts {
+        seed_target(&part, &target.join("debug"))?;
+    }
+    Ok(true)
+}
+
+/// How one worker builds and tests: its copy, its own target directory, the tool.
+pub struct Cargo {
+    pub root: PathBuf,
+    pub target: PathBuf,
+    pub tool: TestTool,
+    /// `--test-cmd`: run this instead of cargo's tests, once the mutant builds.
+    pub command: Option<String>,
+    pub build_timeout: Duration,
+}
+
+impl Cargo {
+    fn cargo(&self, args: &[&str]) -> TestCommand {
+        TestCommand {
+            program: PathBuf::from("cargo"),
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            dir: self.root.clone(),
+            env: vec![
+                // Never the user's target directory, whatever their cargo configuration says.
+                ("CARGO_TARGET_DIR".to_string(), self.target.display().to_string()),
+                ("CARGO_TERM_COLOR".to_string(), "never".to_string()),
+            ],
+        }
+    }
+
+    /// Builds the tests of `packages`; `Exit::Unviable` when they do not build.
+    pub fn build(&self, packages: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let mut args = vec!["test", "--no-run"];
+        for package in packages {
+            args.extend(["-p", package]);
+        }
+        let mut run = self.cargo(&args).run(timeout, log)?;
+        if let Exit::Code(code) = run.exit {
+            if code != 0 {
+                run.exit = Exit::Unviable;
+            }
+        }
+        Ok(run)
+    }
+
+    /// Runs the (built) tests of `package`.
+    pub fn test(&self, package: &str, timeout: Duration, log: &Path) -> Result<Finished> {
+        match (&self.command, self.tool) {
+            (Some(command), _) => TestCommand {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".to_string(), command.clone()],
+                ..self.cargo(&[])
+            }
+            .run(timeout, log),
+            (None, TestTool::Cargo) => self.cargo(&["test", "-p", package]).run(timeout, log),
+            (None, TestTool::Nextest) => {
+                self.cargo(&["nextest", "run", "--no-fail-fast", "-p", package]).run(timeout, log)
+            }
+        }
+    }
+}
+
+/// A worker's own target directory, seeded from the first worker's so that no worker builds the
+/// dependencies again (copy-on-write where the filesystem allows).
+pub fn seed_target(from: &Path, to: &Path) -> Result<()> {
+    let status = Command::new("cp")
+        .args(["-a", "--reflink=auto"])
+        .arg(from)
+        .arg(to)
+        .status()
+        .context("could not run cp to copy the build")?;
+    if !status.success() {
+        bail!("could not copy the build directory {} for a worker", from.display());
+    }
+    Ok(())
+}
+
+/// Fails early when `--test-tool nextest` is asked for and cargo-nextest is not installed.
+pub fn require_tool(tool: TestTool) -> Result<()> {
+    if tool == TestTool::Nextest {
+        let installed =
+            Command::new("cargo").args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
+        if !installed {
+            bail!("--test-tool nextest needs cargo-nextest: install it with `cargo install cargo-nextest`, or leave the option out");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_build_seeds_only_when_it_has_deps_build_and_fingerprints() {
+        let user = tempfile::tempdir().unwrap();
+        let ours = tempfile::tempdir().unwrap();
+        for part in ["deps", "build"] {
+            std::fs::create_dir_all(user.path().join("debug").join(part)).unwrap();
+        }
+        std::fs::write(user.path().join("debug/deps/libx.rlib"), "artifact").unwrap();
+        assert!(!seed_from_user(user.path(), &ours.path().join("t")).unwrap(), "no .fingerprint: no seed");
+        assert!(!ours.path().join("t").exists());
+
+        std::fs::create_dir_all(user.path().join("debug/.fingerprint/x")).unwrap();
+        std::fs::create_dir_all(user.path().join("debug/incremental/x")).unwrap();
+        assert!(seed_from_user(user.path(), &ours.path().join("t")).unwrap());
+        let seeded = ours.path().join("t/debug");
+        assert_eq!(std::fs::read_to_string(seeded.join("deps/libx.rlib")).unwrap(), "artifact");
+        assert!(seeded.join(".fingerprint/x").is_dir() && seeded.join("build").is_dir());
+        assert!(!seeded.join("incremental").exists(), "incremental/ is left out");
+    }
+}

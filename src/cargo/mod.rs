@@ -1,0 +1,159 @@
+//! The Rust side of a check: one baseline build of the owning packages, shared by every worker, then build-then-test per mutant.
+
+pub mod build;
+pub mod libtest;
+pub mod workspace;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+
+use self::build::Cargo;
+use crate::plan::{Plan, PlannedMutant};
+use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Worker};
+use crate::run::outcome::{self, Outcome};
+use crate::run::process::Exit;
+use crate::run::require::{self, Subject};
+use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
+use crate::run::Interrupted;
+use crate::worktree::{self, Stamp};
+
+/// A check of Rust mutants in a cargo workspace.
+pub struct CargoCheck {
+    workspace: workspace::Workspace,
+}
+
+/// What the baseline build measured: each mutant's build may take a few times as long.
+pub struct BaselineBuild(Duration);
+
+impl CargoCheck {
+    /// Checks that the test tool is there and reads the workspace's packages.
+    pub fn new(ctx: &Context) -> Result<CargoCheck> {
+        build::require_tool(ctx.options.rust.test_tool)?;
+        Ok(CargoCheck { workspace: workspace::workspace(ctx.base, ctx.repo_root)? })
+    }
+
+    /// The worker with copy `root` and target directory number `index`.
+    fn cargo(&self, ctx: &Context, root: PathBuf, index: usize, build_timeout: Duration) -> Cargo {
+        Cargo {
+            root,
+            target: target_dir(ctx, index),
+            tool: ctx.options.rust.test_tool,
+            command: ctx.options.test_cmd.clone(),
+            build_timeout,
+        }
+    }
+}
+
+fn target_dir(ctx: &Context, index: usize) -> PathBuf {
+    ctx.scratch.path().join(format!("target-{index}"))
+}
+
+impl LanguageCheck for CargoCheck {
+    type Evidence = BaselineBuild;
+    type Worker = CargoWorker;
+
+    /// Builds every owning package once in the first copy (seeded from the user's build) and
+    /// runs its tests; each mutant runs the tests of its package.
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<BaselineBuild>> {
+        let mut owned = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for planned in candidates {
+            let file = &ctx.plan.files[planned.file].path;
+            let package = workspace::owner(&self.workspace.packages, file).ok_or_else(|| {
+                anyhow!(
+                    "{} is not in any package of a cargo workspace: run mutdelta in the workspace that builds it",
+                    file.display()
+                )
+            })?;
+            if !names.contains(&package.name) {
+                names.push(package.name.clone());
+            }
+            owned.push((planned, package.name.clone()));
+        }
+        let first = self.cargo(ctx, ctx.base.to_path_buf(), 0, BASELINE_LIMIT);
+        build::seed_from_user(&self.workspace.user_target, &first.target)?;
+        let log = ctx.logs.join("cargo-baseline.log");
+        let built = first.build(&names, BASELINE_LIMIT, &log)?;
+        require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
+        let mut tests_took = BTreeMap::new();
+        for package in &names {
+            let run = first.test(package, BASELINE_LIMIT, &log)?;
+            require::passed(&run, Subject::CargoTests(package), BASELINE_LIMIT)?;
+            tests_took.insert(package.clone(), run.duration);
+        }
+        let jobs = owned
+            .into_iter()
+            .map(|(planned, package)| {
+                let cost = tests_took[&package];
+                Job {
+                    planned,
+                    tests: vec![package],
+                    timeout: mutant_timeout(ctx.options.timeout, cost),
+                    cost,
+                }
+            })
+            .collect();
+        Ok(Proven {
+            jobs,
+            settled: Vec::new(),
+            baseline: tests_took.values().sum(),
+            what: format!("the tests of {}", names.join(", ")),
+            compile: Duration::ZERO,
+            evidence: BaselineBuild(built.duration),
+        })
+    }
+
+    /// The first worker keeps the baseline's copy and build; every other gets a copy of both,
+    /// so no worker builds the dependencies again.
+    fn workers(
+        &self,
+        ctx: &Context,
+        baseline: &BaselineBuild,
+        count: usize,
+        _jobs: &[Job],
+    ) -> Result<Vec<CargoWorker>> {
+        let build_timeout = build_timeout(baseline.0);
+        let mut workers =
+            vec![CargoWorker { cargo: self.cargo(ctx, ctx.base.to_path_buf(), 0, build_timeout) }];
+        for index in 1..count {
+            let root = ctx.scratch.path().join(format!("rust-copy-{index}"));
+            worktree::duplicate(ctx.base, &root)?;
+            build::seed_target(&target_dir(ctx, 0), &target_dir(ctx, index))?;
+            workers.push(CargoWorker { cargo: self.cargo(ctx, root, index, build_timeout) });
+        }
+        Ok(workers)
+    }
+}
+
+/// One copy with its own target directory.
+pub struct CargoWorker {
+    cargo: Cargo,
+}
+
+impl Worker for CargoWorker {
+    /// Builds the mutant's package (failing: CompileError), then runs its tests.
+    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        let file = &plan.files[job.planned.file];
+        let cargo = &self.cargo;
+        let run = with_mutant(&cargo.root, file, &job.planned, Stamp::Now, || -> Result<_> {
+            let built = cargo.build(&job.tests, cargo.build_timeout, log)?;
+            if built.exit != Exit::Code(0) {
+                return Ok(built);
+            }
+            let package = job.tests.first().ok_or_else(|| anyhow!("a Rust mutant without a package"))?;
+            let mut run = cargo.test(package, job.timeout, log)?;
+            run.duration += built.duration;
+            Ok(run)
+        })??;
+        if run.exit == Exit::Interrupted {
+            return Err(Interrupted.into());
+        }
+        Ok(match cargo.command {
+            Some(_) => outcome::read_command(&run, job.timeout),
+            None => libtest::read(&run, job.timeout),
+        })
+    }
+}

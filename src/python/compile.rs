@@ -1,0 +1,85 @@
+//! The compile check: the changed files and every mutant compiled in one interpreter, each mutant within its top-level statement.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::json;
+
+use crate::plan::{Language, Plan, PlannedMutant};
+
+const SCRIPT: &str = include_str!("compile_check.py");
+
+/// What the script answers: an error (or `None`) per file and per mutant, in request order.
+#[derive(Debug, serde::Deserialize)]
+struct Answers {
+    originals: Vec<Option<String>>,
+    mutants: Vec<Option<String>>,
+}
+
+/// Compiles the changed Python files and every candidate mutant; a changed file that does not
+/// compile is refused (every mutant of it would be CompileError). Returns the error of each
+/// mutant that does not compile, by mutant id.
+pub fn compile_check(
+    python: &Path,
+    plan: &Plan,
+    candidates: &[PlannedMutant],
+) -> Result<HashMap<usize, String>> {
+    let files: Vec<usize> =
+        (0..plan.files.len()).filter(|&i| plan.files[i].language == Language::Python).collect();
+    // The mutant ids in the order the script sees their mutants: file by file.
+    let mut order: Vec<usize> = Vec::new();
+    let mut requests = Vec::new();
+    for &index in &files {
+        let file = &plan.files[index];
+        let mutants: Vec<&PlannedMutant> = candidates.iter().filter(|c| c.file == index).collect();
+        order.extend(mutants.iter().map(|planned| planned.id));
+        requests.push(json!({
+            "name": file.path.display().to_string(),
+            "source": file.source,
+            "mutants": mutants.iter().map(|planned| {
+                let m = &planned.mutant;
+                json!([m.start.line, m.start.column, m.end.line, m.end.column, m.replacement])
+            }).collect::<Vec<_>>(),
+        }));
+    }
+    let answers = run(python, &json!({ "files": requests }))?;
+    if answers.mutants.len() != order.len() || answers.originals.len() != files.len() {
+        bail!("the compile check answered for {} of {} mutants", answers.mutants.len(), order.len());
+    }
+    for (&index, error) in files.iter().zip(&answers.originals) {
+        if let Some(error) = error {
+            bail!(
+                "{} does not compile ({error}): fix it before checking its mutants",
+                plan.files[index].path.display()
+            );
+        }
+    }
+    Ok(order.into_iter().zip(answers.mutants).filter_map(|(id, error)| Some((id, error?))).collect())
+}
+
+/// Runs the script in `python` with `request` on its standard input.
+fn run(python: &Path, request: &serde_json::Value) -> Result<Answers> {
+    let mut child = Command::new(python)
+        .args(["-c", SCRIPT])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start {}", python.display()))?;
+    let input = serde_json::to_vec(request)?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output()?;
+    writer.join().map_err(|_| anyhow!("the compile check's writer panicked"))??;
+    if !output.status.success() {
+        bail!(
+            "the compile check failed in {}: {}",
+            python.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("the compile check printed something unexpected")
+}

@@ -1,0 +1,77 @@
+//! Reading pytest's runs: which exit codes are the mutant's doing, and which tests failed.
+
+use std::time::Duration;
+
+use crate::report::Status;
+use crate::run::outcome::{last_line, read_common, Outcome};
+use crate::run::process::{Exit, Finished};
+
+/// The verdict of a pytest run of `tests`: 1 (tests failed) and 2 (collection or import
+/// failed) are the mutant's doing; other codes mean the run itself broke.
+pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
+    let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
+        let code = match run.exit {
+            Exit::Code(code) => code,
+            _ => unreachable!("read_common reads every other exit"),
+        };
+        match code {
+            1 | 2 => Outcome::of_run(run, Status::Killed, last_line(&run.tail)),
+            _ => Outcome::of_run(
+                run,
+                Status::RuntimeError,
+                format!("pytest exited with status {code}: {}", last_line(&run.tail)),
+            ),
+        }
+    });
+    outcome.covered_by = tests.to_vec();
+    if outcome.status == Status::Killed {
+        outcome.killed_by = failed_tests(&run.tail);
+    }
+    outcome
+}
+
+/// The tests that failed, from pytest's short summary
+/// (`FAILED tests/test_x.py::test_y - AssertionError`).
+fn failed_tests(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| line.strip_prefix("FAILED ").or_else(|| line.strip_prefix("ERROR ")))
+        .map(|rest| rest.split(" - ").next().unwrap_or(rest).trim().to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_tests_are_read_from_pytest_short_summary() {
+        let output = "F.\nFAILED tests/test_a.py::test_x - AssertionError: 1 != 2\nERROR tests/test_b.py\n1 failed in 0.1s\n";
+        assert_eq!(failed_tests(output), ["tests/test_a.py::test_x", "tests/test_b.py"]);
+    }
+
+    #[test]
+    fn tests_failing_or_not_collecting_kill_and_other_exit_codes_are_runtime_errors() {
+        let run = |code, tail: &str| Finished {
+            exit: Exit::Code(code),
+            duration: Duration::ZERO,
+            tail: tail.into(),
+        };
+        let tests = vec!["tests/test_a.py::test_x".to_string()];
+        let killed = read(
+            &run(1, "FAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed\n"),
+            &tests,
+            Duration::ZERO,
+        );
+        assert_eq!((killed.status, killed.reason.as_str()), (Status::Killed, "1 failed"));
+        assert_eq!(killed.killed_by, tests);
+        assert_eq!(killed.covered_by, tests);
+        assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO).status, Status::Killed);
+        let broken = read(&run(4, "usage error"), &tests, Duration::ZERO);
+        assert_eq!(
+            (broken.status, broken.reason.as_str()),
+            (Status::RuntimeError, "pytest exited with status 4: usage error")
+        );
+        assert!(broken.killed_by.is_empty());
+    }
+}

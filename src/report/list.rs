@@ -1,0 +1,50 @@
+//! `mutdelta list`: the planned mutants as text lines or JSON, without any verdict.
+
+use serde_json::{json, Value};
+
+use crate::plan::Plan;
+
+/// One line per mutant (`ID path:LINE:COLUMN: description`) and a count.
+pub fn render_text(plan: &Plan) -> String {
+    let mutants = plan.mutants();
+    let mut out = String::new();
+    for planned in &mutants {
+        let file = &plan.files[planned.file];
+        let m = &planned.mutant;
+        let ignored = m.ignored.as_ref().map(|reason| format!(" [ignored: {reason}]")).unwrap_or_default();
+        out.push_str(&format!(
+            "{} {}:{}:{}: {}{ignored}\n",
+            planned.id,
+            file.path.display(),
+            m.start.line,
+            m.start.column,
+            m.description
+        ));
+    }
+    out.push_str(&format!("{} mutants on {} added executable lines\n", mutants.len(), plan.line_count()));
+    out
+}
+
+/// The mutants as a JSON array.
+pub fn render_json(plan: &Plan) -> Value {
+    let items: Vec<Value> = plan
+        .mutants()
+        .iter()
+        .map(|planned| {
+            let file = &plan.files[planned.file];
+            let m = &planned.mutant;
+            json!({
+                "id": planned.id.to_string(),
+                "path": file.path.display().to_string(),
+                "line": m.start.line,
+                "column": m.start.column,
+                "mutatorName": m.mutator().name(),
+                "original": m.original,
+                "replacement": m.replacement,
+                "description": m.description,
+                "ignored": m.ignored,
+            })
+        })
+        .collect();
+    Value::Array(items)
+}

@@ -1,0 +1,98 @@
+//! The interface each language implements: prove the baseline and select each mutant's tests, start workers, test one mutant.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::outcome::Outcome;
+use crate::options::Options;
+use crate::plan::{FilePlan, Plan, PlannedMutant};
+use crate::report::MutantResult;
+use crate::scratch::Scratch;
+use crate::worktree::{self, Stamp};
+
+/// Where a check works and what it knows: the same for every language.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub options: &'a Options,
+    pub plan: &'a Plan,
+    /// The user's checkout: only ever read.
+    pub repo_root: &'a Path,
+    /// The first copy of the state under test.
+    pub base: &'a Path,
+    pub scratch: &'a Scratch,
+    /// Where test output goes while it runs.
+    pub logs: &'a Path,
+}
+
+/// One mutant and the tests to run against it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub planned: PlannedMutant,
+    /// What the language's runner is told to run: test ids or paths (empty: the whole suite),
+    /// or a package name.
+    pub tests: Vec<String>,
+    pub timeout: Duration,
+    /// What its tests took unmutated: the cheapest jobs run first.
+    pub cost: Duration,
+}
+
+/// What proving the baseline found.
+pub struct Proven<E> {
+    /// The mutants left to run, each with its tests.
+    pub jobs: Vec<Job>,
+    /// The mutants settled without running (NoCoverage, CompileError).
+    pub settled: Vec<MutantResult>,
+    /// How long the unmutated tests took.
+    pub baseline: Duration,
+    /// Which tests ran unmutated, in words.
+    pub what: String,
+    /// How long the compile check took (beside the baseline), where there is one.
+    pub compile: Duration,
+    /// What the language learned that its workers need.
+    pub evidence: E,
+}
+
+/// One language's way of testing mutants. A new language is a folder implementing this.
+pub trait LanguageCheck {
+    /// What `prove` hands on to `workers`.
+    type Evidence;
+    type Worker: Worker;
+
+    /// Runs the unmutated tests in `ctx.base` (they must pass) and decides what each of
+    /// `candidates` runs.
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Self::Evidence>>;
+
+    /// `count` workers, the first in `ctx.base`, each in its own copy, ready for `jobs`.
+    fn workers(
+        &self,
+        ctx: &Context,
+        evidence: &Self::Evidence,
+        count: usize,
+        jobs: &[Job],
+    ) -> Result<Vec<Self::Worker>>;
+}
+
+/// Tests mutants in its own copy, one at a time.
+pub trait Worker: Send {
+    /// Puts the mutant in place, runs its tests, restores the file, and reads what the tests
+    /// did. An interrupted run is `Err(Interrupted)`.
+    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome>;
+}
+
+/// Runs `test` with `planned`'s file mutated in the copy at `root`, then restores the file
+/// (also when `test` fails).
+pub fn with_mutant<T>(
+    root: &Path,
+    file: &FilePlan,
+    planned: &PlannedMutant,
+    stamp: Stamp,
+    test: impl FnOnce() -> T,
+) -> Result<T> {
+    let path = root.join(&file.path);
+    worktree::replace_file(&path, &planned.mutant.apply(&file.source), stamp)?;
+    let result = test();
+    worktree::replace_file(&path, &file.source, stamp)?;
+    Ok(result)
+}

@@ -1,0 +1,117 @@
+//! What one run of a mutant's tests came to: its status and why, read the same way for every language where the test tool does not matter.
+
+use std::time::Duration;
+
+use super::process::{Exit, Finished};
+use crate::plan::PlannedMutant;
+use crate::report::{MutantResult, Status};
+
+/// A mutant's verdict before it is joined to its mutant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: Status,
+    /// Why: the failing test's message, the compile error, ...
+    pub reason: String,
+    /// Time spent running its tests.
+    pub duration: Duration,
+    /// Tests that were run against it, by name.
+    pub covered_by: Vec<String>,
+    /// Tests that failed against it, by name.
+    pub killed_by: Vec<String>,
+}
+
+impl Outcome {
+    /// A verdict reached without running anything: Ignored, NoCoverage, CompileError.
+    pub fn settled(status: Status, reason: impl Into<String>) -> Outcome {
+        Outcome {
+            status,
+            reason: reason.into(),
+            duration: Duration::ZERO,
+            covered_by: Vec::new(),
+            killed_by: Vec::new(),
+        }
+    }
+
+    /// A verdict from a finished run.
+    pub fn of_run(run: &Finished, status: Status, reason: impl Into<String>) -> Outcome {
+        Outcome { duration: run.duration, ..Outcome::settled(status, reason) }
+    }
+
+    pub fn for_mutant(self, planned: PlannedMutant) -> MutantResult {
+        MutantResult {
+            planned,
+            status: self.status,
+            reason: self.reason,
+            duration: self.duration,
+            covered_by: self.covered_by,
+            killed_by: self.killed_by,
+        }
+    }
+}
+
+/// The verdict of a run whose reading does not depend on the test tool: it passed, did not
+/// build, ran out of time or died of a signal. `None` when the tool's own exit code decides.
+pub fn read_common(run: &Finished, timeout: Duration) -> Option<Outcome> {
+    let (status, reason) = match &run.exit {
+        Exit::Code(0) => (Status::Survived, "every test that runs this line passed".to_string()),
+        Exit::Unviable => (Status::CompileError, format!("does not build: {}", first_error(&run.tail))),
+        Exit::TimedOut => {
+            (Status::Timeout, format!("the tests ran past the {:.1} s timeout", timeout.as_secs_f64()))
+        }
+        Exit::Signal(signal) => (Status::Killed, format!("the test process died of signal {signal}")),
+        Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
+        Exit::Code(_) => return None,
+    };
+    Some(Outcome::of_run(run, status, reason))
+}
+
+/// The verdict of a user's `--test-cmd`: any non-zero exit is the mutant's doing.
+pub fn read_command(run: &Finished, timeout: Duration) -> Outcome {
+    read_common(run, timeout).unwrap_or_else(|| {
+        let code = match run.exit {
+            Exit::Code(code) => code,
+            _ => unreachable!("read_common reads every other exit"),
+        };
+        Outcome::of_run(run, Status::Killed, format!("the test command exited with status {code}"))
+    })
+}
+
+/// The first compiler error in a build's output.
+fn first_error(output: &str) -> &str {
+    output.lines().find(|line| line.starts_with("error")).unwrap_or_else(|| last_line(output)).trim()
+}
+
+/// The last non-blank line of some output.
+pub fn last_line(text: &str) -> &str {
+    text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(exit: Exit, tail: &str) -> Finished {
+        Finished { exit, duration: Duration::from_millis(7), tail: tail.to_string() }
+    }
+
+    #[test]
+    fn a_passing_run_survives_and_a_failed_build_is_a_compile_error_with_its_first_error() {
+        let passed = read_common(&finished(Exit::Code(0), ""), Duration::from_secs(1)).unwrap();
+        assert_eq!((passed.status, passed.duration), (Status::Survived, Duration::from_millis(7)));
+        let build = finished(Exit::Unviable, "   Compiling x\nerror[E0308]: mismatched types\nmore\n");
+        let unviable = read_common(&build, Duration::from_secs(1)).unwrap();
+        assert_eq!(unviable.status, Status::CompileError);
+        assert_eq!(unviable.reason, "does not build: error[E0308]: mismatched types");
+    }
+
+    #[test]
+    fn a_failing_exit_code_is_left_to_the_test_tool_except_for_a_users_command() {
+        let failed = finished(Exit::Code(3), "x\n");
+        assert!(read_common(&failed, Duration::from_secs(1)).is_none());
+        let read = read_command(&failed, Duration::from_secs(1));
+        assert_eq!(
+            (read.status, read.reason.as_str()),
+            (Status::Killed, "the test command exited with status 3")
+        );
+    }
+}
