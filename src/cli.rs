@@ -95,3 +95,8 @@ pub enum TestToolArg {
     Cargo,
     Nextest,
 }
+
+/// Parses the process's command line (exits with clap's message on bad arguments).
+pub fn parse() -> Cli {
+    Cli::parse()
+}

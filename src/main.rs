@@ -1,8 +1,6 @@
 //! The mutdelta binary: parse the command line, run it, turn the outcome into an exit status.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = mutdelta::cli::Cli::parse();
+    let cli = mutdelta::cli::parse();
     mutdelta::app::run(cli).into()
 }

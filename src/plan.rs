@@ -39,26 +39,21 @@ impl Language {
         }
     }
 
-    /// Test code, which is not mutated: pytest's discovery rules (plus `conftest.py` and
-    /// anything under `tests`/`test`) for Python; `tests/`, `benches/` and `examples/` for Rust.
+    /// Test code, which is not mutated (each language's own rule).
     pub fn is_test_file(self, path: &Path) -> bool {
-        let in_dir = |names: &[&str]| {
-            path.parent()
-                .into_iter()
-                .flat_map(Path::components)
-                .any(|part| part.as_os_str().to_str().is_some_and(|part| names.contains(&part)))
-        };
-        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
         match self {
-            Language::Python => {
-                name == "conftest.py"
-                    || name.starts_with("test_")
-                    || name.ends_with("_test.py")
-                    || in_dir(&["tests", "test"])
-            }
-            Language::Rust => in_dir(&["tests", "benches", "examples"]),
+            Language::Python => crate::python::is_test_file(path),
+            Language::Rust => crate::cargo::is_test_file(path),
         }
     }
+}
+
+/// Whether a directory above `path` has one of `names`.
+pub fn in_directory_named(path: &Path, names: &[&str]) -> bool {
+    path.parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .any(|part| part.as_os_str().to_str().is_some_and(|part| names.contains(&part)))
 }
 
 /// One source file to mutate.
@@ -157,30 +152,5 @@ impl Plan {
 
     pub fn line_count(&self) -> usize {
         self.files.iter().map(|file| file.lines.len()).sum()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn python_test_files_follow_pytest_discovery_rules() {
-        for test in ["tests/test_a.py", "test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py"] {
-            assert!(Language::Python.is_test_file(Path::new(test)), "{test}");
-        }
-        for source in ["pkg/a.py", "testing.py", "src/contest.py", "latest/x.py"] {
-            assert!(!Language::Python.is_test_file(Path::new(source)), "{source}");
-        }
-    }
-
-    #[test]
-    fn rust_test_files_are_integration_tests_benches_and_examples() {
-        for test in ["tests/it.rs", "crates/a/tests/x.rs", "benches/b.rs", "examples/e.rs"] {
-            assert!(Language::Rust.is_test_file(Path::new(test)), "{test}");
-        }
-        for source in ["src/lib.rs", "crates/a/src/tests_support.rs", "src/test.rs"] {
-            assert!(!Language::Rust.is_test_file(Path::new(source)), "{source}");
-        }
     }
 }

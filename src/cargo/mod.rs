@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
-use crate::plan::{Plan, PlannedMutant};
+use crate::plan::{in_directory_named, Plan, PlannedMutant};
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::Exit;
@@ -19,6 +19,12 @@ use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
 use crate::run::Interrupted;
 use crate::worktree::{self, Stamp};
+
+/// Test code, which is not mutated: integration tests, benches and examples. (Unit tests inside
+/// `src/` are left alone by the mutator itself.)
+pub fn is_test_file(path: &Path) -> bool {
+    in_directory_named(path, &["tests", "benches", "examples"])
+}
 
 /// A check of Rust mutants in a cargo workspace.
 pub struct CargoCheck {
@@ -47,6 +53,12 @@ impl CargoCheck {
     }
 }
 
+/// A mutant and the package whose tests run against it.
+struct Owned {
+    planned: PlannedMutant,
+    package: String,
+}
+
 fn target_dir(ctx: &Context, index: usize) -> PathBuf {
     ctx.scratch.path().join(format!("target-{index}"))
 }
@@ -71,7 +83,7 @@ impl LanguageCheck for CargoCheck {
             if !names.contains(&package.name) {
                 names.push(package.name.clone());
             }
-            owned.push((planned, package.name.clone()));
+            owned.push(Owned { planned, package: package.name.clone() });
         }
         let first = self.cargo(ctx, ctx.base.to_path_buf(), 0, BASELINE_LIMIT);
         build::seed_from_user(&self.workspace.user_target, &first.target)?;
@@ -86,7 +98,7 @@ impl LanguageCheck for CargoCheck {
         }
         let jobs = owned
             .into_iter()
-            .map(|(planned, package)| {
+            .map(|Owned { planned, package }| {
                 let cost = tests_took[&package];
                 Job {
                     planned,
@@ -155,5 +167,20 @@ impl Worker for CargoWorker {
             Some(_) => outcome::read_command(&run, job.timeout),
             None => libtest::read(&run, job.timeout),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_test_files_are_integration_tests_benches_and_examples() {
+        for test in ["tests/it.rs", "crates/a/tests/x.rs", "benches/b.rs", "examples/e.rs"] {
+            assert!(is_test_file(Path::new(test)), "{test}");
+        }
+        for source in ["src/lib.rs", "crates/a/src/tests_support.rs", "src/test.rs"] {
+            assert!(!is_test_file(Path::new(source)), "{source}");
+        }
     }
 }

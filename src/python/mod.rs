@@ -18,7 +18,7 @@ use self::executor::{Executor, Spawn, Warm};
 use self::interpreter::Runner;
 use self::select::Selection;
 use self::warm::WarmSpec;
-use crate::plan::{FilePlan, Plan, PlannedMutant};
+use crate::plan::{in_directory_named, FilePlan, Plan, PlannedMutant};
 use crate::report::Status;
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Worker};
 use crate::run::outcome::{self, Outcome};
@@ -32,6 +32,16 @@ const WORKER_SCRIPT: &str = include_str!("worker.py");
 /// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
 pub const CANARY_SOURCE: &str =
     "raise RuntimeError('mutdelta canary: this file was replaced to prove the tests import it')\n";
+
+/// Test code, which is not mutated: pytest's discovery rules, plus `conftest.py` and anything
+/// under `tests`/`test`.
+pub fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    name == "conftest.py"
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || in_directory_named(path, &["tests", "test"])
+}
 
 /// Everything the Python test runs of one check share.
 pub struct PythonCheck {
@@ -152,6 +162,13 @@ struct Selected {
     preload: Vec<String>,
 }
 
+/// What the compile check found, and how long it took.
+struct Compiled {
+    /// The error of each mutant that does not compile, by mutant id.
+    errors: std::collections::HashMap<usize, String>,
+    took: Duration,
+}
+
 /// Modules for the warm workers to import before forking.
 pub struct Preload(Vec<String>);
 
@@ -165,13 +182,13 @@ impl LanguageCheck for PythonCheck {
             let compiling = scope.spawn(|| {
                 let started = Instant::now();
                 compile::compile_check(&self.python, ctx.plan, &candidates)
-                    .map(|errors| (errors, started.elapsed()))
+                    .map(|errors| Compiled { errors, took: started.elapsed() })
             });
             let selected = self.select(ctx, candidates.clone());
             (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
         });
         // A changed file that does not compile explains a failing baseline: report that first.
-        let (errors, compile) = compiled??;
+        let Compiled { errors, took: compile } = compiled??;
         let Selected { jobs, uncovered, baseline, preload } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught.
@@ -312,5 +329,20 @@ impl Worker for PythonWorker {
         } else {
             outcome::read_command(&run, job.timeout)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_test_files_follow_pytest_discovery_rules() {
+        for test in ["tests/test_a.py", "test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py"] {
+            assert!(is_test_file(Path::new(test)), "{test}");
+        }
+        for source in ["pkg/a.py", "testing.py", "src/contest.py", "latest/x.py"] {
+            assert!(!is_test_file(Path::new(source)), "{source}");
+        }
     }
 }

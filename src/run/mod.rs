@@ -105,15 +105,15 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
         let mut baseline = None;
         if !python.is_empty() {
             let side = PythonCheck::new(&ctx)?;
-            let (ran, took) = check_language(&side, &ctx, python, &mut timings, events)?;
-            results.extend(ran);
-            baseline = Some(baseline.unwrap_or_default() + took);
+            let checked = check_language(&side, &ctx, python, &mut timings, events)?;
+            results.extend(checked.results);
+            baseline = Some(baseline.unwrap_or_default() + checked.baseline);
         }
         if !rust.is_empty() {
             let side = CargoCheck::new(&ctx)?;
-            let (ran, took) = check_language(&side, &ctx, rust, &mut timings, events)?;
-            results.extend(ran);
-            baseline = Some(baseline.unwrap_or_default() + took);
+            let checked = check_language(&side, &ctx, rust, &mut timings, events)?;
+            results.extend(checked.results);
+            baseline = Some(baseline.unwrap_or_default() + checked.baseline);
         }
         report.baseline = baseline;
     }
@@ -125,15 +125,21 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     Ok(report)
 }
 
-/// One language's mutants, from its baseline to the last verdict; returns the results and how
-/// long the unmutated tests took.
+/// What one language's check came to.
+struct Checked {
+    results: Vec<MutantResult>,
+    /// How long its unmutated tests took.
+    baseline: Duration,
+}
+
+/// One language's mutants, from its baseline to the last verdict.
 fn check_language<L: LanguageCheck>(
     side: &L,
     ctx: &Context,
     candidates: Vec<PlannedMutant>,
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
-) -> Result<(Vec<MutantResult>, Duration)> {
+) -> Result<Checked> {
     let started = Instant::now();
     let Proven { jobs, settled: mut results, baseline, what, compile, evidence } =
         side.prove(ctx, candidates)?;
@@ -141,7 +147,7 @@ fn check_language<L: LanguageCheck>(
     events(Event::BaselinePassed { duration: baseline, what });
     if jobs.is_empty() {
         timings.baseline += started.elapsed();
-        return Ok((results, baseline));
+        return Ok(Checked { results, baseline });
     }
     let count = ctx.options.jobs.get().min(jobs.len());
     let workers = side.workers(ctx, &evidence, count, &jobs)?;
@@ -150,7 +156,7 @@ fn check_language<L: LanguageCheck>(
     events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
     results.extend(pool::run_all(ctx.plan, workers, ctx.logs, jobs, events)?);
     timings.mutants += started.elapsed();
-    Ok((results, baseline))
+    Ok(Checked { results, baseline })
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
