@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> Exit {
     if swept > 0 {
         eprintln!("note: removed {swept} temporary directories left by an earlier run that was killed");
     }
+    let cli_directory = cli.directory.clone();
     let directory = cli.directory.unwrap_or_else(|| ".".into());
     let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
@@ -34,6 +35,20 @@ pub fn run(cli: Cli) -> Exit {
             Ok(Exit::Clean)
         }
         Command::Demo => demo(),
+        Command::Show(args) => crate::reproduce::show(&args.report, &args.id).map(|text| {
+            print!("{text}");
+            Exit::Clean
+        }),
+        Command::Apply(args) => {
+            let repository = cli_directory.as_deref();
+            crate::reproduce::apply(&args.report, &args.id, args.to.as_deref(), repository).map(|dir| {
+                if args.to.is_none() {
+                    eprintln!("note: a new copy of the state under test with mutant {} in place; remove it when done", args.id);
+                }
+                println!("{}", dir.display());
+                Exit::Clean
+            })
+        }
     };
     match outcome {
         Ok(exit) => exit,
@@ -50,6 +65,9 @@ pub fn run(cli: Cli) -> Exit {
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
 fn check(options: &Options) -> Result<Exit> {
+    if let Some(dir) = &options.out {
+        report::out::check_destination(dir)?;
+    }
     let mut console = Console::new();
     let report = run::check(options, &mut |event| console.hear(event))?;
     print!("{}", report::text::render(&report));
@@ -57,6 +75,9 @@ fn check(options: &Options) -> Result<Exit> {
     console.finish(&report.timings);
     if let Some(path) = &options.json {
         write_json(&report, path)?;
+    }
+    if let Some(dir) = &options.out {
+        report::out::write(dir, &report, options)?;
     }
     Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
 }

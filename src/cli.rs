@@ -29,6 +29,31 @@ pub enum Command {
     Mutators,
     /// Build a throwaway repository from a bundled example and check its last commit.
     Demo,
+    /// Print one mutant of a JSON report: where, its diff, its verdict and why, what ran, and a
+    /// command that reproduces it.
+    Show(ShowArgs),
+    /// Write one mutant of a JSON report into a new copy of the state it tested (printed), or
+    /// into the checkout --to names.
+    Apply(ApplyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A report written by `check --json` (or `report.json` in an --out directory).
+    pub report: PathBuf,
+    /// The mutant's id in the report.
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// A report written by `check --json` (or `report.json` in an --out directory).
+    pub report: PathBuf,
+    /// The mutant's id in the report.
+    pub id: String,
+    /// Write into this checkout instead (its file must hold what the report tested).
+    #[arg(long, value_name = "DIR")]
+    pub to: Option<PathBuf>,
 }
 
 /// Which change to mutate: exactly one of these, or the staged change by default.
@@ -87,6 +112,10 @@ pub struct CheckArgs {
     /// Write a mutation-testing-elements JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
+    /// and output; the baseline's and canaries' too; the options and the whole report.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// `--test-tool`: what runs a cargo package's tests.

@@ -52,6 +52,7 @@ pub fn prepare() -> Result<Demo> {
         test_cmd,
         timeout: None,
         json: None,
+        out: None,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

@@ -11,6 +11,7 @@ pub mod options;
 pub mod plan;
 pub mod python;
 pub mod report;
+pub mod reproduce;
 pub mod run;
 pub mod scratch;
 pub mod worktree;

@@ -19,6 +19,26 @@ pub enum State {
     WorkTree,
 }
 
+impl State {
+    /// As reports write it: `commit <id>`, `index` or `worktree`.
+    pub fn to_text(self) -> String {
+        match self {
+            State::Commit(oid) => format!("commit {oid}"),
+            State::Index => "index".to_string(),
+            State::WorkTree => "worktree".to_string(),
+        }
+    }
+
+    /// Reads what `to_text` wrote.
+    pub fn from_text(text: &str) -> Option<State> {
+        match text {
+            "index" => Some(State::Index),
+            "worktree" => Some(State::WorkTree),
+            _ => Oid::from_str(text.strip_prefix("commit ")?).ok().map(State::Commit),
+        }
+    }
+}
+
 /// The lines a change adds, per file (paths relative to the repository root).
 #[derive(Debug, Clone)]
 pub struct AddedLines {

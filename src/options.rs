@@ -57,6 +57,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--json`: where to write the mutation-testing-elements report.
     pub json: Option<PathBuf>,
+    /// `--out`: where to keep the run record.
+    pub out: Option<PathBuf>,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -110,6 +112,7 @@ impl Options {
             test_cmd: args.test_cmd.clone(),
             timeout,
             json: args.json.clone(),
+            out: args.out.clone(),
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

@@ -39,7 +39,8 @@ mod tests {
     #[test]
     fn a_failing_test_run_kills_and_names_its_tests() {
         let tail = "test parse::rejects_empty ... FAILED\ntest result: FAILED. 1 passed; 1 failed\n";
-        let run = Finished { exit: Exit::Code(101), duration: Duration::ZERO, tail: tail.into() };
+        let run =
+            Finished { exit: Exit::Code(101), duration: Duration::ZERO, tail: tail.into(), command: None };
         let outcome = read(&run, Duration::from_secs(1));
         assert_eq!(outcome.status, Status::Killed);
         assert_eq!(outcome.reason, "test result: FAILED. 1 passed; 1 failed");

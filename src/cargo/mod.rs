@@ -12,9 +12,10 @@ use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
 use crate::plan::{in_directory_named, Plan, PlannedMutant};
-use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Worker};
+use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome::{self, Outcome};
-use crate::run::process::Exit;
+use crate::run::process::{Exit, Finished};
+use crate::run::record::{How, RunRecord, StepRecord};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
 use crate::run::Interrupted;
@@ -90,11 +91,17 @@ impl LanguageCheck for CargoCheck {
         let log = ctx.logs.join("cargo-baseline.log");
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
+        let mut steps =
+            vec![StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) }];
         let mut tests_took = BTreeMap::new();
         for package in &names {
             let run = first.test(package, BASELINE_LIMIT, &log)?;
             require::passed(&run, Subject::CargoTests(package), BASELINE_LIMIT)?;
             tests_took.insert(package.clone(), run.duration);
+            steps.push(StepRecord {
+                step: format!("tests of {package}"),
+                record: RunRecord::of(How::Fresh, &[&run]),
+            });
         }
         let jobs = owned
             .into_iter()
@@ -115,6 +122,7 @@ impl LanguageCheck for CargoCheck {
             what: format!("the tests of {}", names.join(", ")),
             compile: Duration::ZERO,
             evidence: BaselineBuild(built.duration),
+            steps,
         })
     }
 
@@ -126,7 +134,7 @@ impl LanguageCheck for CargoCheck {
         baseline: &BaselineBuild,
         count: usize,
         _jobs: &[Job],
-    ) -> Result<Vec<CargoWorker>> {
+    ) -> Result<Started<CargoWorker>> {
         let build_timeout = build_timeout(baseline.0);
         let mut workers =
             vec![CargoWorker { cargo: self.cargo(ctx, ctx.base.to_path_buf(), 0, build_timeout) }];
@@ -136,7 +144,7 @@ impl LanguageCheck for CargoCheck {
             build::seed_target(&target_dir(ctx, 0), &target_dir(ctx, index))?;
             workers.push(CargoWorker { cargo: self.cargo(ctx, root, index, build_timeout) });
         }
-        Ok(workers)
+        Ok(Started { workers, steps: Vec::new() })
     }
 }
 
@@ -150,23 +158,26 @@ impl Worker for CargoWorker {
     fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
         let file = &plan.files[job.planned.file];
         let cargo = &self.cargo;
-        let run = with_mutant(&cargo.root, file, &job.planned, Stamp::Now, || -> Result<_> {
+        let runs = with_mutant(&cargo.root, file, &job.planned, Stamp::Now, || -> Result<Vec<Finished>> {
             let built = cargo.build(&job.tests, cargo.build_timeout, log)?;
             if built.exit != Exit::Code(0) {
-                return Ok(built);
+                return Ok(vec![built]);
             }
             let package = job.tests.first().ok_or_else(|| anyhow!("a Rust mutant without a package"))?;
-            let mut run = cargo.test(package, job.timeout, log)?;
-            run.duration += built.duration;
-            Ok(run)
+            let tested = cargo.test(package, job.timeout, log)?;
+            Ok(vec![built, tested])
         })??;
-        if run.exit == Exit::Interrupted {
+        let last = runs.last().expect("the build always runs");
+        if last.exit == Exit::Interrupted {
             return Err(Interrupted.into());
         }
-        Ok(match cargo.command {
+        let run = Finished { duration: runs.iter().map(|run| run.duration).sum(), ..last.clone() };
+        let mut outcome = match cargo.command {
             Some(_) => outcome::read_command(&run, job.timeout),
             None => libtest::read(&run, job.timeout),
-        })
+        };
+        outcome.record = Some(RunRecord::of(How::BuildThenTest, &runs.iter().collect::<Vec<_>>()));
+        Ok(outcome)
     }
 }
 

@@ -8,10 +8,12 @@ use anyhow::Result;
 use super::interpreter::{self, Runner};
 use super::warm::{WarmSpec, WarmWorker};
 use crate::run::process::Finished;
+use crate::run::record::{CommandRecord, How};
 
 /// Runs the given tests in one worker's copy.
 pub trait Executor: Send {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished>;
+    fn how(&self) -> How;
 }
 
 /// One new process per run: any test command, or pytest without forking.
@@ -26,6 +28,10 @@ impl Executor for Spawn {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
         interpreter::test_command(&self.runner, &self.python, &self.root, Some(&self.support), &[], tests)
             .run(timeout, log)
+    }
+
+    fn how(&self) -> How {
+        How::Fresh
     }
 }
 
@@ -54,10 +60,29 @@ impl Executor for Warm {
             Some(worker) => worker,
             None => self.worker.insert(WarmWorker::start(&self.spec)?),
         };
-        let result = worker.run(&interpreter::pytest_args(tests), timeout, log);
-        if result.is_err() {
-            self.worker = None;
+        let args = interpreter::pytest_args(tests);
+        let result = worker.run(&args, timeout, log);
+        match result {
+            Ok(mut finished) => {
+                // The command a forked child stands for: what reproduces it without the worker.
+                let argv = [self.spec.python.display().to_string(), "-m".into(), "pytest".into()];
+                finished.command = Some(CommandRecord::new(
+                    argv.into_iter().chain(args).collect(),
+                    self.spec.root.clone(),
+                    &self.spec.env,
+                    finished.exit.clone(),
+                    finished.duration,
+                ));
+                Ok(finished)
+            }
+            Err(err) => {
+                self.worker = None;
+                Err(err)
+            }
         }
-        result
+    }
+
+    fn how(&self) -> How {
+        How::Fork
     }
 }

@@ -20,8 +20,10 @@ use self::select::Selection;
 use self::warm::WarmSpec;
 use crate::plan::{in_directory_named, FilePlan, Plan, PlannedMutant};
 use crate::report::Status;
-use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Worker};
+use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome::{self, Outcome};
+use crate::run::process::Finished;
+use crate::run::record::{How, RunRecord, StepRecord};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 use crate::run::Interrupted;
@@ -106,7 +108,13 @@ impl PythonCheck {
                 .into_iter()
                 .map(|planned| Job { planned, tests: self.tests.clone(), timeout, cost: run.duration })
                 .collect();
-            return Ok(Selected { jobs, uncovered: Vec::new(), baseline: run.duration, preload: Vec::new() });
+            return Ok(Selected {
+                jobs,
+                uncovered: Vec::new(),
+                baseline: run.duration,
+                preload: Vec::new(),
+                step: baseline_step(&run),
+            });
         }
         let (run, map) = coverage::measure(
             &self.python,
@@ -132,7 +140,13 @@ impl PythonCheck {
                 Selection::NoCoverage => uncovered.push(planned),
             }
         }
-        Ok(Selected { jobs, uncovered, baseline: run.duration, preload: map.outside_modules })
+        Ok(Selected {
+            jobs,
+            uncovered,
+            baseline: run.duration,
+            preload: map.outside_modules,
+            step: baseline_step(&run),
+        })
     }
 
     /// A warm worker per copy, importing their modules side by side.
@@ -160,6 +174,11 @@ struct Selected {
     baseline: Duration,
     /// Modules from outside the project the tests imported.
     preload: Vec<String>,
+    step: StepRecord,
+}
+
+fn baseline_step(run: &Finished) -> StepRecord {
+    StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[run]) }
 }
 
 /// What the compile check found, and how long it took.
@@ -189,7 +208,7 @@ impl LanguageCheck for PythonCheck {
         });
         // A changed file that does not compile explains a failing baseline: report that first.
         let Compiled { errors, took: compile } = compiled??;
-        let Selected { jobs, uncovered, baseline, preload } = selected?;
+        let Selected { jobs, uncovered, baseline, preload, step } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught.
         let compile_error = |planned: &PlannedMutant| {
@@ -215,6 +234,7 @@ impl LanguageCheck for PythonCheck {
             what: self.describe_tests(),
             compile,
             evidence: Preload(preload),
+            steps: vec![step],
         })
     }
 
@@ -224,7 +244,7 @@ impl LanguageCheck for PythonCheck {
         preload: &Preload,
         count: usize,
         jobs: &[Job],
-    ) -> Result<Vec<PythonWorker>> {
+    ) -> Result<Started<PythonWorker>> {
         let mut roots = vec![ctx.base.to_path_buf()];
         for index in 1..count {
             let copy = ctx.scratch.path().join(format!("copy-{index}"));
@@ -242,8 +262,8 @@ impl LanguageCheck for PythonCheck {
             .zip(executors)
             .map(|(root, executor)| PythonWorker { root, executor, pytest: self.pytest() })
             .collect();
-        prove_canaries(ctx, &mut workers[0], jobs)?;
-        Ok(workers)
+        let steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        Ok(Started { workers, steps })
     }
 }
 
@@ -265,7 +285,8 @@ fn refuse_imports_from_checkout(ctx: &Context, map: &CoverageMap) -> Result<()> 
 }
 
 /// For each mutated file with mutants to run: its tests must fail when it is broken.
-fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Result<()> {
+fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Result<Vec<StepRecord>> {
+    let mut steps = Vec::new();
     for (index, file) in ctx.plan.files.iter().enumerate() {
         let mut tests: Vec<String> = Vec::new();
         let mut cost = Duration::ZERO;
@@ -285,8 +306,10 @@ fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Res
         let timeout = mutant_timeout(ctx.options.timeout, cost);
         let run = worker.canary(file, &tests, timeout, &ctx.logs.join("canary.log"))?;
         require::failed_on_canary(&run, &file.path)?;
+        let step = format!("canary {}", file.path.display());
+        steps.push(StepRecord { step, record: RunRecord::of(worker.executor.how(), &[&run]) });
     }
-    Ok(())
+    Ok(steps)
 }
 
 /// One copy and how tests run there.
@@ -305,7 +328,7 @@ impl PythonWorker {
         tests: &[String],
         timeout: Duration,
         log: &Path,
-    ) -> Result<crate::run::process::Finished> {
+    ) -> Result<Finished> {
         let path = self.root.join(&file.path);
         worktree::replace_file(&path, CANARY_SOURCE, Stamp::FreshSecond)?;
         let run = self.executor.run(tests, timeout, log);
@@ -324,11 +347,13 @@ impl Worker for PythonWorker {
         if run.exit == crate::run::process::Exit::Interrupted {
             return Err(Interrupted.into());
         }
-        Ok(if self.pytest {
+        let mut outcome = if self.pytest {
             pytest::read(&run, &job.tests, job.timeout)
         } else {
             outcome::read_command(&run, job.timeout)
-        })
+        };
+        outcome.record = Some(RunRecord::of(self.executor.how(), &[&run]));
+        Ok(outcome)
     }
 }
 

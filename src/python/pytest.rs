@@ -56,6 +56,7 @@ mod tests {
             exit: Exit::Code(code),
             duration: Duration::ZERO,
             tail: tail.into(),
+            command: None,
         };
         let tests = vec!["tests/test_a.py::test_x".to_string()];
         let killed = read(

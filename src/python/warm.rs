@@ -107,6 +107,7 @@ impl WarmWorker {
                     exit: Exit::Interrupted,
                     duration: start.elapsed(),
                     tail: String::new(),
+                    command: None,
                 });
             }
             if start.elapsed() > timeout + WARM_ANSWER_GRACE {
@@ -131,7 +132,7 @@ impl WarmWorker {
                     } else {
                         return Err(anyhow!("the warm worker answered {answer}"));
                     };
-                    return Ok(Finished { exit, duration, tail: read_tail(log) });
+                    return Ok(Finished { exit, duration, tail: read_tail(log), command: None });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {

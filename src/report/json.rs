@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{MutantResult, Report};
+use crate::run::record::{CommandRecord, RunRecord};
 
 /// The report as a mutation-testing-elements document.
 pub fn render(report: &Report) -> Value {
@@ -28,6 +29,7 @@ pub fn render(report: &Report) -> Value {
         "files": files,
         "framework": { "name": "mutdelta", "version": env!("CARGO_PKG_VERSION") },
         "config": { "tests": report.tests },
+        "mutdelta": origin(report),
         "performance": {
             "setup": millis(t.diff + t.generate + t.compile),
             "initialRun": millis(t.baseline),
@@ -61,5 +63,50 @@ fn mutant(result: &MutantResult) -> Value {
     if !result.killed_by.is_empty() {
         value["killedBy"] = json!(result.killed_by);
     }
+    if let Some(record) = &result.record {
+        value["run"] = run(record);
+    }
     value
+}
+
+/// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
+fn origin(report: &Report) -> Value {
+    let steps: Vec<Value> = report
+        .steps
+        .iter()
+        .map(|step| {
+            let mut value = run(&step.record);
+            value["step"] = json!(step.step);
+            value
+        })
+        .collect();
+    let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps });
+    if let Some(origin) = &report.origin {
+        value["repository"] = json!(origin.repository);
+        value["state"] = json!(origin.state.to_text());
+        value["scratch"] = json!(origin.scratch);
+    }
+    value
+}
+
+/// How a mutant (or a step) ran: the commands in order.
+pub fn run(record: &RunRecord) -> Value {
+    json!({ "how": record.how.name(), "commands": record.commands.iter().map(command).collect::<Vec<_>>() })
+}
+
+fn command(command: &CommandRecord) -> Value {
+    let env: serde_json::Map<String, Value> =
+        command.env.iter().map(|(name, value)| (name.clone(), json!(value))).collect();
+    let exit_code = match command.exit {
+        crate::run::process::Exit::Code(code) => json!(code),
+        _ => Value::Null,
+    };
+    json!({
+        "argv": command.argv,
+        "cwd": command.dir,
+        "env": env,
+        "exit": command.exit.describe(),
+        "exitCode": exit_code,
+        "duration": millis(command.duration),
+    })
 }

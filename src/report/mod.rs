@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod list;
+pub mod out;
 pub mod text;
 
 use std::collections::BTreeSet;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::plan::{Plan, PlannedMutant};
+use crate::run::record::{RunRecord, StepRecord};
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -48,6 +50,8 @@ pub struct MutantResult {
     pub covered_by: Vec<String>,
     /// Tests that failed against it.
     pub killed_by: Vec<String>,
+    /// The commands its verdict rests on; none when nothing ran.
+    pub record: Option<RunRecord>,
 }
 
 /// Everything a reporter needs.
@@ -60,6 +64,20 @@ pub struct Report {
     pub tests: Vec<String>,
     pub baseline: Option<Duration>,
     pub timings: Timings,
+    /// The runs before any mutant: baselines, canaries.
+    pub steps: Vec<StepRecord>,
+    /// Where the check ran and on what.
+    pub origin: Option<Origin>,
+}
+
+/// The repository, the state under test and where the temporary copies lived: what it takes to
+/// reproduce a verdict later.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub repository: std::path::PathBuf,
+    pub state: crate::lines::State,
+    /// The run's temporary directory (removed when the check ends).
+    pub scratch: std::path::PathBuf,
 }
 
 /// Wall time of each phase of a check.

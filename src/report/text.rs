@@ -49,17 +49,19 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
             return;
         }
     }
-    let path = file.path.display().to_string();
-    let mutated = mutant.apply(&file.source);
-    let diff = TextDiff::from_lines(file.source.as_str(), mutated.as_str());
-    let unified =
-        diff.unified_diff().context_radius(1).header(&format!("a/{path}"), &format!("b/{path}")).to_string();
+    let unified = unified_diff(&file.path.display().to_string(), &file.source, &mutant.apply(&file.source));
     for line in unified.lines() {
         let _ = writeln!(out, "    {line}");
     }
     if !result.killed_by.is_empty() || !result.covered_by.is_empty() {
         let _ = writeln!(out, "    ran under: {}", result.covered_by.join(", "));
     }
+}
+
+/// The mutant as a unified diff of `path`, one line of context.
+pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
+    let diff = TextDiff::from_lines(original, mutated);
+    diff.unified_diff().context_radius(1).header(&format!("a/{path}"), &format!("b/{path}")).to_string()
 }
 
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors`.

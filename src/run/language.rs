@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::outcome::Outcome;
+use super::record::StepRecord;
 use crate::options::Options;
 use crate::plan::{FilePlan, Plan, PlannedMutant};
 use crate::report::MutantResult;
@@ -52,6 +53,14 @@ pub struct Proven<E> {
     pub compile: Duration,
     /// What the language learned that its workers need.
     pub evidence: E,
+    /// The unmutated runs, as they ran.
+    pub steps: Vec<StepRecord>,
+}
+
+/// Workers ready for their jobs, and the runs that proved them (canaries).
+pub struct Started<W> {
+    pub workers: Vec<W>,
+    pub steps: Vec<StepRecord>,
 }
 
 /// One language's way of testing mutants. A new language is a folder implementing this.
@@ -71,7 +80,7 @@ pub trait LanguageCheck {
         evidence: &Self::Evidence,
         count: usize,
         jobs: &[Job],
-    ) -> Result<Vec<Self::Worker>>;
+    ) -> Result<Started<Self::Worker>>;
 }
 
 /// Tests mutants in its own copy, one at a time.

@@ -4,6 +4,7 @@ pub mod language;
 pub mod outcome;
 pub mod pool;
 pub mod process;
+pub mod record;
 pub mod require;
 pub mod timeouts;
 
@@ -13,14 +14,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use self::language::{Context, LanguageCheck, Proven};
+use self::language::{Context, LanguageCheck, Proven, Started};
 use self::outcome::Outcome;
+use self::record::StepRecord;
 use crate::cargo::CargoCheck;
 use crate::lines;
 use crate::options::{Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
 use crate::python::PythonCheck;
-use crate::report::{MutantResult, Report, Status, Timings};
+use crate::report::{MutantResult, Origin, Report, Status, Timings};
 use crate::scratch::Scratch;
 use crate::worktree;
 
@@ -88,7 +90,9 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();
-    let mut report = Report { tests, ..Report::default() };
+    let origin =
+        Origin { repository: repo_root.clone(), state: added.state, scratch: scratch.path().to_path_buf() };
+    let mut report = Report { tests, origin: Some(origin), ..Report::default() };
     let (mut results, candidates) = split_ignored(mutants);
     if !candidates.is_empty() {
         let logs = scratch.subdir("logs")?;
@@ -107,12 +111,14 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             let side = PythonCheck::new(&ctx)?;
             let checked = check_language(&side, &ctx, python, &mut timings, events)?;
             results.extend(checked.results);
+            report.steps.extend(checked.steps);
             baseline = Some(baseline.unwrap_or_default() + checked.baseline);
         }
         if !rust.is_empty() {
             let side = CargoCheck::new(&ctx)?;
             let checked = check_language(&side, &ctx, rust, &mut timings, events)?;
             results.extend(checked.results);
+            report.steps.extend(checked.steps);
             baseline = Some(baseline.unwrap_or_default() + checked.baseline);
         }
         report.baseline = baseline;
@@ -130,6 +136,7 @@ struct Checked {
     results: Vec<MutantResult>,
     /// How long its unmutated tests took.
     baseline: Duration,
+    steps: Vec<StepRecord>,
 }
 
 /// One language's mutants, from its baseline to the last verdict.
@@ -141,22 +148,23 @@ fn check_language<L: LanguageCheck>(
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
     let started = Instant::now();
-    let Proven { jobs, settled: mut results, baseline, what, compile, evidence } =
+    let Proven { jobs, settled: mut results, baseline, what, compile, evidence, mut steps } =
         side.prove(ctx, candidates)?;
     timings.compile += compile;
     events(Event::BaselinePassed { duration: baseline, what });
     if jobs.is_empty() {
         timings.baseline += started.elapsed();
-        return Ok(Checked { results, baseline });
+        return Ok(Checked { results, baseline, steps });
     }
     let count = ctx.options.jobs.get().min(jobs.len());
-    let workers = side.workers(ctx, &evidence, count, &jobs)?;
+    let Started { workers, steps: more } = side.workers(ctx, &evidence, count, &jobs)?;
+    steps.extend(more);
     timings.baseline += started.elapsed();
     let started = Instant::now();
     events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
     results.extend(pool::run_all(ctx.plan, workers, ctx.logs, jobs, events)?);
     timings.mutants += started.elapsed();
-    Ok(Checked { results, baseline })
+    Ok(Checked { results, baseline, steps })
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::process::{Exit, Finished};
+use super::record::RunRecord;
 use crate::plan::PlannedMutant;
 use crate::report::{MutantResult, Status};
 
@@ -18,6 +19,8 @@ pub struct Outcome {
     pub covered_by: Vec<String>,
     /// Tests that failed against it, by name.
     pub killed_by: Vec<String>,
+    /// What ran; none when nothing did.
+    pub record: Option<RunRecord>,
 }
 
 impl Outcome {
@@ -29,6 +32,7 @@ impl Outcome {
             duration: Duration::ZERO,
             covered_by: Vec::new(),
             killed_by: Vec::new(),
+            record: None,
         }
     }
 
@@ -45,6 +49,7 @@ impl Outcome {
             duration: self.duration,
             covered_by: self.covered_by,
             killed_by: self.killed_by,
+            record: self.record,
         }
     }
 }
@@ -91,7 +96,7 @@ mod tests {
     use super::*;
 
     fn finished(exit: Exit, tail: &str) -> Finished {
-        Finished { exit, duration: Duration::from_millis(7), tail: tail.to_string() }
+        Finished { exit, duration: Duration::from_millis(7), tail: tail.to_string(), command: None }
     }
 
     #[test]

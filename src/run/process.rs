@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
+use super::record::CommandRecord;
 use super::INTERRUPTED;
 
 /// What a finished test process did.
@@ -29,6 +30,8 @@ pub struct Finished {
     pub duration: Duration,
     /// The last lines of standard output and error, combined.
     pub tail: String,
+    /// What ran (for a forked run, the command it stands for).
+    pub command: Option<CommandRecord>,
 }
 
 impl Finished {
@@ -97,7 +100,14 @@ impl TestCommand {
         let duration = start.elapsed();
         // Whatever the tests left running in the background goes too.
         kill_group(group);
-        Ok(Finished { exit, duration, tail: read_tail(log) })
+        let command = CommandRecord::new(
+            std::iter::once(self.program.display().to_string()).chain(self.args.iter().cloned()).collect(),
+            self.dir.clone(),
+            &self.env,
+            exit.clone(),
+            duration,
+        );
+        Ok(Finished { exit, duration, tail: read_tail(log), command: Some(command) })
     }
 }
 

@@ -75,7 +75,7 @@ mod tests {
     use super::*;
 
     fn finished(exit: Exit, tail: &str) -> Finished {
-        Finished { exit, duration: Duration::ZERO, tail: tail.to_string() }
+        Finished { exit, duration: Duration::ZERO, tail: tail.to_string(), command: None }
     }
 
     fn refusal(run: &Finished, subject: Subject) -> String {

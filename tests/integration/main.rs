@@ -7,4 +7,5 @@ mod interrupt;
 mod kill;
 mod properties;
 mod python_fixtures;
+mod reproduce;
 mod rust_fixtures;

@@ -1,0 +1,132 @@
+//! `--out DIR`: the run record on disk, per mutant its diff, its commands and the end of their output, beside the whole report.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::{json as report_json, text, Report};
+use crate::options::{Options, Target, TestTool};
+
+/// The file that marks a directory as a run record.
+const MARKER: &str = "run.json";
+
+/// Refuses, before anything runs, a directory that holds something other than an earlier record.
+pub fn check_destination(dir: &Path) -> Result<()> {
+    let Ok(mut entries) = fs::read_dir(dir) else {
+        return Ok(()); // created when the record is written
+    };
+    if entries.next().is_some() && !dir.join(MARKER).is_file() {
+        bail!(
+            "--out {} already holds files that are not a mutdelta run record: name a new or empty directory",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes the record of `report`, replacing an earlier record in `dir`.
+pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
+    check_destination(dir)?;
+    for old in ["mutants", MARKER, "report.json"] {
+        let path = dir.join(old);
+        if path.is_dir() {
+            fs::remove_dir_all(&path)?;
+        } else if path.exists() {
+            fs::remove_file(&path)?;
+        }
+    }
+    let mutants = dir.join("mutants");
+    fs::create_dir_all(&mutants)
+        .with_context(|| format!("could not create the run record in {}", dir.display()))?;
+    let document = report_json::render(report);
+    fs::write(dir.join("report.json"), serde_json::to_string_pretty(&document)? + "\n")?;
+    for result in &report.results {
+        let file = &report.plan.files[result.planned.file];
+        let mutant = &result.planned.mutant;
+        let own = mutants.join(result.planned.id.to_string());
+        fs::create_dir_all(&own)?;
+        let path = file.path.display().to_string();
+        fs::write(
+            own.join("diff.patch"),
+            text::unified_diff(&path, &file.source, &mutant.apply(&file.source)),
+        )?;
+        let mut record = json!({
+            "id": result.planned.id.to_string(),
+            "path": path,
+            "line": mutant.start.line,
+            "column": mutant.start.column,
+            "mutatorName": mutant.mutator().name(),
+            "description": mutant.description,
+            "status": result.status,
+            "statusReason": result.reason,
+            "duration": result.duration.as_secs_f64() * 1000.0,
+            "coveredBy": result.covered_by,
+            "killedBy": result.killed_by,
+        });
+        if let Some(run) = &result.record {
+            record["run"] = report_json::run(run);
+            fs::write(own.join("output.log"), &run.tail)?;
+        }
+        fs::write(own.join("record.json"), serde_json::to_string_pretty(&record)? + "\n")?;
+    }
+    let steps: Vec<Value> = report
+        .steps
+        .iter()
+        .map(|step| {
+            let mut value = report_json::run(&step.record);
+            value["step"] = json!(step.step);
+            value["outputTail"] = json!(step.record.tail);
+            value
+        })
+        .collect();
+    let t = &report.timings;
+    let run = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "repository": report.origin.as_ref().map(|origin| origin.repository.clone()),
+        "state": report.origin.as_ref().map(|origin| origin.state.to_text()),
+        "options": options_json(options),
+        "steps": steps,
+        "summary": text::summary_line(report),
+        "timings": {
+            "diff": t.diff.as_secs_f64(),
+            "generate": t.generate.as_secs_f64(),
+            "compile": t.compile.as_secs_f64(),
+            "baseline": t.baseline.as_secs_f64(),
+            "mutants": t.mutants.as_secs_f64(),
+            "wall": t.wall.as_secs_f64(),
+        },
+    });
+    // Written last: a record with its marker is a complete one.
+    fs::write(dir.join(MARKER), serde_json::to_string_pretty(&run)? + "\n")?;
+    Ok(())
+}
+
+/// The options of the check, as resolved.
+fn options_json(options: &Options) -> Value {
+    let target = match &options.target {
+        Target::Staged => json!({ "staged": true }),
+        Target::Commit(rev) => json!({ "commit": rev }),
+        Target::Base(rev) => json!({ "base": rev }),
+        Target::Lines(text) => json!({ "lines": text }),
+    };
+    json!({
+        "directory": options.directory,
+        "target": target,
+        "jobs": options.jobs.get(),
+        "testCmd": options.test_cmd,
+        "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),
+        "python": {
+            "interpreter": options.python.interpreter,
+            "extraTests": options.python.extra_tests,
+            "fork": options.python.fork,
+        },
+        "rust": {
+            "testTool": match options.rust.test_tool {
+                TestTool::Cargo => "cargo",
+                TestTool::Nextest => "nextest",
+            },
+        },
+    })
+}

@@ -1,0 +1,345 @@
+//! A recorded verdict read back from a JSON report: `show` prints it with a command that reproduces it, `apply` writes the mutant into a copy.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+
+use crate::lines::{self, State};
+use crate::report::text::unified_diff;
+use crate::worktree;
+
+#[derive(Deserialize)]
+struct ReportFile {
+    files: BTreeMap<String, FileEntry>,
+    mutdelta: Option<Origin>,
+}
+
+#[derive(Deserialize)]
+struct FileEntry {
+    source: String,
+    mutants: Vec<MutantEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MutantEntry {
+    id: String,
+    mutator_name: String,
+    replacement: Option<String>,
+    description: Option<String>,
+    location: Location,
+    status: String,
+    status_reason: Option<String>,
+    #[serde(default)]
+    covered_by: Vec<String>,
+    #[serde(default)]
+    killed_by: Vec<String>,
+    run: Option<RunEntry>,
+}
+
+#[derive(Deserialize)]
+struct Location {
+    start: Position,
+    end: Position,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+struct Position {
+    line: usize,
+    column: usize,
+}
+
+#[derive(Deserialize)]
+struct RunEntry {
+    how: String,
+    commands: Vec<CommandEntry>,
+}
+
+#[derive(Deserialize)]
+struct CommandEntry {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    exit: String,
+    duration: f64,
+}
+
+#[derive(Deserialize)]
+struct Origin {
+    repository: Option<PathBuf>,
+    state: Option<String>,
+    scratch: Option<PathBuf>,
+}
+
+/// One mutant of a report, with its file.
+struct Found {
+    path: String,
+    source: String,
+    mutant: MutantEntry,
+    origin: Option<Origin>,
+}
+
+impl Found {
+    fn read(report: &Path, id: &str) -> Result<Found> {
+        let text = std::fs::read_to_string(report)
+            .map_err(|err| anyhow!("could not read the report {}: {err}", report.display()))?;
+        let document: ReportFile = serde_json::from_str(&text).map_err(|err| {
+            anyhow!(
+                "{} is not a mutdelta JSON report ({err}): give the file `check --json` wrote",
+                report.display()
+            )
+        })?;
+        let count: usize = document.files.values().map(|file| file.mutants.len()).sum();
+        for (path, file) in document.files {
+            if let Some(mutant) = file.mutants.into_iter().find(|mutant| mutant.id == id) {
+                return Ok(Found { path, source: file.source, mutant, origin: document.mutdelta });
+            }
+        }
+        bail!("{} has no mutant {id}: it holds {count} mutants, numbered from 1", report.display())
+    }
+
+    /// The file's source with the mutant applied.
+    fn mutated(&self) -> Result<String> {
+        let location = &self.mutant.location;
+        let start = byte_offset(&self.source, location.start)
+            .ok_or_else(|| anyhow!("mutant {} starts outside {}", self.mutant.id, self.path))?;
+        let end = byte_offset(&self.source, location.end)
+            .ok_or_else(|| anyhow!("mutant {} ends outside {}", self.mutant.id, self.path))?;
+        let replacement = self.mutant.replacement.as_deref().unwrap_or("");
+        Ok(format!("{}{replacement}{}", &self.source[..start], &self.source[end..]))
+    }
+}
+
+/// The byte offset of a 1-based line and 1-based character column; the column may sit one past
+/// the line's last character.
+fn byte_offset(source: &str, at: Position) -> Option<usize> {
+    let mut line_start = 0;
+    for (index, line) in source.split_inclusive('\n').enumerate() {
+        if index + 1 == at.line {
+            let within = match line.char_indices().nth(at.column.checked_sub(1)?) {
+                Some((offset, _)) => offset,
+                None if at.column == line.chars().count() + 1 => line.len(),
+                None => return None,
+            };
+            return Some(line_start + within);
+        }
+        line_start += line.len();
+    }
+    (at.line == source.split_inclusive('\n').count() + 1 && at.column == 1).then_some(source.len())
+}
+
+/// `mutdelta show REPORT ID`: where, the diff, the verdict and why, what ran, and a command that
+/// reproduces it.
+pub fn show(report: &Path, id: &str) -> Result<String> {
+    let found = Found::read(report, id)?;
+    let m = &found.mutant;
+    let mut out = String::new();
+    let description = m.description.clone().unwrap_or_else(|| m.mutator_name.clone());
+    let _ = writeln!(
+        out,
+        "mutant {}: {}:{}:{}: {} ({})",
+        m.id, found.path, m.location.start.line, m.location.start.column, description, m.mutator_name
+    );
+    let reason = m.status_reason.as_deref().unwrap_or("");
+    let _ = writeln!(
+        out,
+        "verdict: {}{}",
+        m.status,
+        if reason.is_empty() { String::new() } else { format!(": {reason}") }
+    );
+    for line in unified_diff(&found.path, &found.source, &found.mutated()?).lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    if !m.covered_by.is_empty() {
+        let _ = writeln!(out, "tests run: {}", m.covered_by.join(" "));
+    }
+    if !m.killed_by.is_empty() {
+        let _ = writeln!(out, "failed: {}", m.killed_by.join(" "));
+    }
+    let apply = format!(
+        "cd \"$({} apply {} {})\"",
+        quote(&std::env::current_exe()?.display().to_string()),
+        quote(&std::path::absolute(report)?.display().to_string()),
+        quote(&m.id)
+    );
+    match &m.run {
+        Some(run) => {
+            let _ = writeln!(out, "how it ran: {}", run.how);
+            for command in &run.commands {
+                let _ = writeln!(
+                    out,
+                    "    in {}: {} -> {} after {:.0} ms",
+                    command.cwd.display(),
+                    shell_line(&command.env, &command.argv),
+                    command.exit,
+                    command.duration
+                );
+            }
+            let scratch = found.origin.as_ref().and_then(|origin| origin.scratch.as_deref());
+            let commands: Vec<String> =
+                run.commands.iter().map(|command| portable(command, scratch)).collect();
+            let _ = writeln!(
+                out,
+                "reproduce (a fresh copy of the state under test with this mutant, then its tests):"
+            );
+            let _ = writeln!(out, "    {apply} && {}", commands.join(" && "));
+        }
+        None => {
+            let _ = writeln!(out, "nothing ran for this verdict");
+            let _ = writeln!(out, "inspect (a fresh copy of the state under test with this mutant):");
+            let _ = writeln!(out, "    {apply}");
+        }
+    }
+    Ok(out)
+}
+
+/// The command as it would run from the root of a fresh copy: paths inside the copy it ran in
+/// made relative, mutdelta's own temporary paths left out.
+fn portable(command: &CommandEntry, scratch: Option<&Path>) -> String {
+    let local = |value: &str| -> Option<String> {
+        let path = Path::new(value);
+        if path == command.cwd {
+            return Some(".".to_string());
+        }
+        if let Ok(inside) = path.strip_prefix(&command.cwd) {
+            return Some(inside.display().to_string());
+        }
+        if scratch.is_some_and(|scratch| path.starts_with(scratch)) {
+            return None;
+        }
+        Some(value.to_string())
+    };
+    let mut env = BTreeMap::new();
+    let shell = command.argv.first().is_some_and(|program| program == "/bin/sh");
+    for (name, value) in &command.env {
+        if name == "PATH" && !shell {
+            continue; // the program is named by its full path
+        }
+        let kept: Vec<String> = value.split(':').filter_map(local).collect();
+        if !kept.is_empty() {
+            env.insert(name.clone(), kept.join(":"));
+        }
+    }
+    let argv: Vec<String> = command
+        .argv
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| if i == 0 { arg.clone() } else { local(arg).unwrap_or_default() })
+        .collect();
+    shell_line(&env, &argv)
+}
+
+fn shell_line(env: &BTreeMap<String, String>, argv: &[String]) -> String {
+    env.iter()
+        .map(|(name, value)| format!("{name}={}", quote(value)))
+        .chain(argv.iter().map(|arg| quote(arg)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` as one shell word.
+fn quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// `mutdelta apply REPORT ID [--to DIR]`: writes the mutated file into `to` (whose file must
+/// still hold the source the report tested), or else into a new copy of the state under test
+/// made from `repository` (or the one the report names). Returns the directory written.
+pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Path>) -> Result<PathBuf> {
+    let found = Found::read(report, id)?;
+    let mutated = found.mutated()?;
+    if let Some(dir) = to {
+        write_over_original(&dir.join(&found.path), &found, &mutated)?;
+        return Ok(dir.to_path_buf());
+    }
+    let origin = found.origin.as_ref();
+    let repository = repository
+        .map(Path::to_path_buf)
+        .or_else(|| origin.and_then(|origin| origin.repository.clone()))
+        .ok_or_else(|| anyhow!("the report does not say which repository it checked: name it with -C DIR"))?;
+    let state =
+        origin.and_then(|origin| origin.state.as_deref()).and_then(State::from_text).ok_or_else(|| {
+            anyhow!("the report does not say which state it tested: give --to DIR, a checkout of it")
+        })?;
+    let repo = lines::open_repository(&repository)?;
+    let copy = tempfile::Builder::new()
+        .prefix(&format!("mutdelta-apply-{id}-"))
+        .tempdir()
+        .context("could not create a temporary directory")?;
+    worktree::materialize(&repo, state, copy.path())?;
+    write_over_original(&copy.path().join(&found.path), &found, &mutated)?;
+    Ok(copy.keep())
+}
+
+/// Writes `mutated` to `path` if `path` still holds the report's source; else refuses, so that
+/// nothing is overwritten that the report did not see.
+fn write_over_original(path: &Path, found: &Found, mutated: &str) -> Result<()> {
+    let current =
+        std::fs::read_to_string(path).map_err(|err| anyhow!("could not read {}: {err}", path.display()))?;
+    if current != found.source {
+        bail!(
+            "{} differs from the {} the report tested, so the mutant would not reproduce there: check out the state the report tested first",
+            path.display(),
+            found.path
+        );
+    }
+    std::fs::write(path, mutated).with_context(|| format!("could not write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_characters_and_may_sit_one_past_the_end_of_a_line() {
+        let source = "ab\nçd = 1\n";
+        assert_eq!(byte_offset(source, Position { line: 1, column: 1 }), Some(0));
+        assert_eq!(byte_offset(source, Position { line: 2, column: 2 }), Some(5), "ç is two bytes");
+        assert_eq!(byte_offset(source, Position { line: 2, column: 7 }), Some(10), "the end of `çd = 1`");
+        assert_eq!(byte_offset(source, Position { line: 2, column: 8 }), Some(11));
+        assert_eq!(byte_offset(source, Position { line: 2, column: 9 }), None);
+        assert_eq!(byte_offset("x = 1", Position { line: 1, column: 6 }), Some(5), "no newline at the end");
+        assert_eq!(byte_offset(source, Position { line: 3, column: 1 }), Some(11));
+        assert_eq!(byte_offset(source, Position { line: 4, column: 1 }), None);
+    }
+
+    #[test]
+    fn words_the_shell_would_split_are_quoted() {
+        assert_eq!(quote("tests/test_a.py::test_x"), "tests/test_a.py::test_x");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn a_portable_command_runs_from_the_copys_root_without_mutdelta_s_temporary_paths() {
+        let command = CommandEntry {
+            argv: ["/venv/bin/python", "-m", "pytest", "/tmp/run/copy-1/tests/test_a.py"]
+                .map(String::from)
+                .to_vec(),
+            cwd: PathBuf::from("/tmp/run/copy-1"),
+            env: BTreeMap::from([
+                (
+                    "PYTHONPATH".to_string(),
+                    "/tmp/run/copy-1:/tmp/run/copy-1/src:/tmp/run/support:/home/u/lib".to_string(),
+                ),
+                ("PATH".to_string(), "/venv/bin:/usr/bin".to_string()),
+            ]),
+            exit: "exit code 1".to_string(),
+            duration: 1.0,
+        };
+        assert_eq!(
+            portable(&command, Some(Path::new("/tmp/run"))),
+            "PYTHONPATH=.:src:/home/u/lib /venv/bin/python -m pytest tests/test_a.py"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! The evidence behind a verdict: each command that ran, where, with which environment, how it ended and how long it took.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::process::{Exit, Finished};
+
+/// How a mutant's tests were run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// A new process for the run.
+    Fresh,
+    /// A child forked from a warm Python worker that had pytest imported.
+    Fork,
+    /// `cargo test --no-run`, then the tests when the mutant built.
+    BuildThenTest,
+}
+
+impl How {
+    pub fn name(self) -> &'static str {
+        match self {
+            How::Fresh => "fresh",
+            How::Fork => "fork",
+            How::BuildThenTest => "build-then-test",
+        }
+    }
+}
+
+/// One process a verdict rests on, as it ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRecord {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// Its working directory: a temporary copy of the state under test.
+    pub dir: PathBuf,
+    /// The variables mutdelta set whose values differ from its own environment.
+    pub env: Vec<(String, String)>,
+    pub exit: Exit,
+    pub duration: Duration,
+}
+
+impl CommandRecord {
+    /// The record of a command that set `env` on top of mutdelta's environment.
+    pub fn new(
+        argv: Vec<String>,
+        dir: PathBuf,
+        env: &[(String, String)],
+        exit: Exit,
+        duration: Duration,
+    ) -> Self {
+        CommandRecord { argv, dir, env: differences(env), exit, duration }
+    }
+}
+
+/// The pairs of `env` whose values are not already those of this process's environment.
+fn differences(env: &[(String, String)]) -> Vec<(String, String)> {
+    env.iter()
+        .filter(|(name, value)| std::env::var(name).ok().as_deref() != Some(value.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// A run of tests: how it ran, its commands in order, the end of its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    pub how: How,
+    pub commands: Vec<CommandRecord>,
+    /// The last few kilobytes of its output.
+    pub tail: String,
+}
+
+impl RunRecord {
+    /// The record of `runs`, in the order they ran; the output is the last one's.
+    pub fn of(how: How, runs: &[&Finished]) -> RunRecord {
+        RunRecord {
+            how,
+            commands: runs.iter().filter_map(|run| run.command.clone()).collect(),
+            tail: runs.last().map(|run| run.tail.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// A run that is not a mutant's: the baseline, a canary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRecord {
+    /// `baseline`, `canary pkg/mod.py`, `build`, `tests of NAME`.
+    pub step: String,
+    pub record: RunRecord,
+}
+
+impl Exit {
+    /// How the process ended, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Exit::Code(code) => format!("exit code {code}"),
+            Exit::Unviable => "did not build".to_string(),
+            Exit::Signal(signal) => format!("killed by signal {signal}"),
+            Exit::TimedOut => "timed out".to_string(),
+            Exit::Interrupted => "interrupted".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_variables_that_differ_from_our_environment_are_recorded() {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let env =
+            vec![("PATH".to_string(), path), ("MUTDELTA_NOT_SET_ANYWHERE".to_string(), "1".to_string())];
+        let record = CommandRecord::new(
+            vec!["true".into()],
+            PathBuf::from("/tmp"),
+            &env,
+            Exit::Code(0),
+            Duration::ZERO,
+        );
+        assert_eq!(record.env, [("MUTDELTA_NOT_SET_ANYWHERE".to_string(), "1".to_string())]);
+    }
+}
