@@ -65,7 +65,27 @@ pub struct FilePlan {
     pub source: String,
     /// The added lines that hold executable code.
     pub lines: Vec<usize>,
+    /// For each of `lines`, the lines of its statement: the line ran when any of them did.
+    pub statements: Vec<std::ops::RangeInclusive<usize>>,
     pub mutants: Vec<Mutant>,
+}
+
+impl FilePlan {
+    /// The lines of the statement that holds `line` (just `line` if it is not an added one).
+    pub fn statement_of(&self, line: usize) -> std::ops::RangeInclusive<usize> {
+        match self.lines.binary_search(&line) {
+            Ok(index) => self.statements[index].clone(),
+            Err(_) => line..=line,
+        }
+    }
+
+    /// Every line of the added lines' statements: what the coverage probe watches.
+    pub fn statement_lines(&self) -> Vec<usize> {
+        let mut lines: Vec<usize> = self.statements.iter().flat_map(|range| range.clone()).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
 }
 
 /// A mutant together with the file it belongs to and its report id.
@@ -133,6 +153,7 @@ impl Plan {
                 language,
                 source,
                 lines: found.executable_lines,
+                statements: found.statements,
                 mutants: found.mutants,
             });
         }

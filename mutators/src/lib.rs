@@ -59,6 +59,9 @@ impl Mutant {
 pub struct FileMutants {
     /// Of the requested lines, those that hold executable code.
     pub executable_lines: Vec<usize>,
+    /// For each executable line (same order), the lines of the statement it belongs to: a
+    /// line counts as run when any line of its statement ran.
+    pub statements: Vec<std::ops::RangeInclusive<usize>>,
     /// Every mutant on those lines, in source order.
     pub mutants: Vec<Mutant>,
 }

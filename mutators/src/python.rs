@@ -24,11 +24,16 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
             *slot = true;
         }
     }
-    let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    let executable_lines: Vec<usize> = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    let spans = code.logical_line_spans();
+    let statements = executable_lines
+        .iter()
+        .map(|&line| spans.iter().find(|span| span.contains(&line)).cloned().unwrap_or(line..=line))
+        .collect();
     let mut mutants: Vec<Mutant> =
         mutate::edits(&code, &wanted).into_iter().map(|edit| finish(&code, edit, &skipped)).collect();
     crate::sort_and_dedup(&mut mutants);
-    Ok(FileMutants { executable_lines, mutants })
+    Ok(FileMutants { executable_lines, statements, mutants })
 }
 
 /// All executable lines of the file, sorted: lines where code starts, outside docstrings

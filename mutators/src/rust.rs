@@ -30,14 +30,15 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     let mut walker = Walker::new(&parsed.source, &wanted, above);
     walker.walk(&parsed.file);
     let executable = parsed.code_lines_within(&walker.bodies);
-    let executable_lines = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    let executable_lines: Vec<usize> = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
     // A pragma above a line where no item, statement or arm starts covers that line.
     by_line.extend(walker.pragma_targets);
     let skipped = Skipped { by_line, covered: walker.covered };
     let mut mutants: Vec<Mutant> =
         walker.edits.into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
     crate::sort_and_dedup(&mut mutants);
-    Ok(FileMutants { executable_lines, mutants })
+    let statements = executable_lines.iter().map(|&line| line..=line).collect();
+    Ok(FileMutants { executable_lines, statements, mutants })
 }
 
 /// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or

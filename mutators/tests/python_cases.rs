@@ -235,3 +235,12 @@ fn statement_mutants_belong_to_the_line_where_their_edit_starts() {
     assert!(on(&[2, 4]).is_empty(), "{:?}", on(&[2, 4]));
     assert_eq!(on(&[3, 5]), ["3:ConditionForcing:False", "5:ReturnValue:None"]);
 }
+
+#[test]
+fn each_executable_line_belongs_to_its_whole_statement() {
+    let source =
+        "import re\n__all__ = [\n    \"a\",\n    \"b\",\n]\nx = 1; y = 2\nif (x and\n        y):\n    pass\n";
+    let found = mutate(source, &[1, 3, 4, 6, 8, 9]).unwrap();
+    assert_eq!(found.executable_lines, [1, 3, 4, 6, 8, 9]);
+    assert_eq!(found.statements, [1..=1, 2..=5, 2..=5, 6..=6, 7..=8, 9..=9]);
+}

@@ -146,6 +146,16 @@ impl LanguageCheck for CargoCheck {
         }
         Ok(Started { workers, steps: Vec::new() })
     }
+
+    /// Nothing to prove: a cargo worker builds what it tests in its own copy.
+    fn prove_worker(
+        &self,
+        _ctx: &Context,
+        _worker: &mut CargoWorker,
+        _jobs: &[Job],
+    ) -> Result<Vec<StepRecord>> {
+        Ok(Vec::new())
+    }
 }
 
 /// One copy with its own target directory.

@@ -1,6 +1,7 @@
-//! The coverage run: the relevant tests once, unmutated, under mutdelta's pytest probe; it is also the baseline.
+//! The coverage runs: tests run once, unmutated, under mutdelta's pytest probe, which says which test executes which added statement; they are also the baselines.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -50,32 +51,51 @@ struct ProbeOutput {
     module_files: Vec<PathBuf>,
 }
 
-/// Runs `tests` with the probe (from `support`) in the copy at `root`, and reads what it measured;
-/// no map when the tests fail.
-pub fn measure(
-    python: &Path,
-    plan: &Plan,
-    root: &Path,
-    support: &Path,
-    tests: &[String],
-    timeout: Duration,
-    log: &Path,
-) -> Result<(Finished, Option<CoverageMap>)> {
-    let real_root = root.canonicalize()?;
-    let targets: BTreeMap<String, Vec<usize>> = plan
-        .files
+/// One run of tests under the probe.
+pub struct Probe<'a> {
+    pub python: &'a Path,
+    pub runner: &'a Runner,
+    /// The copy the tests run in.
+    pub root: &'a Path,
+    /// mutdelta's helpers (the probe module), also where its files go.
+    pub support: &'a Path,
+    /// The tests to run (empty: the suite as the project's configuration collects it).
+    pub tests: &'a [String],
+    /// Node ids not to run.
+    pub deselect: &'a [String],
+    /// The lines to watch, per file relative to `root`.
+    pub targets: BTreeMap<PathBuf, Vec<usize>>,
+}
+
+/// The lines the probe watches for `plan`: every line of the added lines' statements.
+pub fn plan_targets(plan: &Plan) -> BTreeMap<PathBuf, Vec<usize>> {
+    plan.files
         .iter()
         .filter(|file| file.language == Language::Python)
-        .map(|file| (real_root.join(&file.path).display().to_string(), file.lines.clone()))
+        .map(|file| (file.path.clone(), file.statement_lines()))
+        .collect()
+}
+
+/// Runs the probe's tests, and reads what it measured; no map when the tests fail.
+pub fn measure(probe: &Probe, timeout: Duration, log: &Path) -> Result<(Finished, Option<CoverageMap>)> {
+    let Probe { python, runner, root, support, tests, deselect, .. } = *probe;
+    let real_root = root.canonicalize()?;
+    let targets: BTreeMap<String, &Vec<usize>> = probe
+        .targets
+        .iter()
+        .map(|(path, lines)| (real_root.join(path).display().to_string(), lines))
         .collect();
     let targets_path = support.join("probe-targets.json");
+    let deselect_path = support.join("probe-deselect.json");
     let out_path = support.join("probe-out.json");
     std::fs::write(&targets_path, serde_json::to_vec(&targets)?)?;
+    std::fs::write(&deselect_path, serde_json::to_vec(deselect)?)?;
     let _ = std::fs::remove_file(&out_path);
-    let probe = ["-p".to_string(), PROBE_MODULE.to_string()];
-    let mut command = interpreter::test_command(&Runner::Pytest, python, root, Some(support), &probe, tests);
+    let plugin = ["-p".to_string(), PROBE_MODULE.to_string()];
+    let mut command = interpreter::test_command(runner, python, root, Some(support), &plugin, tests);
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), targets_path.display().to_string()));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
+    command.env.push(("MUTDELTA_PROBE_DESELECT".into(), deselect_path.display().to_string()));
     let finished = command.run(timeout, log)?;
     if !finished.passed() {
         return Ok((finished, None));
@@ -105,19 +125,21 @@ pub fn measure(
 }
 
 impl CoverageMap {
-    /// The tests that executed `line` of `file`, fastest first.
-    pub fn tests_covering(&self, file: &Path, line: usize) -> Vec<&TestCoverage> {
-        let mut tests: Vec<&TestCoverage> = self
-            .tests
-            .iter()
-            .filter(|test| test.lines.get(file).is_some_and(|lines| lines.contains(&line)))
-            .collect();
+    /// The tests that executed a line of `statement` in `file`, fastest first.
+    pub fn tests_covering(&self, file: &Path, statement: &RangeInclusive<usize>) -> Vec<&TestCoverage> {
+        let mut tests: Vec<&TestCoverage> =
+            self.tests.iter().filter(|test| ran(test.lines.get(file), statement)).collect();
         tests.sort_by(|a, b| a.duration.cmp(&b.duration).then_with(|| a.id.cmp(&b.id)));
         tests
     }
 
-    /// True when `line` of `file` ran while the tests were collected (module-level code).
-    pub fn ran_at_collection(&self, file: &Path, line: usize) -> bool {
-        self.collection.get(file).is_some_and(|lines| lines.contains(&line))
+    /// True when a line of `statement` in `file` ran outside any test: while the tests were
+    /// collected, or when a conftest imported the project.
+    pub fn ran_at_collection(&self, file: &Path, statement: &RangeInclusive<usize>) -> bool {
+        ran(self.collection.get(file), statement)
     }
+}
+
+fn ran(lines: Option<&BTreeSet<usize>>, statement: &RangeInclusive<usize>) -> bool {
+    lines.is_some_and(|lines| lines.range(statement.clone()).next().is_some())
 }

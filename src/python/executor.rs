@@ -60,7 +60,7 @@ impl Executor for Warm {
             Some(worker) => worker,
             None => self.worker.insert(WarmWorker::start(&self.spec)?),
         };
-        let args = interpreter::pytest_args(tests);
+        let args = interpreter::pytest_args(&self.spec.pytest_options, tests);
         let result = worker.run(&args, timeout, log);
         match result {
             Ok(mut finished) => {

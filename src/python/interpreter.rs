@@ -10,19 +10,42 @@ use crate::run::process::TestCommand;
 /// How the tests are run for each mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Runner {
-    /// `python -m pytest -x -q -p no:cacheprovider <tests>`.
-    Pytest,
+    /// `python -m pytest -x -q -p no:cacheprovider <options> <tests>`.
+    Pytest { options: Vec<String> },
     /// Any shell command (`--test-cmd`); exit status 0 means the mutant survived.
     Shell(String),
 }
 
 impl Runner {
-    pub fn new(test_cmd: Option<&str>) -> Runner {
+    /// The user's command, else pytest; pytest-cov (which the project's `addopts` may switch on)
+    /// is switched off: it fights the probe's tracer and costs time in every run.
+    pub fn new(test_cmd: Option<&str>, python: &Path) -> Runner {
         match test_cmd {
             Some(command) => Runner::Shell(command.to_string()),
-            None => Runner::Pytest,
+            None if has_module(python, "pytest_cov") => {
+                Runner::Pytest { options: vec!["--no-cov".to_string()] }
+            }
+            None => Runner::Pytest { options: Vec::new() },
         }
     }
+
+    pub fn is_pytest(&self) -> bool {
+        matches!(self, Runner::Pytest { .. })
+    }
+}
+
+/// Whether `python` can import `module`.
+fn has_module(python: &Path, module: &str) -> bool {
+    Command::new(python)
+        .args([
+            "-c",
+            &format!("import importlib.util, sys; sys.exit(importlib.util.find_spec({module:?}) is None)"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// Picks the interpreter: `--python`, else `$VIRTUAL_ENV/bin/python`, else `.venv/bin/python` in
@@ -83,9 +106,10 @@ fn join(paths: &[PathBuf]) -> String {
 }
 
 /// pytest's arguments for one run: stop at the first failure, quiet, no cache written.
-pub fn pytest_args(tests: &[String]) -> Vec<String> {
+pub fn pytest_args(options: &[String], tests: &[String]) -> Vec<String> {
     let mut args: Vec<String> =
         ["-x", "-q", "-p", "no:cacheprovider"].iter().map(|s| s.to_string()).collect();
+    args.extend(options.iter().cloned());
     args.extend(tests.iter().cloned());
     args
 }
@@ -102,10 +126,10 @@ pub fn test_command(
 ) -> TestCommand {
     let env = environment(python, root, support);
     match runner {
-        Runner::Pytest => {
+        Runner::Pytest { options } => {
             let mut args = vec!["-m".to_string(), "pytest".to_string()];
             args.extend(extra.iter().cloned());
-            args.extend(pytest_args(tests));
+            args.extend(pytest_args(options, tests));
             TestCommand { program: python.to_path_buf(), args, dir: root.to_path_buf(), env }
         }
         Runner::Shell(cmd) => TestCommand {

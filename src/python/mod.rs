@@ -8,6 +8,7 @@ pub mod pytest;
 pub mod select;
 pub mod warm;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -19,8 +20,8 @@ use self::interpreter::Runner;
 use self::select::Selection;
 use self::warm::WarmSpec;
 use crate::plan::{in_directory_named, FilePlan, Plan, PlannedMutant};
-use crate::report::Status;
-use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
+use crate::report::{MutantResult, Status};
+use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Widened, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::Finished;
 use crate::run::record::{How, RunRecord, StepRecord};
@@ -60,19 +61,20 @@ impl PythonCheck {
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
         let settings = &ctx.options.python;
         let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
+        let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python);
         let support = ctx.scratch.subdir("support")?;
         std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
         Ok(PythonCheck {
             python,
-            runner: Runner::new(ctx.options.test_cmd.as_deref()),
+            runner,
             tests: select::relevant_tests(ctx.plan, &settings.extra_tests),
             support,
         })
     }
 
     fn pytest(&self) -> bool {
-        self.runner == Runner::Pytest
+        self.runner.is_pytest()
     }
 
     /// Which tests the baseline ran, in words.
@@ -112,40 +114,34 @@ impl PythonCheck {
                 jobs,
                 uncovered: Vec::new(),
                 baseline: run.duration,
-                preload: Vec::new(),
-                step: baseline_step(&run),
+                first_round: FirstRound::default(),
+                step: baseline_step("baseline", &run),
             });
         }
-        let (run, map) = coverage::measure(
-            &self.python,
-            ctx.plan,
-            ctx.base,
-            &self.support,
-            &self.tests,
-            BASELINE_LIMIT,
-            &log,
-        )?;
+        let probe = coverage::Probe {
+            python: &self.python,
+            runner: &self.runner,
+            root: ctx.base,
+            support: &self.support,
+            tests: &self.tests,
+            deselect: &[],
+            targets: coverage::plan_targets(ctx.plan),
+        };
+        let (run, map) = coverage::measure(&probe, BASELINE_LIMIT, &log)?;
         require::passed(&run, Subject::Pytest, BASELINE_LIMIT)?;
         let map = map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
-        let mut jobs = Vec::new();
-        let mut uncovered = Vec::new();
-        for planned in candidates {
-            let file = &ctx.plan.files[planned.file].path;
-            match select::for_mutant(&map, file, &planned.mutant, &self.tests, run.duration) {
-                Selection::Run { tests, cost } => {
-                    let timeout = mutant_timeout(ctx.options.timeout, cost);
-                    jobs.push(Job { planned, tests, timeout, cost });
-                }
-                Selection::NoCoverage => uncovered.push(planned),
-            }
-        }
+        let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, run.duration);
+        let first_round = FirstRound {
+            preload: map.outside_modules.clone(),
+            tests_run: map.tests.iter().map(|test| test.id.clone()).collect(),
+        };
         Ok(Selected {
             jobs,
             uncovered,
             baseline: run.duration,
-            preload: map.outside_modules,
-            step: baseline_step(&run),
+            first_round,
+            step: baseline_step("baseline", &run),
         })
     }
 
@@ -157,6 +153,10 @@ impl PythonCheck {
             root: root.clone(),
             env: interpreter::environment(&self.python, root, Some(&self.support)),
             preload: preload.to_vec(),
+            pytest_options: match &self.runner {
+                Runner::Pytest { options } => options.clone(),
+                Runner::Shell(_) => Vec::new(),
+            },
             log: logs.join(format!("warm-{}.log", root.file_name().unwrap_or_default().to_string_lossy())),
         });
         // Spawned from this thread, which outlives them (they die with the thread that spawned
@@ -166,19 +166,42 @@ impl PythonCheck {
     }
 }
 
+/// Each mutant's tests from `map`: a job, or none when no test ran its statement.
+fn select_each(
+    ctx: &Context,
+    map: &CoverageMap,
+    candidates: Vec<PlannedMutant>,
+    everything: &[String],
+    baseline: Duration,
+) -> (Vec<Job>, Vec<PlannedMutant>) {
+    let mut jobs = Vec::new();
+    let mut uncovered = Vec::new();
+    for planned in candidates {
+        let file = &ctx.plan.files[planned.file];
+        let statement = file.statement_of(planned.mutant.line);
+        match select::for_mutant(map, &file.path, &statement, everything, baseline) {
+            Selection::Run { tests, cost } => {
+                let timeout = mutant_timeout(ctx.options.timeout, cost);
+                jobs.push(Job { planned, tests, timeout, cost });
+            }
+            Selection::NoCoverage => uncovered.push(planned),
+        }
+    }
+    (jobs, uncovered)
+}
+
 /// The baseline's findings before the compile check's are joined in.
 struct Selected {
     jobs: Vec<Job>,
     /// Mutants whose line no test executed.
     uncovered: Vec<PlannedMutant>,
     baseline: Duration,
-    /// Modules from outside the project the tests imported.
-    preload: Vec<String>,
+    first_round: FirstRound,
     step: StepRecord,
 }
 
-fn baseline_step(run: &Finished) -> StepRecord {
-    StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[run]) }
+fn baseline_step(step: &str, run: &Finished) -> StepRecord {
+    StepRecord { step: step.to_string(), record: RunRecord::of(How::Fresh, &[run]) }
 }
 
 /// What the compile check found, and how long it took.
@@ -188,14 +211,21 @@ struct Compiled {
     took: Duration,
 }
 
-/// Modules for the warm workers to import before forking.
-pub struct Preload(Vec<String>);
+/// What the first round's coverage run learned.
+#[derive(Default)]
+pub struct FirstRound {
+    /// Modules from outside the project the tests imported: the warm workers import them
+    /// before forking.
+    preload: Vec<String>,
+    /// The tests it ran (by node id): a second round leaves them out.
+    tests_run: Vec<String>,
+}
 
 impl LanguageCheck for PythonCheck {
-    type Evidence = Preload;
+    type Evidence = FirstRound;
     type Worker = PythonWorker;
 
-    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Preload>> {
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
         // The compile check needs no tests: it overlaps the unmutated run.
         let (compiled, selected) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
@@ -208,7 +238,7 @@ impl LanguageCheck for PythonCheck {
         });
         // A changed file that does not compile explains a failing baseline: report that first.
         let Compiled { errors, took: compile } = compiled??;
-        let Selected { jobs, uncovered, baseline, preload, step } = selected?;
+        let Selected { jobs, uncovered, baseline, first_round, step } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught.
         let compile_error = |planned: &PlannedMutant| {
@@ -233,7 +263,7 @@ impl LanguageCheck for PythonCheck {
             baseline,
             what: self.describe_tests(),
             compile,
-            evidence: Preload(preload),
+            evidence: first_round,
             steps: vec![step],
         })
     }
@@ -241,7 +271,7 @@ impl LanguageCheck for PythonCheck {
     fn workers(
         &self,
         ctx: &Context,
-        preload: &Preload,
+        first_round: &FirstRound,
         count: usize,
         jobs: &[Job],
     ) -> Result<Started<PythonWorker>> {
@@ -252,7 +282,7 @@ impl LanguageCheck for PythonCheck {
             roots.push(copy);
         }
         let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
-            let warm = self.warm_executors(&roots, ctx.logs, &preload.0)?;
+            let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
             warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
         } else {
             roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect()
@@ -264,6 +294,64 @@ impl LanguageCheck for PythonCheck {
             .collect();
         let steps = prove_canaries(ctx, &mut workers[0], jobs)?;
         Ok(Started { workers, steps })
+    }
+
+    fn prove_worker(
+        &self,
+        ctx: &Context,
+        worker: &mut PythonWorker,
+        jobs: &[Job],
+    ) -> Result<Vec<StepRecord>> {
+        prove_canaries(ctx, worker, jobs)
+    }
+
+    /// The change's own tests ran first. A mutant they let survive, or whose statement they did
+    /// not run, faces the rest of the suite as the project's configuration collects it
+    /// (doctests included): one more coverage run, watching only those statements, leaving
+    /// out the tests that already ran.
+    fn widen(
+        &self,
+        ctx: &Context,
+        first_round: &FirstRound,
+        results: &[MutantResult],
+    ) -> Result<Option<Widened>> {
+        if self.tests.is_empty() || !self.pytest() {
+            return Ok(None); // the whole suite, or the user's command, ran already
+        }
+        let open: Vec<PlannedMutant> = results
+            .iter()
+            .filter(|result| matches!(result.status, Status::Survived | Status::NoCoverage))
+            .map(|result| result.planned.clone())
+            .collect();
+        if open.is_empty() {
+            return Ok(None);
+        }
+        let mut targets: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
+        for planned in &open {
+            let file = &ctx.plan.files[planned.file];
+            targets.entry(file.path.clone()).or_default().extend(file.statement_of(planned.mutant.line));
+        }
+        let probe = coverage::Probe {
+            python: &self.python,
+            runner: &self.runner,
+            root: ctx.base,
+            support: &self.support,
+            tests: &[],
+            deselect: &first_round.tests_run,
+            targets,
+        };
+        let (run, map) = coverage::measure(&probe, BASELINE_LIMIT, &ctx.logs.join("baseline-rest.log"))?;
+        let what = "the rest of the test suite".to_string();
+        let step = baseline_step("baseline of the rest of the suite", &run);
+        if run.exit == crate::run::process::Exit::Code(5) {
+            // Nothing left to collect: the change's tests are the whole suite.
+            return Ok(Some(Widened { jobs: Vec::new(), baseline: run.duration, what, steps: vec![step] }));
+        }
+        require::passed(&run, Subject::Pytest, BASELINE_LIMIT)?;
+        let map = map.expect("a passing probe run has a map");
+        refuse_imports_from_checkout(ctx, &map)?;
+        let (jobs, _still_uncovered) = select_each(ctx, &map, open, &[], run.duration);
+        Ok(Some(Widened { jobs, baseline: run.duration, what, steps: vec![step] }))
     }
 }
 

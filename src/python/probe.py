@@ -1,11 +1,13 @@
 """mutdelta's pytest plugin: which tests execute which target lines, how long each test takes,
 and which modules from outside the project the tests import (to preload them in warm workers).
 
-Loaded with `-p mutdelta_probe`; configured by two environment variables:
-MUTDELTA_PROBE_TARGETS names a JSON file {absolute path: [lines]} and MUTDELTA_PROBE_OUT the
-JSON file it writes at the end of the session. Only the target files are traced, so the cost
-stays small: sys.monitoring with DISABLE on Python >= 3.12, sys.settrace with a per-file filter
-before that.
+Loaded with `-p mutdelta_probe`, which pytest imports before any conftest: tracing starts on
+import, so lines that run when a conftest imports the project count (as collection lines).
+Configured by environment variables: MUTDELTA_PROBE_TARGETS names a JSON file
+{absolute path: [lines]}, MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session,
+and MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already
+ran). Only the target files are traced, so the cost stays small: sys.monitoring with DISABLE on
+Python >= 3.12, sys.settrace with a per-file filter before that.
 """
 
 import json
@@ -73,17 +75,29 @@ def _start_monitoring():
     return monitoring
 
 
-_monitoring = None
-
-
-def pytest_configure(config):
-    global _targets, _monitoring
+def _start():
+    global _targets
     with open(os.environ["MUTDELTA_PROBE_TARGETS"]) as spec:
         _targets = {os.path.realpath(path): set(lines) for path, lines in json.load(spec).items()}
     if sys.version_info >= (3, 12):
-        _monitoring = _start_monitoring()
-    else:
-        _start_settrace()
+        return _start_monitoring()
+    _start_settrace()
+    return None
+
+
+_monitoring = _start()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    path = os.environ.get("MUTDELTA_PROBE_DESELECT")
+    if not path:
+        return
+    with open(path) as spec:
+        done = set(json.load(spec))
+    kept = [item for item in items if item.nodeid not in done]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
+        items[:] = kept
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -7,7 +7,9 @@ use crate::run::outcome::{last_line, read_common, Outcome};
 use crate::run::process::{Exit, Finished};
 
 /// The verdict of a pytest run of `tests`: 1 (tests failed) and 2 (collection or import
-/// failed) are the mutant's doing; other codes mean the run itself broke.
+/// failed) are the mutant's doing; so are 4 when the named tests could not be collected and
+/// 5 (no tests collected), since the unmutated run collected them. Other codes mean the run
+/// itself broke.
 pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
     let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
         let code = match run.exit {
@@ -15,7 +17,12 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
             _ => unreachable!("read_common reads every other exit"),
         };
         match code {
-            1 | 2 => Outcome::of_run(run, Status::Killed, last_line(&run.tail)),
+            1 | 2 | 5 => Outcome::of_run(run, Status::Killed, last_line(&run.tail)),
+            4 if lost_tests(&run.tail) => Outcome::of_run(
+                run,
+                Status::Killed,
+                format!("the tests could no longer be collected: {}", last_line(&run.tail)),
+            ),
             _ => Outcome::of_run(
                 run,
                 Status::RuntimeError,
@@ -28,6 +35,11 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
         outcome.killed_by = failed_tests(&run.tail);
     }
     outcome
+}
+
+/// Whether pytest's usage error says the tests it was given were not found.
+fn lost_tests(output: &str) -> bool {
+    output.contains("found no collectors for") || output.contains("ERROR: not found:")
 }
 
 /// The tests that failed, from pytest's short summary
@@ -68,6 +80,8 @@ mod tests {
         assert_eq!(killed.killed_by, tests);
         assert_eq!(killed.covered_by, tests);
         assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO).status, Status::Killed);
+        let uncollectable = "ImportError while importing test module\nERROR: found no collectors for tests/test_a.py::test_x\n";
+        assert_eq!(read(&run(4, uncollectable), &tests, Duration::ZERO).status, Status::Killed);
         let broken = read(&run(4, "usage error"), &tests, Duration::ZERO);
         assert_eq!(
             (broken.status, broken.reason.as_str()),

@@ -1,9 +1,8 @@
 //! Which tests are relevant: to the change as a whole, and to each mutant (the tests that executed its line).
 
+use std::ops::RangeInclusive;
 use std::path::Path;
 use std::time::Duration;
-
-use mutators::Mutant;
 
 use super::coverage::CoverageMap;
 use crate::plan::Plan;
@@ -34,24 +33,25 @@ pub enum Selection {
     NoCoverage,
 }
 
-/// The tests that executed the mutant's line. A line that ran only while the tests were being
-/// collected (module-level code) can affect any of them, so all relevant tests run.
+/// The tests that executed the statement of the mutant's line. A statement that ran only
+/// outside the tests (module-level code, run at import or collection) can affect any of them,
+/// so `everything` runs: all the tests of the run, which took `baseline`.
 pub fn for_mutant(
     map: &CoverageMap,
     file: &Path,
-    mutant: &Mutant,
-    relevant: &[String],
+    statement: &RangeInclusive<usize>,
+    everything: &[String],
     baseline: Duration,
 ) -> Selection {
-    let covering = map.tests_covering(file, mutant.line);
+    let covering = map.tests_covering(file, statement);
     if !covering.is_empty() {
         return Selection::Run {
             cost: covering.iter().map(|test| test.duration).sum(),
             tests: covering.into_iter().map(|test| test.id.clone()).collect(),
         };
     }
-    if map.ran_at_collection(file, mutant.line) {
-        return Selection::Run { tests: relevant.to_vec(), cost: baseline };
+    if map.ran_at_collection(file, statement) {
+        return Selection::Run { tests: everything.to_vec(), cost: baseline };
     }
     Selection::NoCoverage
 }
@@ -61,24 +61,8 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::PathBuf;
 
-    use mutators::Position;
-
     use super::*;
     use crate::python::coverage::TestCoverage;
-
-    fn mutant_on(line: usize) -> Mutant {
-        Mutant {
-            line,
-            span: 0..1,
-            start: Position { line, column: 1 },
-            end: Position { line, column: 2 },
-            original: "+".into(),
-            replacement: "-".into(),
-            rule: &mutators::catalog::PYTHON[0],
-            description: "replace + with -".into(),
-            ignored: None,
-        }
-    }
 
     fn test(id: &str, millis: u64, lines: &[usize]) -> TestCoverage {
         TestCoverage {
@@ -109,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_mutant_runs_the_tests_that_executed_its_line_fastest_first() {
-        let selection = for_mutant(&map(), Path::new("a.py"), &mutant_on(4), &[], Duration::from_secs(9));
+        let selection = for_mutant(&map(), Path::new("a.py"), &(4..=4), &[], Duration::from_secs(9));
         let expected = Selection::Run {
             tests: vec!["t::fast".into(), "t::slow".into()],
             cost: Duration::from_millis(310),
@@ -120,11 +104,22 @@ mod tests {
     #[test]
     fn a_line_no_test_executed_is_no_coverage() {
         assert_eq!(
-            for_mutant(&map(), Path::new("a.py"), &mutant_on(5), &[], Duration::ZERO),
+            for_mutant(&map(), Path::new("a.py"), &(5..=5), &[], Duration::ZERO),
             Selection::NoCoverage
         );
         assert_eq!(
-            for_mutant(&map(), Path::new("b.py"), &mutant_on(4), &[], Duration::ZERO),
+            for_mutant(&map(), Path::new("b.py"), &(4..=4), &[], Duration::ZERO),
+            Selection::NoCoverage
+        );
+    }
+
+    #[test]
+    fn a_statement_ran_when_any_of_its_lines_did() {
+        let selection = for_mutant(&map(), Path::new("a.py"), &(5..=9), &[], Duration::ZERO);
+        let expected = Selection::Run { tests: vec!["t::other".into()], cost: Duration::from_millis(1) };
+        assert_eq!(selection, expected, "line 9 ran, so the statement of lines 5 to 9 did");
+        assert_eq!(
+            for_mutant(&map(), Path::new("a.py"), &(5..=8), &[], Duration::ZERO),
             Selection::NoCoverage
         );
     }
@@ -132,8 +127,7 @@ mod tests {
     #[test]
     fn a_line_run_only_at_import_gets_every_relevant_test() {
         let relevant = vec!["tests/test_a.py".to_string()];
-        let selection =
-            for_mutant(&map(), Path::new("a.py"), &mutant_on(1), &relevant, Duration::from_secs(2));
+        let selection = for_mutant(&map(), Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
         assert_eq!(selection, Selection::Run { tests: relevant, cost: Duration::from_secs(2) });
     }
 }

@@ -25,6 +25,8 @@ pub struct WarmSpec {
     pub env: Vec<(String, String)>,
     /// Modules from outside the project to import before forking.
     pub preload: Vec<String>,
+    /// pytest options every run gets (besides the tests).
+    pub pytest_options: Vec<String>,
     /// Where the worker's own standard error goes (not its children's).
     pub log: PathBuf,
 }

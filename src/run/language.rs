@@ -57,6 +57,16 @@ pub struct Proven<E> {
     pub steps: Vec<StepRecord>,
 }
 
+/// A second round: the mutants whose verdicts need more tests, and the run that found them.
+pub struct Widened {
+    pub jobs: Vec<Job>,
+    /// How long the new unmutated run took.
+    pub baseline: Duration,
+    /// Which tests it ran, in words.
+    pub what: String,
+    pub steps: Vec<StepRecord>,
+}
+
 /// Workers ready for their jobs, and the runs that proved them (canaries).
 pub struct Started<W> {
     pub workers: Vec<W>,
@@ -81,6 +91,22 @@ pub trait LanguageCheck {
         count: usize,
         jobs: &[Job],
     ) -> Result<Started<Self::Worker>>;
+
+    /// Proves that `worker` sees mutants of the files `jobs` mutate, with their tests (a
+    /// canary), where the language needs that; `workers` does it for its first round.
+    fn prove_worker(&self, ctx: &Context, worker: &mut Self::Worker, jobs: &[Job])
+        -> Result<Vec<StepRecord>>;
+
+    /// After the first round: the mutants whose verdicts rest on fewer tests than the suite
+    /// has for them, with the rest of those tests. `None` when every verdict stands.
+    fn widen(
+        &self,
+        _ctx: &Context,
+        _evidence: &Self::Evidence,
+        _results: &[MutantResult],
+    ) -> Result<Option<Widened>> {
+        Ok(None)
+    }
 }
 
 /// Tests mutants in its own copy, one at a time.

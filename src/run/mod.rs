@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use self::language::{Context, LanguageCheck, Proven, Started};
+use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::outcome::Outcome;
 use self::record::StepRecord;
 use crate::cargo::CargoCheck;
@@ -157,14 +157,62 @@ fn check_language<L: LanguageCheck>(
         return Ok(Checked { results, baseline, steps });
     }
     let count = ctx.options.jobs.get().min(jobs.len());
-    let Started { workers, steps: more } = side.workers(ctx, &evidence, count, &jobs)?;
+    let Started { mut workers, steps: more } = side.workers(ctx, &evidence, count, &jobs)?;
     steps.extend(more);
     timings.baseline += started.elapsed();
     let started = Instant::now();
     events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-    results.extend(pool::run_all(ctx.plan, workers, ctx.logs, jobs, events)?);
+    results.extend(pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?);
     timings.mutants += started.elapsed();
+    let mut baseline = baseline;
+    let started = Instant::now();
+    if let Some(Widened { jobs, baseline: took, what, steps: more }) = side.widen(ctx, &evidence, &results)? {
+        baseline += took;
+        steps.extend(more);
+        events(Event::BaselinePassed { duration: took, what });
+        if !jobs.is_empty() {
+            steps.extend(side.prove_worker(ctx, &mut workers[0], &jobs)?);
+            timings.baseline += started.elapsed();
+            let started = Instant::now();
+            events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
+            let again = pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?;
+            merge(&mut results, again);
+            timings.mutants += started.elapsed();
+        } else {
+            timings.baseline += started.elapsed();
+        }
+    }
     Ok(Checked { results, baseline, steps })
+}
+
+/// Joins a second round's verdicts to the first's: a mutant survives only if it survived both;
+/// the tests and commands of both rounds are kept.
+fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
+    for new in later {
+        let Some(old) = results.iter_mut().find(|old| old.planned.id == new.planned.id) else {
+            continue;
+        };
+        old.duration += new.duration;
+        for test in new.covered_by {
+            if !old.covered_by.contains(&test) {
+                old.covered_by.push(test);
+            }
+        }
+        old.record = match (old.record.take(), new.record) {
+            (Some(mut first), Some(second)) => {
+                first.commands.extend(second.commands);
+                first.how = second.how;
+                first.tail = second.tail;
+                Some(first)
+            }
+            (first, second) => second.or(first),
+        };
+        if !(old.status == Status::Survived && new.status == Status::Survived) {
+            old.status = new.status;
+            old.reason = new.reason;
+            old.killed_by = new.killed_by;
+        }
+    }
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.

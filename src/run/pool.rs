@@ -15,7 +15,7 @@ use crate::report::MutantResult;
 /// Tests every job; results come back in completion order.
 pub fn run_all<W: Worker>(
     plan: &Plan,
-    workers: Vec<W>,
+    workers: &mut [W],
     logs: &Path,
     mut jobs: Vec<Job>,
     events: &mut dyn FnMut(Event),
@@ -27,7 +27,7 @@ pub fn run_all<W: Worker>(
     let mut results = Vec::with_capacity(total);
     let mut failure = None;
     std::thread::scope(|scope| {
-        for (index, mut worker) in workers.into_iter().enumerate() {
+        for (index, worker) in workers.iter_mut().enumerate() {
             let sender = sender.clone();
             let queue = &queue;
             let log = logs.join(format!("worker-{index}.log"));

@@ -211,3 +211,50 @@ fn forked_and_fresh_interpreters_give_the_same_verdicts() {
     assert_eq!(forked, fresh);
     assert!(forked.iter().any(|(_, s)| s == "Killed") && forked.iter().any(|(_, s)| s == "Survived"));
 }
+
+/// (line, status, killedBy) of every mutant of `file` in a report.
+fn verdicts_with_killers(report: &Value, file: &str) -> Vec<(u64, String, Vec<String>)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let killers =
+                m["killedBy"].as_array().map(|k| k.iter().map(|t| t.as_str().unwrap().to_string()).collect());
+            (
+                m["location"]["start"]["line"].as_u64().unwrap(),
+                m["status"].as_str().unwrap().to_string(),
+                killers.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_whole_suite_decides_what_the_changes_own_tests_let_through() {
+    // The change edits tests/test_text.py. The rest of the suite (an untouched test module
+    // that star-imports the package, and a doctest that pytest.ini collects from docs/) is what
+    // catches the new module-level lines, which run when the conftest imports the package.
+    let repo = fixture_repo("suite_wide");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "one true survivor: {run:?}");
+    assert!(run.stderr.contains("baseline: the rest of the test suite pass unmutated"), "{run:?}");
+    let verdicts = verdicts_with_killers(&read_valid_report(&json), "pkg/text.py");
+    let on = |line: u64| verdicts.iter().filter(move |(l, _, _)| *l == line);
+    // `"split_list",` is a continuation line of a multi-line `__all__`, run at import only:
+    // changed to "" it breaks the untouched module's star import.
+    assert!(on(5).all(|(_, s, k)| s == "Killed" && k == &["tests/test_star.py"]), "{verdicts:?}");
+    // Only the doctest in docs/usage.rst tells a broken separator.
+    assert!(on(8).all(|(_, s, k)| s == "Killed" && k == &["docs/usage.rst::usage.rst"]), "{verdicts:?}");
+    assert!(on(16).all(|(_, s, k)| s == "Killed" && k == &["docs/usage.rst::usage.rst"]), "{verdicts:?}");
+    // `+` -> `-` in shout() raises while tests/test_text.py is imported: its tests, which
+    // the unmutated run collected, can no longer be collected. That is a kill.
+    assert!(on(12).all(|(_, s, _)| s == "Killed"), "{verdicts:?}");
+    // Deleting `__all__` leaves every name importable: no test of the suite notices.
+    let survivors: Vec<_> = verdicts.iter().filter(|(_, s, _)| s != "Killed").collect();
+    assert_eq!(survivors.len(), 1, "{verdicts:?}");
+    assert_eq!((survivors[0].0, survivors[0].1.as_str()), (3, "Survived"));
+    assert!(verdicts.iter().all(|(_, s, _)| s != "NoCoverage" && s != "RuntimeError"), "{verdicts:?}");
+}

@@ -109,6 +109,15 @@ impl<'a> Code<'a> {
         self.kind(i) == Kind::Name && (KEYWORDS.contains(&self.text(i)) || self.roles[i] == Role::SoftKeyword)
     }
 
+    /// The first and last line of each logical line, in order.
+    pub(crate) fn logical_line_spans(&self) -> Vec<std::ops::RangeInclusive<usize>> {
+        self.lines
+            .iter()
+            .filter(|line| !line.tokens.is_empty())
+            .map(|line| self.line_of(line.tokens.start)..=self.line_of(line.tokens.end - 1))
+            .collect()
+    }
+
     /// Whether the executable lines are marked in a vector indexed by line number.
     pub(crate) fn executable_mask(&self) -> Vec<bool> {
         let mut mask = vec![false; self.index.len() + 1];
