@@ -109,6 +109,10 @@ pub struct CheckArgs {
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,
+    /// Import every Python mutant fresh (in a fork of the warm worker) instead of swapping its
+    /// code into a process that collected the tests once.
+    #[arg(long)]
+    pub no_swap: bool,
     /// Write a mutation-testing-elements JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -53,7 +53,7 @@ pub fn prepare() -> Result<Demo> {
         timeout: None,
         json: None,
         out: None,
-        python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true },
+        python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };
     Ok(Demo { _repository: dir, options, intro })

@@ -35,6 +35,8 @@ pub struct PythonSettings {
     pub extra_tests: Vec<String>,
     /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
     pub fork: bool,
+    /// Swap a mutant's code into a process that collected the tests, where it can be.
+    pub swap: bool,
 }
 
 /// Settings only the Rust side reads.
@@ -117,6 +119,7 @@ impl Options {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),
                 fork: !args.no_fork,
+                swap: !args.no_swap,
             },
             rust: RustSettings {
                 test_tool: match args.test_tool {

@@ -111,6 +111,7 @@ impl LanguageCheck for CargoCheck {
                     planned,
                     tests: vec![package],
                     timeout: mutant_timeout(ctx.options.timeout, cost),
+                    fresh: false,
                     cost,
                 }
             })

@@ -1,12 +1,15 @@
 //! The Python side of a check: the coverage run as baseline with the compile check beside it, per-mutant test selection, canaries, warm workers.
 
+pub mod collector;
 pub mod compile;
 pub mod coverage;
 pub mod executor;
 pub mod interpreter;
 pub mod pytest;
 pub mod select;
+pub mod served;
 pub mod warm;
+pub mod worker;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,21 +17,22 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 
+use self::collector::Collector;
 use self::coverage::CoverageMap;
 use self::executor::{Executor, Spawn, Warm};
 use self::interpreter::Runner;
 use self::select::Selection;
 use self::warm::WarmSpec;
-use crate::plan::{in_directory_named, FilePlan, Plan, PlannedMutant};
+use self::worker::{Equivalent, PythonWorker, Swap};
+use crate::plan::{in_directory_named, PlannedMutant};
 use crate::report::{MutantResult, Status};
-use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Widened, Worker};
-use crate::run::outcome::{self, Outcome};
+use crate::run::language::{Context, Job, LanguageCheck, Proven, Started, Widened};
+use crate::run::outcome::Outcome;
 use crate::run::process::Finished;
 use crate::run::record::{How, RunRecord, StepRecord};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
-use crate::run::Interrupted;
-use crate::worktree::{self, Stamp};
+use crate::worktree;
 
 const WORKER_SCRIPT: &str = include_str!("worker.py");
 
@@ -65,6 +69,7 @@ impl PythonCheck {
         let support = ctx.scratch.subdir("support")?;
         std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
+        std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         Ok(PythonCheck {
             python,
             runner,
@@ -108,7 +113,13 @@ impl PythonCheck {
             let timeout = mutant_timeout(ctx.options.timeout, run.duration);
             let jobs = candidates
                 .into_iter()
-                .map(|planned| Job { planned, tests: self.tests.clone(), timeout, cost: run.duration })
+                .map(|planned| Job {
+                    planned,
+                    tests: self.tests.clone(),
+                    timeout,
+                    cost: run.duration,
+                    fresh: true,
+                })
                 .collect();
             return Ok(Selected {
                 jobs,
@@ -143,6 +154,48 @@ impl PythonCheck {
             first_round,
             step: baseline_step("baseline", &run),
         })
+    }
+
+    /// pytest's arguments before the tests, in every run of a mutant.
+    fn pytest_args(&self) -> Vec<String> {
+        match &self.runner {
+            Runner::Pytest { options } => interpreter::pytest_args(options, &[]),
+            Runner::Shell(_) => Vec::new(),
+        }
+    }
+
+    /// The command line a forked or swapped run in the copy at `root` stands for.
+    fn equivalent(&self, root: &Path) -> Equivalent {
+        Equivalent {
+            python: self.python.clone(),
+            env: interpreter::environment(&self.python, root, Some(&self.support)),
+            pytest_args: self.pytest_args(),
+        }
+    }
+
+    /// A collector per worker, all collecting side by side; a worker whose collector does not
+    /// start imports every mutant fresh.
+    fn start_collectors(&self, ctx: &Context, workers: &mut [PythonWorker]) {
+        let mut args = self.pytest_args();
+        args.extend(self.tests.iter().cloned());
+        // Spawned from this thread, which outlives them, then waited for in turn.
+        let spawned: Vec<Result<Collector>> = workers
+            .iter()
+            .map(|worker| {
+                let name = worker.root.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let env = interpreter::environment(&self.python, &worker.root, Some(&self.support));
+                let files: Vec<PathBuf> =
+                    ctx.plan.files.iter().map(|file| worker.root.join(&file.path)).collect();
+                let log = ctx.logs.join(format!("collector-{name}.log"));
+                Collector::spawn(&self.python, &worker.root, &env, &args, &files, log)
+            })
+            .collect();
+        for (worker, collector) in workers.iter_mut().zip(spawned) {
+            worker.swap = match collector.and_then(|collector| collector.ready().map(|()| collector)) {
+                Ok(collector) => Swap::On(Box::new(collector)),
+                Err(err) => Swap::Unavailable(format!("{err:#}")),
+            };
+        }
     }
 
     /// A warm worker per copy, importing their modules side by side.
@@ -180,9 +233,9 @@ fn select_each(
         let file = &ctx.plan.files[planned.file];
         let statement = file.statement_of(planned.mutant.line);
         match select::for_mutant(map, &file.path, &statement, everything, baseline) {
-            Selection::Run { tests, cost } => {
+            Selection::Run { tests, cost, at_import } => {
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
-                jobs.push(Job { planned, tests, timeout, cost });
+                jobs.push(Job { planned, tests, timeout, cost, fresh: at_import });
             }
             Selection::NoCoverage => uncovered.push(planned),
         }
@@ -290,9 +343,22 @@ impl LanguageCheck for PythonCheck {
         let mut workers: Vec<PythonWorker> = roots
             .into_iter()
             .zip(executors)
-            .map(|(root, executor)| PythonWorker { root, executor, pytest: self.pytest() })
+            .map(|(root, executor)| PythonWorker {
+                equivalent: self.equivalent(&root),
+                root,
+                executor,
+                pytest: self.pytest(),
+                swap: Swap::Off,
+                unswappable: BTreeMap::new(),
+            })
             .collect();
-        let steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        // The collectors import the project and collect the tests while the copies hold the
+        // original files; mutants are written only later.
+        if self.pytest() && ctx.options.python.fork && ctx.options.python.swap {
+            self.start_collectors(ctx, &mut workers);
+            steps.extend(prove_swap(ctx, &mut workers, jobs)?);
+        }
         Ok(Started { workers, steps })
     }
 
@@ -355,6 +421,37 @@ impl LanguageCheck for PythonCheck {
     }
 }
 
+/// For each mutated file, in the first worker's collector: its tests must fail when every
+/// function of the file raises, or its mutants are not swapped in (anywhere). Each finding is
+/// a step of the record.
+fn prove_swap(ctx: &Context, workers: &mut [PythonWorker], jobs: &[Job]) -> Result<Vec<StepRecord>> {
+    let mut steps = Vec::new();
+    let mut unswappable = BTreeMap::new();
+    // Only the mutants that may be swapped in: the others run their tests fresh.
+    let swappable: Vec<Job> = jobs.iter().filter(|job| !job.fresh).cloned().collect();
+    for (index, file) in ctx.plan.files.iter().enumerate() {
+        let Some((tests, cost)) = tests_of_file(&swappable, index) else { continue };
+        let timeout = mutant_timeout(ctx.options.timeout, cost);
+        let log = ctx.logs.join("swap-canary.log");
+        if let Some(why) = workers[0].swap_canary(file, &tests, timeout, &log)? {
+            unswappable
+                .insert(index, format!("the swap canary of {} did not hold: {why}", file.path.display()));
+        }
+        let record = RunRecord {
+            how: How::Swap,
+            commands: Vec::new(),
+            tail: crate::run::process::read_tail(&log),
+            fallback: unswappable.get(&index).cloned(),
+            split: None,
+        };
+        steps.push(StepRecord { step: format!("swap canary {}", file.path.display()), record });
+    }
+    for worker in workers {
+        worker.unswappable = unswappable.clone();
+    }
+    Ok(steps)
+}
+
 /// Tests that import a changed file from the user's checkout would never see a mutant.
 fn refuse_imports_from_checkout(ctx: &Context, map: &CoverageMap) -> Result<()> {
     for file in &ctx.plan.files {
@@ -372,25 +469,29 @@ fn refuse_imports_from_checkout(ctx: &Context, map: &CoverageMap) -> Result<()> 
     Ok(())
 }
 
+/// The tests `jobs` run against mutants of file `index`, and the longest any of them takes;
+/// `None` when no job mutates the file.
+fn tests_of_file(jobs: &[Job], index: usize) -> Option<(Vec<String>, Duration)> {
+    let mut tests: Vec<String> = Vec::new();
+    let mut cost = Duration::ZERO;
+    let mut any = false;
+    for job in jobs.iter().filter(|job| job.planned.file == index) {
+        any = true;
+        cost = cost.max(job.cost);
+        for test in &job.tests {
+            if !tests.contains(test) {
+                tests.push(test.clone());
+            }
+        }
+    }
+    any.then_some((tests, cost))
+}
+
 /// For each mutated file with mutants to run: its tests must fail when it is broken.
 fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Result<Vec<StepRecord>> {
     let mut steps = Vec::new();
     for (index, file) in ctx.plan.files.iter().enumerate() {
-        let mut tests: Vec<String> = Vec::new();
-        let mut cost = Duration::ZERO;
-        let mut any = false;
-        for job in jobs.iter().filter(|job| job.planned.file == index) {
-            any = true;
-            cost = cost.max(job.cost);
-            for test in &job.tests {
-                if !tests.contains(test) {
-                    tests.push(test.clone());
-                }
-            }
-        }
-        if !any {
-            continue;
-        }
+        let Some((tests, cost)) = tests_of_file(jobs, index) else { continue };
         let timeout = mutant_timeout(ctx.options.timeout, cost);
         let run = worker.canary(file, &tests, timeout, &ctx.logs.join("canary.log"))?;
         require::failed_on_canary(&run, &file.path)?;
@@ -398,51 +499,6 @@ fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Res
         steps.push(StepRecord { step, record: RunRecord::of(worker.executor.how(), &[&run]) });
     }
     Ok(steps)
-}
-
-/// One copy and how tests run there.
-pub struct PythonWorker {
-    root: PathBuf,
-    executor: Box<dyn Executor>,
-    /// Under pytest (else a user's command): pytest's exit codes and summary are read.
-    pytest: bool,
-}
-
-impl PythonWorker {
-    /// Runs `tests` with `file` replaced by one that raises on import.
-    fn canary(
-        &mut self,
-        file: &FilePlan,
-        tests: &[String],
-        timeout: Duration,
-        log: &Path,
-    ) -> Result<Finished> {
-        let path = self.root.join(&file.path);
-        worktree::replace_file(&path, CANARY_SOURCE, Stamp::FreshSecond)?;
-        let run = self.executor.run(tests, timeout, log);
-        worktree::replace_file(&path, &file.source, Stamp::FreshSecond)?;
-        run
-    }
-}
-
-impl Worker for PythonWorker {
-    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
-        let file = &plan.files[job.planned.file];
-        let executor = &mut self.executor;
-        let run = with_mutant(&self.root, file, &job.planned, Stamp::FreshSecond, || {
-            executor.run(&job.tests, job.timeout, log)
-        })??;
-        if run.exit == crate::run::process::Exit::Interrupted {
-            return Err(Interrupted.into());
-        }
-        let mut outcome = if self.pytest {
-            pytest::read(&run, &job.tests, job.timeout)
-        } else {
-            outcome::read_command(&run, job.timeout)
-        };
-        outcome.record = Some(RunRecord::of(self.executor.how(), &[&run]));
-        Ok(outcome)
-    }
 }
 
 #[cfg(test)]

@@ -27,8 +27,9 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
 /// What to run against one mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
-    /// These tests, fastest first; `cost` is what they took unmutated.
-    Run { tests: Vec<String>, cost: Duration },
+    /// These tests, fastest first; `cost` is what they took unmutated. `at_import`: the
+    /// statement ran outside any test (at import or collection).
+    Run { tests: Vec<String>, cost: Duration, at_import: bool },
     /// No test executes the mutated line: nothing can catch it.
     NoCoverage,
 }
@@ -44,14 +45,16 @@ pub fn for_mutant(
     baseline: Duration,
 ) -> Selection {
     let covering = map.tests_covering(file, statement);
+    let at_import = map.ran_at_collection(file, statement);
     if !covering.is_empty() {
         return Selection::Run {
             cost: covering.iter().map(|test| test.duration).sum(),
             tests: covering.into_iter().map(|test| test.id.clone()).collect(),
+            at_import,
         };
     }
-    if map.ran_at_collection(file, statement) {
-        return Selection::Run { tests: everything.to_vec(), cost: baseline };
+    if at_import {
+        return Selection::Run { tests: everything.to_vec(), cost: baseline, at_import };
     }
     Selection::NoCoverage
 }
@@ -97,6 +100,7 @@ mod tests {
         let expected = Selection::Run {
             tests: vec!["t::fast".into(), "t::slow".into()],
             cost: Duration::from_millis(310),
+            at_import: false,
         };
         assert_eq!(selection, expected);
     }
@@ -116,7 +120,11 @@ mod tests {
     #[test]
     fn a_statement_ran_when_any_of_its_lines_did() {
         let selection = for_mutant(&map(), Path::new("a.py"), &(5..=9), &[], Duration::ZERO);
-        let expected = Selection::Run { tests: vec!["t::other".into()], cost: Duration::from_millis(1) };
+        let expected = Selection::Run {
+            tests: vec!["t::other".into()],
+            cost: Duration::from_millis(1),
+            at_import: false,
+        };
         assert_eq!(selection, expected, "line 9 ran, so the statement of lines 5 to 9 did");
         assert_eq!(
             for_mutant(&map(), Path::new("a.py"), &(5..=8), &[], Duration::ZERO),
@@ -128,6 +136,9 @@ mod tests {
     fn a_line_run_only_at_import_gets_every_relevant_test() {
         let relevant = vec!["tests/test_a.py".to_string()];
         let selection = for_mutant(&map(), Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
-        assert_eq!(selection, Selection::Run { tests: relevant, cost: Duration::from_secs(2) });
+        assert_eq!(
+            selection,
+            Selection::Run { tests: relevant, cost: Duration::from_secs(2), at_import: true }
+        );
     }
 }

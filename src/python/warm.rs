@@ -1,19 +1,15 @@
 //! A warm Python worker: one long-lived interpreter per copy that has pytest imported and forks a child per mutant.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
-use serde_json::{json, Value};
+use anyhow::{anyhow, Result};
+use serde_json::json;
 
-use crate::run::process::{kill_group, read_tail, DieWithParent, Exit, Finished};
-use crate::run::timeouts::{WARM_ANSWER_GRACE, WARM_START_LIMIT};
-use crate::run::INTERRUPTED;
+use super::served::{Answer, Served};
+use crate::run::process::{read_tail, Exit, Finished};
+use crate::run::timeouts::WARM_START_LIMIT;
 
 /// What a warm worker needs to start.
 #[derive(Debug, Clone)]
@@ -31,11 +27,10 @@ pub struct WarmSpec {
     pub log: PathBuf,
 }
 
+const NAME: &str = "the warm Python worker (try --no-fork)";
+
 pub struct WarmWorker {
-    log: PathBuf,
-    process: Child,
-    stdin: ChildStdin,
-    answers: Receiver<Value>,
+    served: Served,
 }
 
 impl WarmWorker {
@@ -46,122 +41,55 @@ impl WarmWorker {
         Ok(worker)
     }
 
-    /// Starts a worker without waiting for it. The worker dies with the thread that spawns it
-    /// (`PR_SET_PDEATHSIG` follows threads), so spawn from a thread that outlives it.
+    /// Starts a worker without waiting for it; spawn from a thread that outlives it.
     pub fn spawn(spec: &WarmSpec) -> Result<WarmWorker> {
-        let mut process = Command::new(&spec.python)
+        let mut command = Command::new(&spec.python);
+        command
             .arg(&spec.script)
             .current_dir(&spec.root)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&spec.log)?)
-            .process_group(0)
-            .die_with_parent()
-            .spawn()
-            .with_context(|| format!("could not start a warm worker with {}", spec.python.display()))?;
-        let stdin = process.stdin.take().expect("stdin is piped");
-        let stdout = process.stdout.take().expect("stdout is piped");
-        let (sender, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    if sender.send(value).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
-        Ok(WarmWorker { log: spec.log.clone(), process, stdin, answers })
+            .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?);
+        Ok(WarmWorker { served: Served::spawn(NAME, &mut command, spec.log.clone())? })
     }
 
     /// Waits until the worker has imported what it preloads.
     pub fn ready(&self) -> Result<()> {
-        match self.answers.recv_timeout(WARM_START_LIMIT) {
-            Ok(answer) if answer["ready"] == true => Ok(()),
-            _ => bail!(
-                "the warm Python worker did not start (try --no-fork); it said: {}",
-                last_lines(&read_tail(&self.log))
-            ),
-        }
+        self.served.ready(WARM_START_LIMIT).map(drop)
     }
 
     /// Runs pytest with `args` in a forked child; the child's whole process group is killed on
     /// timeout or interrupt.
     pub fn run(&mut self, args: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
         let request = json!({ "args": args, "log": log, "timeout": timeout.as_secs_f64() });
-        if writeln!(self.stdin, "{request}").and_then(|_| self.stdin.flush()).is_err() {
-            bail!(
-                "the warm Python worker exited (try --no-fork); it said: {}",
-                last_lines(&read_tail(&self.log))
-            );
-        }
-        let start = Instant::now();
-        let mut child_group = None;
-        loop {
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                if let Some(group) = child_group {
-                    kill_group(group);
-                }
-                return Ok(Finished {
-                    exit: Exit::Interrupted,
-                    duration: start.elapsed(),
-                    tail: String::new(),
-                    command: None,
-                });
+        let answer = match self.served.request(&request, timeout)? {
+            Answer::Interrupted(duration) => {
+                return Ok(Finished { exit: Exit::Interrupted, duration, tail: String::new(), command: None })
             }
-            if start.elapsed() > timeout + WARM_ANSWER_GRACE {
-                if let Some(group) = child_group {
-                    kill_group(group);
-                }
-                bail!("the warm worker stopped answering");
-            }
-            match self.answers.recv_timeout(Duration::from_millis(50)) {
-                Ok(answer) => {
-                    if let Some(pid) = answer["child"].as_i64() {
-                        child_group = Some(pid as i32);
-                        continue;
-                    }
-                    let duration = Duration::from_secs_f64(answer["duration"].as_f64().unwrap_or(0.0));
-                    let exit = if answer["timeout"] == true {
-                        Exit::TimedOut
-                    } else if let Some(signal) = answer["signal"].as_i64() {
-                        Exit::Signal(signal as i32)
-                    } else if let Some(code) = answer["exit"].as_i64() {
-                        Exit::Code(code as i32)
-                    } else {
-                        return Err(anyhow!("the warm worker answered {answer}"));
-                    };
-                    return Ok(Finished { exit, duration, tail: read_tail(log), command: None });
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    bail!(
-                        "the warm Python worker exited (try --no-fork); it said: {}",
-                        last_lines(&read_tail(&self.log))
-                    )
-                }
-            }
-        }
+            Answer::Done(answer) => answer,
+        };
+        Ok(Finished {
+            exit: read_exit(&answer)?,
+            duration: seconds(&answer),
+            tail: read_tail(log),
+            command: None,
+        })
     }
 }
 
-impl Drop for WarmWorker {
-    fn drop(&mut self) {
-        kill_group(self.process.id() as i32);
-        let _ = self.process.wait();
-    }
-}
-
-/// The last few lines of a log, on one line.
-fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-    if tail.is_empty() {
-        "nothing".to_string()
+/// How a forked child ended, from a helper's answer.
+pub fn read_exit(answer: &serde_json::Value) -> Result<Exit> {
+    if answer["timeout"] == true {
+        Ok(Exit::TimedOut)
+    } else if let Some(signal) = answer["signal"].as_i64() {
+        Ok(Exit::Signal(signal as i32))
+    } else if let Some(code) = answer["exit"].as_i64() {
+        Ok(Exit::Code(code as i32))
     } else {
-        tail
+        Err(anyhow!("a Python helper answered {answer}"))
     }
+}
+
+/// The `duration` of an answer.
+pub fn seconds(answer: &serde_json::Value) -> Duration {
+    Duration::from_secs_f64(answer["duration"].as_f64().unwrap_or(0.0).max(0.0))
 }

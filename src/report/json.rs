@@ -91,7 +91,14 @@ fn origin(report: &Report) -> Value {
 
 /// How a mutant (or a step) ran: the commands in order.
 pub fn run(record: &RunRecord) -> Value {
-    json!({ "how": record.how.name(), "commands": record.commands.iter().map(command).collect::<Vec<_>>() })
+    let mut value = json!({ "how": record.how.name(), "commands": record.commands.iter().map(command).collect::<Vec<_>>() });
+    if let Some(why) = &record.fallback {
+        value["fallback"] = json!(why);
+    }
+    if let Some((swap, tests)) = record.split {
+        value["split"] = json!({ "swap": millis(swap), "tests": millis(tests) });
+    }
+    value
 }
 
 fn command(command: &CommandRecord) -> Value {

@@ -121,6 +121,7 @@ fn options_json(options: &Options) -> Value {
             "interpreter": options.python.interpreter,
             "extraTests": options.python.extra_tests,
             "fork": options.python.fork,
+            "swap": options.python.swap,
         },
         "rust": {
             "testTool": match options.rust.test_tool {

@@ -37,6 +37,9 @@ pub struct Job {
     pub timeout: Duration,
     /// What its tests took unmutated: the cheapest jobs run first.
     pub cost: Duration,
+    /// Its code ran when the project was imported or its tests collected: a process that has
+    /// them imported cannot be patched for it, only a fresh import tests it.
+    pub fresh: bool,
 }
 
 /// What proving the baseline found.

@@ -14,6 +14,9 @@ pub enum How {
     Fork,
     /// `cargo test --no-run`, then the tests when the mutant built.
     BuildThenTest,
+    /// A child forked from a collector that had the tests collected and the project imported,
+    /// with the mutated code swapped into the live functions.
+    Swap,
 }
 
 impl How {
@@ -22,6 +25,7 @@ impl How {
             How::Fresh => "fresh",
             How::Fork => "fork",
             How::BuildThenTest => "build-then-test",
+            How::Swap => "swap",
         }
     }
 }
@@ -67,6 +71,10 @@ pub struct RunRecord {
     pub commands: Vec<CommandRecord>,
     /// The last few kilobytes of its output.
     pub tail: String,
+    /// Why the swap path was not taken, when it was tried.
+    pub fallback: Option<String>,
+    /// On the swap path: the time the swap took, and the tests.
+    pub split: Option<(Duration, Duration)>,
 }
 
 impl RunRecord {
@@ -76,6 +84,8 @@ impl RunRecord {
             how,
             commands: runs.iter().filter_map(|run| run.command.clone()).collect(),
             tail: runs.last().map(|run| run.tail.clone()).unwrap_or_default(),
+            fallback: None,
+            split: None,
         }
     }
 }

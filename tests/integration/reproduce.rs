@@ -123,7 +123,7 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
         assert_eq!(kept["status"], mutant["status"]);
         assert_eq!(kept["run"], mutant["run"], "the JSON report carries the same commands");
         let command = &kept["run"]["commands"][0];
-        assert_eq!(kept["run"]["how"], "fork");
+        assert_eq!(kept["run"]["how"], "swap", "swapped into the collector's live code");
         let tests: Vec<&str> =
             mutant["coveredBy"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
         let argv: Vec<&str> =
@@ -134,7 +134,12 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
             "Survived" => assert_eq!(command["exitCode"], 0),
             "Killed" => {
                 assert_ne!(command["exitCode"], 0);
-                assert!(output.contains("failed"), "the tail of the output: {output}");
+                let test = mutant["killedBy"][0].as_str().unwrap();
+                let name = test.rsplit("::").next().unwrap();
+                assert!(
+                    output.contains(name) && output.contains("FAILED"),
+                    "the tail of the output: {output}"
+                );
             }
             other => panic!("unexpected {other}"),
         }

@@ -1,0 +1,373 @@
+"""mutdelta's collector: a pytest plugin that collects the tests once, then runs each mutant in a
+forked child, with the mutated code swapped into the live functions, through pytest's own
+runtest protocol.
+
+Loaded with `-p mutdelta_collector`; MUTDELTA_COLLECTOR_FILES names the mutated files (a JSON
+list of paths), read once the tests are collected and before any mutant is written. It owns `pytest_runtestloop` (as pytest-xdist's workers do)
+and serves requests instead of running the session. Protocol, one JSON object per line.
+Requests on stdin:
+  {"mutant": {"file", "start": [line, column], "end": [line, column], "replacement",
+              "source_bytes"}, ...}
+   "tests": [node ids], "log": path, "timeout": seconds}
+  {"canary": file, "tests": [node ids], "log": path, "timeout": seconds}
+Answers on stdout: {"ready": true} once collected; per request {"refused": why} when the
+mutant cannot be swapped in (the caller then imports the project fresh), else {"child": pid},
+then {"exit": 0 or 1, "failed": [node ids], "swap": s, "tests": s, "duration": s} or
+{"signal": n, "duration": s} or {"timeout": true, "duration": s}.
+
+A mutant is swapped only when it changes the code of functions that are alive in this process
+and whose code is all it changes: the top-level statement holding it is compiled at its own
+line numbers (so methods keep `__class__` for `super()`), its code objects are matched to the
+original's by qualified name and first line, and each changed function gets the new code.
+Refused: Python before 3.11 (no `co_qualname`), module or class body code (decorators,
+defaults, constants), a changed signature, closure or kind (generator, coroutine), a live
+generator or coroutine of a changed function, no live function holding the change, tests that
+were not collected.
+"""
+
+import ast
+import functools
+import gc
+import inspect
+import json
+import os
+import signal
+import sys
+import time
+import types
+
+import pytest
+
+# Requests and answers use private copies of the original stdin and stdout, taken when pytest
+# imports this plugin, before its output capture replaces them.
+_requests = os.fdopen(os.dup(0), "r")
+_answers = os.fdopen(os.dup(1), "w")
+_files = {}
+_FUNCTION_KINDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_SIGNATURE = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars")
+
+
+def answer(message):
+    _answers.write(json.dumps(message) + "\n")
+    _answers.flush()
+
+
+class Refused(Exception):
+    pass
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        answer({"error": "collection failed"})
+        return True
+    items = {item.nodeid: item for item in session.items}
+    parent = os.getppid()
+    # The mutated files as collected, read before any mutant is written into the copy.
+    for path in json.loads(os.environ.get("MUTDELTA_COLLECTOR_FILES", "[]")):
+        try:
+            file_for(path)
+        except (Refused, OSError, SyntaxError, ValueError):
+            pass
+    answer({"ready": True, "items": len(items)})
+    for line in _requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            if "mutant" in request:
+                plan = swap_plan(request["mutant"])
+            else:
+                plan = canary_plan(request["canary"])
+            chosen = [items[nodeid] for nodeid in request["tests"] if nodeid in items]
+            if len(chosen) < len(request["tests"]):
+                raise Refused("a test to run was not collected here")
+        except Refused as why:
+            answer({"refused": str(why)})
+            continue
+        answer(serve(session, plan, chosen, request, parent))
+    return True
+
+
+# ---- what changes -------------------------------------------------------------------------
+
+
+class File:
+    """A mutated file as it was collected: its source, top-level statements, live objects."""
+
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as source:
+            self.source = source.read()
+        self.path = path
+        self.lines = self.source.split("\n")
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line) + 1)
+        tree = ast.parse(self.source)
+        self.blocks = []
+        for node in tree.body:
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            last = node.end_lineno or node.lineno
+            if self.blocks and first <= self.blocks[-1][1]:
+                self.blocks[-1][1] = max(self.blocks[-1][1], last)
+            else:
+                self.blocks.append([first, last])
+        self.future = set()
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                self.future.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        self.functions = {}
+        self.generators = set()
+        self.caches = {}
+        real = os.path.realpath(path)
+        for obj in gc.get_objects():
+            if isinstance(obj, types.FunctionType):
+                code = obj.__code__
+                if same_file(code.co_filename, real):
+                    self.functions.setdefault(key(code), []).append(obj)
+            elif isinstance(obj, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+                code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(obj, "ag_code", None)
+                if code is not None and same_file(code.co_filename, real):
+                    self.generators.add(key(code))
+            elif isinstance(obj, functools._lru_cache_wrapper):
+                wrapped = getattr(obj, "__wrapped__", None)
+                if isinstance(wrapped, types.FunctionType):
+                    self.caches.setdefault(id(wrapped), []).append(obj)
+
+    def offset(self, position):
+        line, column = position
+        return self.starts[line - 1] + column - 1
+
+    def block_code(self, first, last, source):
+        """The code of lines first..last of `source` (this file, or a mutant of it), compiled at
+        their own line numbers; `from __future__` imports kept."""
+        lines = source.split("\n")
+        prefix = [self.lines[n - 1] if n in self.future else "" for n in range(1, first)]
+        return compile("\n".join(prefix + lines[first - 1 : last]), self.path, "exec", dont_inherit=True)
+
+
+def same_file(filename, real):
+    return filename == real or os.path.realpath(filename) == real
+
+
+def key(code):
+    return (code.co_qualname, code.co_firstlineno)
+
+
+def codes(code, out=None, parent=None):
+    """Every code object under `code` by key, with its parent's key; two code objects under one
+    key (two lambdas on a line) make the key ambiguous."""
+    if out is None:
+        out = {}
+    k = key(code)
+    out[k] = (code, parent) if k not in out else (None, parent)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            codes(const, out, k)
+    return out
+
+
+def own_part(code):
+    """The code without the code objects nested in it: what changed in this function itself."""
+    consts = tuple(None if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def is_function(code):
+    return bool(code.co_flags & inspect.CO_OPTIMIZED) and code.co_name != "<module>"
+
+
+def file_for(path):
+    if sys.version_info < (3, 11):
+        raise Refused("Python before 3.11 has no co_qualname to match functions by")
+    file = _files.get(path)
+    if file is None:
+        file = _files[path] = File(path)
+    return file
+
+
+def swap_plan(mutant):
+    file = _files.get(mutant["file"])
+    if file is None:
+        raise Refused("the file was not read when the tests were collected")
+    if len(file.source.encode("utf-8")) != mutant["source_bytes"]:
+        raise Refused("the file collected is not the one the mutant was made from")
+    start, end = mutant["start"], mutant["end"]
+    holder = next((b for b in file.blocks if b[0] <= start[0] and end[0] <= b[1]), None)
+    if holder is None or holder[0] in file.future:
+        raise Refused("the mutant is not inside one top-level statement")
+    first, last = holder
+    mutated = file.source[: file.offset(start)] + mutant["replacement"] + file.source[file.offset(end) :]
+    growth = mutated.count("\n") - file.source.count("\n")
+    try:
+        before = codes(file.block_code(first, last, file.source))
+        after = codes(file.block_code(first, last + growth, mutated))
+    except (SyntaxError, ValueError) as error:
+        raise Refused(f"the statement does not compile: {error}")
+    if before.keys() != after.keys():
+        raise Refused("the mutant changes which functions exist or where they start")
+    if any(code is None for code, _ in before.values()) or any(code is None for code, _ in after.values()):
+        raise Refused("two functions of the statement share a name and a first line")
+    changed = [k for k in before if before[k][0] != after[k][0]]
+    swaps = []
+    covered = set()
+    for k in changed:
+        old, new = before[k][0], after[k][0]
+        if own_part(old) != own_part(new) and not is_function(new):
+            raise Refused("the mutant changes module or class body code (run at import)")
+        if k in file.generators:
+            raise Refused("a live generator or coroutine holds the old code")
+        live = file.functions.get(k, [])
+        if not live:
+            continue
+        if any(getattr(old, a) != getattr(new, a) for a in _SIGNATURE) or (old.co_flags ^ new.co_flags) & _FUNCTION_KINDS:
+            raise Refused("the mutant changes a function's signature, closure or kind")
+        for function in live:
+            swaps.append((function, new))
+        covered.add(k)
+    for k in changed:
+        if own_part(before[k][0]) == own_part(after[k][0]):
+            continue  # only code nested in it changed
+        parent = k
+        while parent is not None and parent not in covered:
+            parent = before[parent][1]
+        if parent is None:
+            raise Refused("no live function holds the mutated code")
+    if not swaps:
+        raise Refused("no live function holds the mutated code")
+    return swaps
+
+
+def canary_plan(path):
+    """Every live function of the file made to raise: the tests must fail."""
+    file = _files.get(path)
+    if file is None:
+        raise Refused("the file was not read when the tests were collected")
+    swaps = []
+    for functions in file.functions.values():
+        for function in functions:
+            code = function.__code__
+            if code.co_freevars or code.co_flags & _FUNCTION_KINDS:
+                continue
+            swaps.append((function, raising(code)))
+    if not swaps:
+        raise Refused("no function of the file can be swapped")
+    return swaps
+
+
+def raising(code):
+    namespace = {}
+    exec(compile("def canary(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n", code.co_filename, "exec"), namespace)
+    return namespace["canary"].__code__
+
+
+# ---- running a mutant ---------------------------------------------------------------------
+
+
+def serve(session, swaps, items, request, parent):
+    start = time.monotonic()
+    result_path = request["log"] + ".result"
+    pid = os.fork()
+    if pid == 0:
+        run_child(session, swaps, items, request["log"], result_path)
+    answer({"child": pid})
+    pause = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if os.getppid() != parent:
+            kill_group(pid)
+            os._exit(1)
+        if time.monotonic() - start > request["timeout"]:
+            kill_group(pid)
+            os.waitpid(pid, 0)
+            return {"timeout": True, "duration": time.monotonic() - start}
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+    duration = time.monotonic() - start
+    kill_group(pid)
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status), "duration": duration}
+    outcome = {"exit": os.WEXITSTATUS(status), "duration": duration, "failed": []}
+    try:
+        with open(result_path) as result:
+            outcome.update(json.load(result))
+    except (OSError, ValueError):
+        pass
+    return outcome
+
+
+def run_child(session, swaps, items, log, result_path):
+    code = 3
+    try:
+        os.setpgid(0, 0)
+        die_with_parent()
+        config = session.config
+        capman = config.pluginmanager.getplugin("capturemanager")
+        if capman is not None:
+            capman.stop_global_capturing()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        if capman is not None:
+            capman.start_global_capturing()
+            capman.suspend_global_capture()
+        started = time.monotonic()
+        for function, new in swaps:
+            function.__code__ = new
+            for cache in _files_caches(function):
+                cache.cache_clear()
+        swapped = time.monotonic()
+        failed = []
+
+        class Listener:
+            def pytest_runtest_logreport(self, report):
+                if report.failed and not hasattr(report, "wasxfail") and report.nodeid not in failed:
+                    failed.append(report.nodeid)
+
+        config.pluginmanager.register(Listener(), "mutdelta-listener")
+        for index, item in enumerate(items):
+            nextitem = items[index + 1] if index + 1 < len(items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if failed:
+                break
+        tests_took = time.monotonic() - swapped
+        reporter = config.pluginmanager.getplugin("terminalreporter")
+        if failed and reporter is not None:
+            # What a run of pytest would end with: the failures and the short summary.
+            reporter.summary_failures()
+            reporter.short_test_summary()
+        with open(result_path, "w") as result:
+            json.dump({"failed": failed, "swap": swapped - started, "tests": tests_took}, result)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        code = 1 if failed else 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    os._exit(code)
+
+
+def _files_caches(function):
+    for file in _files.values():
+        yield from file.caches.get(id(function), ())
+
+
+def die_with_parent():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

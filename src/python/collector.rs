@@ -1,0 +1,133 @@
+//! The Rust side of a collector: a pytest process per copy that collected the tests once and runs each mutant in a forked child with the mutated code swapped into the live functions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use super::served::{Answer, Served};
+use super::warm::{read_exit, seconds};
+use crate::run::process::{read_tail, Exit, Finished};
+use crate::run::timeouts::WARM_START_LIMIT;
+
+/// The plugin module, written beside the probe and loaded with `-p mutdelta_collector`.
+pub const PLUGIN_SOURCE: &str = include_str!("collector.py");
+pub const PLUGIN_MODULE: &str = "mutdelta_collector";
+
+const NAME: &str = "the collector (try --no-swap)";
+
+/// What a swap request came to.
+pub enum Swapped {
+    /// The mutant cannot be swapped in: a fresh import must test it.
+    Refused(String),
+    Ran {
+        finished: Finished,
+        /// The tests that failed, by node id, as pytest reported them.
+        failed: Vec<String>,
+        /// Time spent swapping the code in, and running the tests.
+        split: Option<(Duration, Duration)>,
+    },
+}
+
+pub struct Collector {
+    served: Served,
+}
+
+impl Collector {
+    /// Starts pytest in the copy at `root` with the collector plugin; it collects the tests
+    /// `pytest_args` name (none: the configured suite), reads `files` (paths in the copy) and
+    /// waits for requests. Spawn from a thread that outlives it.
+    pub fn spawn(
+        python: &Path,
+        root: &Path,
+        env: &[(String, String)],
+        pytest_args: &[String],
+        files: &[PathBuf],
+        log: PathBuf,
+    ) -> Result<Collector> {
+        let mut command = Command::new(python);
+        command
+            .args(["-m", "pytest", "-p", PLUGIN_MODULE, "--tb=native"])
+            .args(pytest_args)
+            .current_dir(root)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("MUTDELTA_COLLECTOR_FILES", serde_json::to_string(files)?);
+        Ok(Collector { served: Served::spawn(NAME, &mut command, log)? })
+    }
+
+    /// Waits until the tests are collected.
+    pub fn ready(&self) -> Result<()> {
+        self.served.ready(WARM_START_LIMIT).map(drop)
+    }
+
+    /// Runs `tests` against the mutant of `file` (its path in the copy), swapped into the live
+    /// functions.
+    pub fn mutant(
+        &mut self,
+        file: &Path,
+        source_bytes: usize,
+        mutant: &mutators::Mutant,
+        tests: &[String],
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<Swapped> {
+        let request = json!({
+            "mutant": {
+                "file": file,
+                "start": [mutant.start.line, mutant.start.column],
+                "end": [mutant.end.line, mutant.end.column],
+                "replacement": mutant.replacement,
+                "source_bytes": source_bytes,
+            },
+            "tests": tests,
+            "log": log,
+            "timeout": timeout.as_secs_f64(),
+        });
+        self.ask(&request, timeout, log)
+    }
+
+    /// Runs `tests` with every function of `file` swapped for one that raises.
+    pub fn canary(
+        &mut self,
+        file: &Path,
+        tests: &[String],
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<Swapped> {
+        let request = json!({ "canary": file, "tests": tests, "log": log, "timeout": timeout.as_secs_f64() });
+        self.ask(&request, timeout, log)
+    }
+
+    fn ask(&mut self, request: &Value, timeout: Duration, log: &Path) -> Result<Swapped> {
+        let answer = match self.served.request(request, timeout)? {
+            Answer::Interrupted(duration) => {
+                let finished =
+                    Finished { exit: Exit::Interrupted, duration, tail: String::new(), command: None };
+                return Ok(Swapped::Ran { finished, failed: Vec::new(), split: None });
+            }
+            Answer::Done(answer) => answer,
+        };
+        if let Some(why) = answer["refused"].as_str() {
+            return Ok(Swapped::Refused(why.to_string()));
+        }
+        let finished = Finished {
+            exit: read_exit(&answer)?,
+            duration: seconds(&answer),
+            tail: read_tail(log),
+            command: None,
+        };
+        let failed = answer["failed"]
+            .as_array()
+            .map(|failed| failed.iter().filter_map(|id| id.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        let split = match (answer["swap"].as_f64(), answer["tests"].as_f64()) {
+            (Some(swap), Some(tests)) => {
+                Some((Duration::from_secs_f64(swap), Duration::from_secs_f64(tests)))
+            }
+            _ => None,
+        };
+        Ok(Swapped::Ran { finished, failed, split })
+    }
+}

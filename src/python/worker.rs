@@ -1,0 +1,173 @@
+//! One Python copy's worker: each mutant swapped into its collector's live functions when it can be, else imported fresh; the canaries that prove both paths see the copy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::collector::{Collector, Swapped};
+use super::executor::Executor;
+use super::{pytest, CANARY_SOURCE};
+use crate::plan::{FilePlan, Plan};
+use crate::report::Status;
+use crate::run::language::{with_mutant, Job, Worker};
+use crate::run::outcome::{self, Outcome};
+use crate::run::process::{Exit, Finished};
+use crate::run::record::{CommandRecord, How, RunRecord};
+use crate::run::{Interrupted, INTERRUPTED};
+use crate::worktree::{self, Stamp};
+
+/// Whether and how this worker swaps mutants into live code.
+pub enum Swap {
+    /// Not tried: `--no-swap`, `--no-fork` or a test command.
+    Off,
+    /// Tried, but there is no collector to swap in: why.
+    Unavailable(String),
+    On(Box<Collector>),
+}
+
+/// One copy and how tests run there.
+pub struct PythonWorker {
+    pub root: PathBuf,
+    pub executor: Box<dyn Executor>,
+    /// Under pytest (else a user's command): pytest's exit codes and summary are read.
+    pub pytest: bool,
+    pub swap: Swap,
+    /// Files whose mutants cannot be swapped in (the swap canary did not hold), with why.
+    pub unswappable: BTreeMap<usize, String>,
+    /// What stands for a swapped run on a command line: the interpreter, the environment and
+    /// pytest's arguments before the tests.
+    pub equivalent: Equivalent,
+}
+
+/// The command a forked or swapped run stands for.
+#[derive(Clone)]
+pub struct Equivalent {
+    pub python: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub pytest_args: Vec<String>,
+}
+
+impl Equivalent {
+    fn record(&self, root: &Path, tests: &[String], run: &Finished) -> CommandRecord {
+        let argv = [self.python.display().to_string(), "-m".into(), "pytest".into()];
+        let argv =
+            argv.into_iter().chain(self.pytest_args.iter().cloned()).chain(tests.iter().cloned()).collect();
+        CommandRecord::new(argv, root.to_path_buf(), &self.env, run.exit.clone(), run.duration)
+    }
+}
+
+impl PythonWorker {
+    /// Runs `tests` with `file` replaced by one that raises on import.
+    pub fn canary(
+        &mut self,
+        file: &FilePlan,
+        tests: &[String],
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<Finished> {
+        let path = self.root.join(&file.path);
+        worktree::replace_file(&path, CANARY_SOURCE, Stamp::FreshSecond)?;
+        let run = self.executor.run(tests, timeout, log);
+        worktree::replace_file(&path, &file.source, Stamp::FreshSecond)?;
+        run
+    }
+
+    /// Runs `tests` in the collector with every function of `file` made to raise. `Ok(None)`
+    /// when they fail, as they must for the swap path to be trusted with the file; else why not.
+    pub fn swap_canary(
+        &mut self,
+        file: &FilePlan,
+        tests: &[String],
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<Option<String>> {
+        let Swap::On(collector) = &mut self.swap else {
+            return Ok(Some("no collector".to_string()));
+        };
+        Ok(match collector.canary(&self.root.join(&file.path), tests, timeout, log)? {
+            Swapped::Refused(why) => Some(why),
+            Swapped::Ran { finished, .. } if finished.exit == Exit::Interrupted => {
+                return Err(Interrupted.into())
+            }
+            Swapped::Ran { finished, .. } if finished.passed() => Some(
+                "its tests pass in the collector with every function of the file made to raise".to_string(),
+            ),
+            Swapped::Ran { .. } => None,
+        })
+    }
+
+    /// Why `job` cannot take the swap path; `None` when it can.
+    fn swap_refusal(&self, job: &Job) -> Option<String> {
+        match &self.swap {
+            Swap::Off => None,
+            Swap::Unavailable(why) => Some(why.clone()),
+            Swap::On(_) if job.fresh => {
+                Some("its code ran when the project was imported or collected".to_string())
+            }
+            Swap::On(_) => self.unswappable.get(&job.planned.file).cloned(),
+        }
+    }
+
+    /// The mutant swapped into the collector's live code; `Err(why)` when it cannot be.
+    fn swapped(&mut self, file: &FilePlan, job: &Job, log: &Path) -> std::result::Result<Outcome, String> {
+        if let Some(why) = self.swap_refusal(job) {
+            return Err(why);
+        }
+        let Swap::On(collector) = &mut self.swap else {
+            return Err("swapping is off".to_string());
+        };
+        let path = self.root.join(&file.path);
+        match collector.mutant(&path, file.source.len(), &job.planned.mutant, &job.tests, job.timeout, log) {
+            Ok(Swapped::Refused(why)) => Err(why),
+            Ok(Swapped::Ran { mut finished, failed, split }) => {
+                finished.command = Some(self.equivalent.record(&self.root, &job.tests, &finished));
+                let mut outcome = pytest::read(&finished, &job.tests, job.timeout);
+                if outcome.status == Status::Killed && !failed.is_empty() {
+                    outcome.reason = format!("failed: {}", failed.join(", "));
+                    outcome.killed_by = failed;
+                }
+                let mut record = RunRecord::of(How::Swap, &[&finished]);
+                record.split = split;
+                outcome.record = Some(record);
+                Ok(outcome)
+            }
+            Err(err) => {
+                let why = format!("the collector broke: {err:#}");
+                self.swap = Swap::Unavailable(why.clone());
+                Err(why)
+            }
+        }
+    }
+}
+
+impl Worker for PythonWorker {
+    /// The swap path when it can be taken, else the executor (a fork of the warm worker, or a
+    /// fresh interpreter). The mutated file is in the copy either way.
+    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        let file = &plan.files[job.planned.file];
+        let root = self.root.clone();
+        let tested = with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
+            let fallback = match self.swapped(file, job, log) {
+                Ok(outcome) => return Ok(outcome),
+                Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
+            };
+            let run = self.executor.run(&job.tests, job.timeout, log)?;
+            let mut outcome = if self.pytest {
+                pytest::read(&run, &job.tests, job.timeout)
+            } else {
+                outcome::read_command(&run, job.timeout)
+            };
+            let mut record = RunRecord::of(self.executor.how(), &[&run]);
+            record.fallback = fallback;
+            outcome.record = Some(record);
+            Ok(outcome)
+        })??;
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
+        Ok(tested)
+    }
+}
