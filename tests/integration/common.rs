@@ -11,14 +11,41 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
 /// A Python with pytest and jsonschema, made once per target dir and shared by every test.
 pub fn python() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("python-env");
+    venv_with_pytest("python-env", Path::new("python3"), &["jsonschema"])
+}
+
+/// A Python `minor` ("3.12") with pytest, from pyenv's versions (which these machines have:
+/// 3.10 to 3.13), made once per target dir.
+pub fn python_at(minor: &str) -> PathBuf {
+    let root = Command::new("pyenv")
+        .arg("root")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let root = PathBuf::from(
+        root.unwrap_or_else(|_| format!("{}/.pyenv", std::env::var("HOME").unwrap_or_default())),
+    );
+    let mut versions: Vec<PathBuf> = std::fs::read_dir(root.join("versions"))
+        .unwrap_or_else(|err| {
+            panic!("pyenv's versions in {} are needed for Python {minor}: {err}", root.display())
+        })
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(&format!("{minor}.")))
+        .collect();
+    versions.sort();
+    let base =
+        versions.last().unwrap_or_else(|| panic!("pyenv has no Python {minor}: `pyenv install {minor}`"));
+    venv_with_pytest(&format!("python-env-{minor}"), &base.join("bin/python3"), &[])
+}
+
+fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let python = root.join("venv/bin/python");
     std::fs::create_dir_all(&root).unwrap();
     let lock = File::create(root.join("lock")).unwrap();
     lock.lock().unwrap();
     if !root.join("ready").exists() {
-        run_ok(Command::new("python3").args(["-m", "venv"]).arg(root.join("venv")));
-        run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest", "jsonschema"]));
+        run_ok(Command::new(base).args(["-m", "venv"]).arg(root.join("venv")));
+        run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest"]).args(more));
         std::fs::write(root.join("ready"), "").unwrap();
     }
     python

@@ -9,3 +9,4 @@ mod properties;
 mod python_fixtures;
 mod reproduce;
 mod rust_fixtures;
+mod swap_parity;

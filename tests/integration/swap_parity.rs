@@ -1,0 +1,90 @@
+//! Parity is the test: every Python fixture gets the same verdict per mutant whether its code is swapped into a process that collected the tests or imported fresh, on Python 3.11, 3.12 and 3.13.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{fixture_repo, mutdelta, python, python_at};
+
+const FIXTURES: &[&str] =
+    &["swap_pitfalls", "suite_wide", "model_client", "strong_tests", "skipped_test", "hazards"];
+
+/// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
+fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)> {
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = BTreeMap::new();
+    for (file, entry) in report["files"].as_object().unwrap() {
+        for m in entry["mutants"].as_array().unwrap() {
+            let run = &m["run"];
+            out.insert(
+                (file.clone(), m["id"].as_str().unwrap().to_string()),
+                (
+                    m["status"].as_str().unwrap().to_string(),
+                    run["how"].as_str().unwrap_or("").to_string(),
+                    run["fallback"].as_str().unwrap_or("").to_string(),
+                ),
+            );
+        }
+    }
+    out
+}
+
+fn check_both_ways(python: &Path) {
+    let python = python.to_str().unwrap();
+    for fixture in FIXTURES {
+        let repo = fixture_repo(fixture);
+        let out = tempfile::tempdir().unwrap();
+        let mut reports = Vec::new();
+        for mode in ["swap", "fresh"] {
+            let json = out.path().join(format!("{mode}.json"));
+            let mut args = vec!["check", "--commit", "HEAD", "--python", python, "-j", "2", "--timeout", "3"];
+            args.extend(["--json", json.to_str().unwrap()]);
+            if mode == "fresh" {
+                args.push("--no-swap");
+            }
+            let run = mutdelta(repo.path(), &args);
+            assert!(run.code == 0 || run.code == 1, "{fixture} ({mode}): {run:?}");
+            reports.push(verdicts(&json));
+        }
+        let (swapped, fresh) = (&reports[0], &reports[1]);
+        assert_eq!(swapped.keys().collect::<Vec<_>>(), fresh.keys().collect::<Vec<_>>(), "{fixture}");
+        for (id, (status, how, why)) in swapped {
+            assert_eq!(status, &fresh[id].0, "{fixture} mutant {id:?} ({how}, {why}) with {python}");
+            assert_ne!(fresh[id].1, "swap", "--no-swap swaps nothing");
+        }
+        if *fixture == "swap_pitfalls" {
+            assert_swap_and_fallbacks(swapped);
+        }
+    }
+}
+
+/// The pitfalls fixture takes both paths, each for its reasons.
+fn assert_swap_and_fallbacks(verdicts: &BTreeMap<(String, String), (String, String, String)>) {
+    let hows: Vec<&str> = verdicts.values().map(|(_, how, _)| how.as_str()).collect();
+    let swapped = hows.iter().filter(|how| **how == "swap").count();
+    assert!(swapped >= 15, "methods, closures, wrapped functions, coroutines and lambdas swap: {verdicts:?}");
+    let reasons: Vec<&str> = verdicts.values().map(|(_, _, why)| why.as_str()).collect();
+    for reason in [
+        "its code ran when the project was imported or collected",
+        "a live generator or coroutine holds the old code",
+        "the mutant changes module or class body code (run at import)",
+    ] {
+        assert!(reasons.contains(&reason), "some mutant falls back because {reason}: {verdicts:?}");
+    }
+}
+
+#[test]
+fn swapped_and_fresh_mutants_get_the_same_verdicts_on_python_3_11() {
+    check_both_ways(&python());
+}
+
+#[test]
+fn swapped_and_fresh_mutants_get_the_same_verdicts_on_python_3_12() {
+    check_both_ways(&python_at("3.12"));
+}
+
+#[test]
+fn swapped_and_fresh_mutants_get_the_same_verdicts_on_python_3_13() {
+    check_both_ways(&python_at("3.13"));
+}
