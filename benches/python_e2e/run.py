@@ -95,11 +95,12 @@ def mutdelta_binary(explicit):
 PHASES = re.compile(r"phases: (.*); total")
 
 
-def bench_mutdelta(binary, python, repo, runs):
+def bench_mutdelta(binary, python, repo, runs, extra=()):
     times, phases, report = [], [], None
     for index in range(runs):
         out = WORK / f"report-{index}.json"
-        seconds, result = timed([str(binary), "check", "--commit", "HEAD", "--python", str(python), "--json", str(out)], repo)
+        command = [str(binary), "check", "--commit", "HEAD", "--python", str(python), "--json", str(out), *extra]
+        seconds, result = timed(command, repo)
         if result.returncode not in (0, 1):
             sys.exit(f"mutdelta failed:\n{result.stdout}\n{result.stderr}")
         times.append(seconds)
@@ -110,7 +111,31 @@ def bench_mutdelta(binary, python, repo, runs):
     for file in report["files"].values():
         for mutant in file["mutants"]:
             statuses[mutant["status"]] = statuses.get(mutant["status"], 0) + 1
-    return times, phases, statuses, result.stdout.strip().splitlines()[-1]
+    return times, phases, statuses, result.stdout.strip().splitlines()[-1], report
+
+
+def paths_and_costs(report):
+    """How the mutants of the last run ran, and what one costs on each path (milliseconds)."""
+    mutants = [m for file in report["files"].values() for m in file["mutants"] if "run" in m]
+    ways, reasons, swap, tests, overhead, fallback = {}, {}, [], [], [], []
+    for mutant in mutants:
+        run = mutant["run"]
+        ways[run["how"]] = ways.get(run["how"], 0) + 1
+        if "fallback" in run:
+            reasons[run["fallback"]] = reasons.get(run["fallback"], 0) + 1
+        if "split" in run:
+            swap.append(run["split"]["swap"])
+            tests.append(run["split"]["tests"])
+            overhead.append(mutant["duration"] - run["split"]["swap"] - run["split"]["tests"])
+        else:
+            fallback.append(mutant["duration"])
+    median = lambda values: f"{statistics.median(values):.1f} ms" if values else "-"
+    lines = [f"paths: {', '.join(f'{k} {v}' for k, v in sorted(ways.items()))} of {len(mutants)} mutants that ran"]
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        lines.append(f"    fell back ({count}): {reason}")
+    lines.append(f"per swapped mutant (median): fork and answer {median(overhead)}, swap {median(swap)}, tests {median(tests)}")
+    lines.append(f"per mutant imported fresh (median): {median(fallback)}")
+    return lines
 
 
 def bench_cosmic_ray(python, repo, runs, tests):
@@ -161,6 +186,7 @@ def main():
     )
     parser.add_argument("--cosmic-ray-runs", type=int, help="runs of cosmic-ray (default: --runs)")
     parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
+    parser.add_argument("--also-no-swap", action="store_true", help="also time mutdelta --no-swap (every mutant imported fresh)")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     python = venv(args.cosmic_ray)
@@ -168,7 +194,7 @@ def main():
     binary = mutdelta_binary(args.mutdelta)
 
     suite = [timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo)[0] for _ in range(args.runs)]
-    times, phases, statuses, summary = bench_mutdelta(binary, python, repo, args.runs)
+    times, phases, statuses, summary, report = bench_mutdelta(binary, python, repo, args.runs)
     mutants = sum(statuses.values())
     median = statistics.median(times)
     print(f"project: {PROJECT}, change: one function (+{len((HERE / 'change.py').read_text().splitlines())} lines) and its tests")
@@ -178,6 +204,14 @@ def main():
     print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
     print(f"  {summary}")
     print(f"  ratio to one run of the whole suite: {median / statistics.median(suite):.3f}")
+    for line in paths_and_costs(report):
+        print(f"  {line}")
+    if args.also_no_swap:
+        fresh_times, _, fresh_statuses, _, _ = bench_mutdelta(binary, python, repo, args.runs, ["--no-swap"])
+        fresh_median = statistics.median(fresh_times)
+        same = "the same verdict counts" if fresh_statuses == statuses else f"other verdict counts: {fresh_statuses}"
+        print(f"mutdelta check --no-swap: median {fresh_median:.2f} s ({', '.join(f'{t:.2f}' for t in fresh_times)}); {same}")
+        print(f"  swap path speed-up: {fresh_median / median:.2f}x")
     if args.cosmic_ray:
         tests = "tests/test_clamped_window_sums.py" if args.cosmic_ray_tests == "changed" else "tests"
         cr_runs = args.cosmic_ray_runs or args.runs

@@ -247,18 +247,32 @@ def canary_plan(path):
     for functions in file.functions.values():
         for function in functions:
             code = function.__code__
-            if code.co_freevars or code.co_flags & _FUNCTION_KINDS:
+            replacement = _RAISING.get(code.co_flags & _FUNCTION_KINDS)
+            if code.co_freevars or replacement is None:
                 continue
-            swaps.append((function, raising(code)))
+            swaps.append((function, replacement))
     if not swaps:
         raise Refused("no function of the file can be swapped")
     return swaps
 
 
-def raising(code):
+def _raising():
+    """A function that raises, of each kind (plain, generator, coroutine, async generator)."""
+    source = (
+        "def plain(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n"
+        "def generator(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n    yield\n"
+        "async def coroutine(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n"
+        "async def async_generator(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n    yield\n"
+    )
     namespace = {}
-    exec(compile("def canary(*args, **kwargs):\n    raise RuntimeError('mutdelta canary')\n", code.co_filename, "exec"), namespace)
-    return namespace["canary"].__code__
+    exec(compile(source, "<mutdelta canary>", "exec"), namespace)
+    return {
+        namespace[name].__code__.co_flags & _FUNCTION_KINDS: namespace[name].__code__
+        for name in ("plain", "generator", "coroutine", "async_generator")
+    }
+
+
+_RAISING = _raising()
 
 
 # ---- running a mutant ---------------------------------------------------------------------

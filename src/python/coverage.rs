@@ -35,6 +35,9 @@ pub struct CoverageMap {
     pub outside_modules: Vec<String>,
     /// Every module file the tests imported (real paths).
     pub module_files: Vec<PathBuf>,
+    /// Target files the probe could not watch (imported before it, or by path): any of their
+    /// lines may have run anywhere.
+    pub untraced: BTreeSet<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +52,8 @@ struct ProbeOutput {
     collection: BTreeMap<PathBuf, Vec<usize>>,
     outside_modules: Vec<String>,
     module_files: Vec<PathBuf>,
+    #[serde(default)]
+    untraced: Vec<PathBuf>,
 }
 
 /// One run of tests under the probe.
@@ -120,6 +125,7 @@ pub fn measure(probe: &Probe, timeout: Duration, log: &Path) -> Result<(Finished
         collection: lines(probe.collection),
         outside_modules: probe.outside_modules,
         module_files: probe.module_files,
+        untraced: probe.untraced.into_iter().map(relative).collect(),
     };
     Ok((finished, Some(map)))
 }
@@ -136,7 +142,7 @@ impl CoverageMap {
     /// True when a line of `statement` in `file` ran outside any test: while the tests were
     /// collected, or when a conftest imported the project.
     pub fn ran_at_collection(&self, file: &Path, statement: &RangeInclusive<usize>) -> bool {
-        ran(self.collection.get(file), statement)
+        self.untraced.contains(file) || ran(self.collection.get(file), statement)
     }
 }
 

@@ -1,26 +1,40 @@
-"""mutdelta's pytest plugin: which tests execute which target lines, how long each test takes,
-and which modules from outside the project the tests import (to preload them in warm workers).
+"""mutdelta's pytest plugin: which tests execute which target statements, how long each test
+takes, and which modules from outside the project the tests import (to preload them in warm
+workers).
 
-Loaded with `-p mutdelta_probe`, which pytest imports before any conftest: tracing starts on
-import, so lines that run when a conftest imports the project count (as collection lines).
-Configured by environment variables: MUTDELTA_PROBE_TARGETS names a JSON file
-{absolute path: [lines]}, MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session,
-and MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already
-ran). Only the target files are traced, so the cost stays small: sys.monitoring with DISABLE on
-Python >= 3.12, sys.settrace with a per-file filter before that.
+Loaded with `-p mutdelta_probe`, which pytest imports before any conftest. Configured by
+environment variables: MUTDELTA_PROBE_TARGETS names a JSON file {absolute path: [lines]},
+MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session, and
+MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already ran).
+
+No tracer runs: the target files are imported through a loader that puts a probe call before
+every statement that holds a target line (for compound statements, their header: a `def` with
+its decorators and defaults, an `if` with its condition, an `except` clause, a `case`). The
+rest of the program runs at full speed on every Python version, and a line counts as run when
+its statement did. Statements that run outside any test (at import, when a conftest imports
+the project, during collection) are reported as collection lines. A target file imported some
+other way (before this plugin, or by path) is reported as untraced.
 """
 
+import ast
+import builtins
+import importlib.abc
+import importlib.machinery
 import json
 import os
 import sys
-import threading
+
+_COLLECTION = "<collection>"
+_PROBE = "__mutdelta_probe_hit__"
 
 _targets = {}
 _real_paths = {}
 _current = None
 _hits = {}
 _durations = {}
-_COLLECTION = "<collection>"
+# Per probe id: the file and the target lines its statement holds.
+_probes = []
+_instrumented = set()
 
 
 def _real(filename):
@@ -30,62 +44,98 @@ def _real(filename):
     return path
 
 
-def _record(path, line):
-    _hits.setdefault(_current or _COLLECTION, set()).add((path, line))
+def _hit(probe):
+    _hits.setdefault(_current or _COLLECTION, set()).add(probe)
 
 
-def _start_settrace():
-    def local(lines, path):
-        def trace(frame, event, arg):
-            if event == "line" and frame.f_lineno in lines:
-                _record(path, frame.f_lineno)
-            return trace
+def _header(node):
+    """The lines of a statement that run before its body: all of a simple statement."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        return range(first, max(node.lineno, body[0].lineno - 1) + 1)
+    cases = getattr(node, "cases", None)
+    if cases:
+        return range(first, max(node.lineno, cases[0].pattern.lineno - 1) + 1)
+    return range(first, (node.end_lineno or node.lineno) + 1)
 
-        return trace
 
-    def global_trace(frame, event, arg):
-        path = _real(frame.f_code.co_filename)
-        lines = _targets.get(path)
-        if lines is None:
+class _Instrumenter:
+    def __init__(self, path, lines):
+        self.path = path
+        self.lines = lines
+
+    def probe(self, at, lines):
+        hit = sorted(self.lines.intersection(lines))
+        if not hit:
             return None
-        if frame.f_lineno in lines:
-            _record(path, frame.f_lineno)
-        return local(lines, path)
+        _probes.append((self.path, hit))
+        call = ast.Expr(ast.Call(ast.Name(_PROBE, ast.Load()), [ast.Constant(len(_probes) - 1)], []))
+        return ast.fix_missing_locations(ast.copy_location(call, at))
 
-    threading.settrace(global_trace)
-    sys.settrace(global_trace)
+    def block(self, statements):
+        out = []
+        for statement in statements:
+            self.inside(statement)
+            future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+            probe = None if future else self.probe(statement, _header(statement))
+            if probe is not None:
+                out.append(probe)
+            out.append(statement)
+        return out
+
+    def inside(self, statement):
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(statement, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(statement, field, self.block(value))
+        for clause in getattr(statement, "handlers", None) or []:
+            clause.body = self.block(clause.body)
+            self.prepend(clause.body, _header(clause))
+        for case in getattr(statement, "cases", None) or []:
+            case.body = self.block(case.body)
+            first = case.pattern.lineno
+            self.prepend(case.body, range(first, max(first, case.body[0].lineno - 1) + 1))
+
+    def prepend(self, body, lines):
+        probe = self.probe(body[0], lines)
+        if probe is not None:
+            body.insert(0, probe)
 
 
-def _start_monitoring():
-    monitoring = sys.monitoring
-    tool = monitoring.COVERAGE_ID
-    if monitoring.get_tool(tool) is not None:
-        tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
-    monitoring.use_tool_id(tool, "mutdelta")
+class _Loader(importlib.machinery.SourceFileLoader):
+    """Compiles a target file with its probes; never reads or writes cached bytecode."""
 
-    def on_line(code, line):
-        path = _real(code.co_filename)
-        lines = _targets.get(path)
-        if lines is not None and line in lines:
-            _record(path, line)
-        return monitoring.DISABLE
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        tree = ast.parse(self.get_data(path), path)
+        real = _real(path)
+        tree.body = _Instrumenter(real, _targets[real]).block(tree.body)
+        _instrumented.add(real)
+        return compile(tree, path, "exec", dont_inherit=True)
 
-    monitoring.register_callback(tool, monitoring.events.LINE, on_line)
-    monitoring.set_events(tool, monitoring.events.LINE)
-    return monitoring
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not spec.origin or not spec.has_location:
+            return None
+        if _real(spec.origin) not in _targets:
+            return None
+        spec.loader = _Loader(fullname, spec.origin)
+        spec.cached = None
+        return spec
 
 
 def _start():
     global _targets
     with open(os.environ["MUTDELTA_PROBE_TARGETS"]) as spec:
         _targets = {os.path.realpath(path): set(lines) for path, lines in json.load(spec).items()}
-    if sys.version_info >= (3, 12):
-        return _start_monitoring()
-    _start_settrace()
-    return None
+    setattr(builtins, _PROBE, _hit)
+    sys.meta_path.insert(0, _Finder())
 
 
-_monitoring = _start()
+_start()
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -104,9 +154,6 @@ def pytest_runtest_logstart(nodeid, location):
     global _current
     _current = nodeid
     _durations.setdefault(nodeid, 0.0)
-    if _monitoring is not None:
-        # Lines disabled during the previous test must report again for this one.
-        _monitoring.restart_events()
 
 
 def pytest_runtest_logreport(report):
@@ -116,35 +163,40 @@ def pytest_runtest_logreport(report):
 def pytest_runtest_logfinish(nodeid, location):
     global _current
     _current = None
-    if _monitoring is not None:
-        _monitoring.restart_events()
+
+
+def _lines(probes):
+    lines = {}
+    for probe in probes:
+        path, hit = _probes[probe]
+        lines.setdefault(path, set()).update(hit)
+    return {path: sorted(hit) for path, hit in lines.items()}
 
 
 def pytest_sessionfinish(session, exitstatus):
-    sys.settrace(None)
-    threading.settrace(None)
     root = os.path.realpath(str(session.config.rootpath))
     outside = []
     files = []
+    untraced = set()
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if path:
             files.append(_real(path))
+            if _real(path) in _targets and _real(path) not in _instrumented:
+                untraced.add(_real(path))
         if name == "__main__" or name.startswith("mutdelta_probe"):
             continue
         if path is None or not _real(path).startswith(root + os.sep):
             outside.append(name)
-    tests = {}
-    for nodeid, duration in _durations.items():
-        lines = {}
-        for path, line in _hits.get(nodeid, ()):
-            lines.setdefault(path, []).append(line)
-        tests[nodeid] = {"duration": duration, "lines": lines}
-    collection = {}
-    for path, line in _hits.get(_COLLECTION, ()):
-        collection.setdefault(path, []).append(line)
+    tests = {nodeid: {"duration": duration, "lines": _lines(_hits.get(nodeid, ()))} for nodeid, duration in _durations.items()}
     with open(os.environ["MUTDELTA_PROBE_OUT"], "w") as out:
         json.dump(
-            {"tests": tests, "collection": collection, "outside_modules": sorted(outside), "module_files": files},
+            {
+                "tests": tests,
+                "collection": _lines(_hits.get(_COLLECTION, ())),
+                "outside_modules": sorted(outside),
+                "module_files": files,
+                "untraced": sorted(untraced),
+            },
             out,
         )
