@@ -10,6 +10,7 @@ Requests on stdin:
               "source_bytes"}, ...}
    "tests": [node ids], "log": path, "timeout": seconds}
   {"canary": file, "tests": [node ids], "log": path, "timeout": seconds}
+  {"unmutated": true, "tests": [node ids], "log": path, "timeout": seconds}
 Answers on stdout: {"ready": true} once collected; per request {"refused": why} when the
 mutant cannot be swapped in (the caller then imports the project fresh), else {"child": pid},
 then {"exit": 0 or 1, "failed": [node ids], "swap": s, "tests": s, "duration": s} or
@@ -80,8 +81,10 @@ def pytest_runtestloop(session):
         try:
             if "mutant" in request:
                 plan = swap_plan(request["mutant"])
-            else:
+            elif "canary" in request:
                 plan = canary_plan(request["canary"])
+            else:
+                plan = []  # the tests unmutated
             chosen = [items[nodeid] for nodeid in request["tests"] if nodeid in items]
             if len(chosen) < len(request["tests"]):
                 raise Refused("a test to run was not collected here")

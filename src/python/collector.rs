@@ -88,6 +88,13 @@ impl Collector {
         self.ask(&request, timeout, log)
     }
 
+    /// Runs `tests` as collected, without any mutant.
+    pub fn unmutated(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Swapped> {
+        let request =
+            json!({ "unmutated": true, "tests": tests, "log": log, "timeout": timeout.as_secs_f64() });
+        self.ask(&request, timeout, log)
+    }
+
     /// Runs `tests` with every function of `file` swapped for one that raises.
     pub fn canary(
         &mut self,

@@ -350,6 +350,7 @@ impl LanguageCheck for PythonCheck {
                 pytest: self.pytest(),
                 swap: Swap::Off,
                 unswappable: BTreeMap::new(),
+                verified: Default::default(),
             })
             .collect();
         let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;

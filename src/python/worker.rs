@@ -1,6 +1,6 @@
 //! One Python copy's worker: each mutant swapped into its collector's live functions when it can be, else imported fresh; the canaries that prove both paths see the copy.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -40,6 +40,8 @@ pub struct PythonWorker {
     /// What stands for a swapped run on a command line: the interpreter, the environment and
     /// pytest's arguments before the tests.
     pub equivalent: Equivalent,
+    /// Selections of tests run unmutated after a kill, and whether they passed.
+    pub verified: HashMap<Vec<String>, bool>,
 }
 
 /// The command a forked or swapped run stands for.
@@ -168,6 +170,49 @@ impl Worker for PythonWorker {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
-        Ok(tested)
+        self.verify_kill(job, tested, log)
+    }
+}
+
+impl PythonWorker {
+    /// A kill counts only if the tests that ran up to the first failure pass without the
+    /// mutant, in the same order: a test that fails on its own (it needs what another test
+    /// left behind) proves nothing. Each selection is run unmutated once per worker.
+    fn verify_kill(&mut self, job: &Job, mut outcome: Outcome, log: &Path) -> Result<Outcome> {
+        if !self.pytest || outcome.status != Status::Killed || outcome.killed_by.is_empty() {
+            return Ok(outcome);
+        }
+        let first_killer = job.tests.iter().position(|test| outcome.killed_by.contains(test));
+        let selection: Vec<String> = match first_killer {
+            Some(index) => job.tests[..=index].to_vec(),
+            None => job.tests.clone(),
+        };
+        let passed = match self.verified.get(&selection) {
+            Some(passed) => *passed,
+            None => {
+                let passed = self.run_unmutated(&selection, job.timeout, log)?;
+                self.verified.insert(selection.clone(), passed);
+                passed
+            }
+        };
+        if !passed {
+            outcome.status = Status::RuntimeError;
+            outcome.reason = format!(
+                "the tests fail without the mutant too when run in this selection ({}): a test that depends on others ran alone; its verdict is unknown",
+                selection.join(" ")
+            );
+            outcome.killed_by.clear();
+        }
+        Ok(outcome)
+    }
+
+    /// Whether `tests` pass in this copy as it is (no mutant), by the path mutants take.
+    fn run_unmutated(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<bool> {
+        if let Swap::On(collector) = &mut self.swap {
+            if let Swapped::Ran { finished, .. } = collector.unmutated(tests, timeout, log)? {
+                return Ok(finished.passed());
+            }
+        }
+        Ok(self.executor.run(tests, timeout, log)?.passed())
     }
 }

@@ -258,3 +258,25 @@ fn the_whole_suite_decides_what_the_changes_own_tests_let_through() {
     assert_eq!((survivors[0].0, survivors[0].1.as_str()), (3, "Survived"));
     assert!(verdicts.iter().all(|(_, s, _)| s != "NoCoverage" && s != "RuntimeError"), "{verdicts:?}");
 }
+
+#[test]
+fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
+    // `lookup`'s mutants are run only by a test that needs another test to have run first:
+    // alone it fails with or without them. That is no kill.
+    let repo = fixture_repo("order_dependent");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let mutants = report["files"]["pkg/state.py"]["mutants"].as_array().unwrap();
+    let lookup: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 10).collect();
+    assert!(!lookup.is_empty());
+    for mutant in lookup {
+        assert_eq!(mutant["status"], "RuntimeError", "{mutant}");
+        assert!(mutant["statusReason"].as_str().unwrap().contains("fail without the mutant too"), "{mutant}");
+    }
+    // Storing the value is run only by test_register, which checks the return value alone.
+    let register: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 5).collect();
+    assert!(!register.is_empty() && register.iter().all(|m| m["status"] == "Survived"), "{register:?}");
+}
