@@ -11,7 +11,7 @@ pub mod served;
 pub mod warm;
 pub mod worker;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -350,7 +350,9 @@ impl LanguageCheck for PythonCheck {
                 pytest: self.pytest(),
                 swap: Swap::Off,
                 unswappable: BTreeMap::new(),
-                verified: Default::default(),
+                // The baselines ran these selections unmutated, in full and in order: the
+                // change's tests, and (both rounds together) the whole suite.
+                verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
             })
             .collect();
         let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;

@@ -7,8 +7,15 @@ use serde_json::Value;
 
 use crate::common::{fixture_repo, mutdelta, python, python_at};
 
-const FIXTURES: &[&str] =
-    &["swap_pitfalls", "suite_wide", "model_client", "strong_tests", "skipped_test", "hazards"];
+const FIXTURES: &[&str] = &[
+    "swap_pitfalls",
+    "suite_wide",
+    "model_client",
+    "strong_tests",
+    "skipped_test",
+    "hazards",
+    "order_dependent",
+];
 
 /// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
 fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)> {
