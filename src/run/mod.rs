@@ -227,3 +227,90 @@ fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<Planned
     }
     (settled, candidates)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::record::{CommandRecord, How, RunRecord};
+    use mutators::{Mutant, Position};
+
+    fn result(
+        id: usize,
+        status: Status,
+        reason: &str,
+        covered: &[&str],
+        killed: &[&str],
+        millis: u64,
+    ) -> MutantResult {
+        let mutant = Mutant {
+            line: 1,
+            span: 0..1,
+            start: Position { line: 1, column: 1 },
+            end: Position { line: 1, column: 2 },
+            original: "+".into(),
+            replacement: "-".into(),
+            rule: &mutators::catalog::PYTHON[0],
+            description: "replace + with -".into(),
+            ignored: None,
+        };
+        let command = CommandRecord {
+            argv: vec![format!("round of {reason}")],
+            dir: PathBuf::from("/copy"),
+            env: Vec::new(),
+            exit: process::Exit::Code(0),
+            duration: Duration::from_millis(millis),
+        };
+        MutantResult {
+            planned: PlannedMutant { id, file: 0, mutant },
+            status,
+            reason: reason.to_string(),
+            duration: Duration::from_millis(millis),
+            covered_by: covered.iter().map(|t| t.to_string()).collect(),
+            killed_by: killed.iter().map(|t| t.to_string()).collect(),
+            record: (status != Status::NoCoverage).then(|| RunRecord {
+                how: How::Swap,
+                commands: vec![command],
+                tail: reason.to_string(),
+                fallback: None,
+                split: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_mutant_survives_two_rounds_only_if_it_survived_both_and_keeps_what_both_ran() {
+        let mut results = vec![
+            result(1, Status::Survived, "first", &["a"], &[], 10),
+            result(2, Status::NoCoverage, "no test runs this line", &[], &[], 0),
+            result(3, Status::Survived, "first", &["a"], &[], 10),
+        ];
+        let later = vec![
+            result(1, Status::Killed, "second", &["b"], &["b"], 5),
+            result(2, Status::Survived, "second", &["c"], &[], 5),
+            result(3, Status::Survived, "second", &["a", "d"], &[], 5),
+            result(9, Status::Killed, "second", &["z"], &["z"], 5),
+        ];
+        merge(&mut results, later);
+
+        assert_eq!(results.len(), 3, "a verdict for no mutant of the first round is dropped");
+        let killed = &results[0];
+        assert_eq!((killed.status, killed.reason.as_str()), (Status::Killed, "second"));
+        assert_eq!(killed.killed_by, ["b"]);
+        assert_eq!(killed.covered_by, ["a", "b"]);
+        assert_eq!(killed.duration, Duration::from_millis(15));
+        let record = killed.record.as_ref().unwrap();
+        let rounds: Vec<&str> = record.commands.iter().map(|c| c.argv[0].as_str()).collect();
+        assert_eq!(rounds, ["round of first", "round of second"], "both rounds' commands, in order");
+        assert_eq!(record.tail, "second", "the output is the last round's");
+
+        let reached = &results[1];
+        assert_eq!((reached.status, reached.reason.as_str()), (Status::Survived, "second"));
+        assert_eq!(reached.covered_by, ["c"]);
+        assert_eq!(reached.record.as_ref().unwrap().commands.len(), 1);
+
+        let survived = &results[2];
+        assert_eq!((survived.status, survived.reason.as_str()), (Status::Survived, "first"));
+        assert_eq!(survived.covered_by, ["a", "d"], "each test once");
+        assert!(survived.killed_by.is_empty());
+    }
+}
