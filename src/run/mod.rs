@@ -268,7 +268,7 @@ mod tests {
             covered_by: covered.iter().map(|t| t.to_string()).collect(),
             killed_by: killed.iter().map(|t| t.to_string()).collect(),
             record: (status != Status::NoCoverage).then(|| RunRecord {
-                how: How::Swap,
+                how: if reason == "second" { How::Fork } else { How::Swap },
                 commands: vec![command],
                 tail: reason.to_string(),
                 fallback: None,
@@ -301,7 +301,11 @@ mod tests {
         let record = killed.record.as_ref().unwrap();
         let rounds: Vec<&str> = record.commands.iter().map(|c| c.argv[0].as_str()).collect();
         assert_eq!(rounds, ["round of first", "round of second"], "both rounds' commands, in order");
-        assert_eq!(record.tail, "second", "the output is the last round's");
+        assert_eq!(
+            (record.tail.as_str(), record.how),
+            ("second", How::Fork),
+            "the last round's output and path"
+        );
 
         let reached = &results[1];
         assert_eq!((reached.status, reached.reason.as_str()), (Status::Survived, "second"));
