@@ -5,6 +5,7 @@ pub mod compile;
 pub mod coverage;
 pub mod executor;
 pub mod interpreter;
+pub mod proof;
 pub mod pytest;
 pub mod select;
 pub mod served;
@@ -15,12 +16,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 
 use self::collector::Collector;
 use self::coverage::CoverageMap;
 use self::executor::{Executor, Spawn, Warm};
 use self::interpreter::Runner;
+use self::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
 use self::select::Selection;
 use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
@@ -422,86 +424,6 @@ impl LanguageCheck for PythonCheck {
         let (jobs, _still_uncovered) = select_each(ctx, &map, open, &[], run.duration);
         Ok(Some(Widened { jobs, baseline: run.duration, what, steps: vec![step] }))
     }
-}
-
-/// For each mutated file, in the first worker's collector: its tests must fail when every
-/// function of the file raises, or its mutants are not swapped in (anywhere). Each finding is
-/// a step of the record.
-fn prove_swap(ctx: &Context, workers: &mut [PythonWorker], jobs: &[Job]) -> Result<Vec<StepRecord>> {
-    let mut steps = Vec::new();
-    let mut unswappable = BTreeMap::new();
-    // Only the mutants that may be swapped in: the others run their tests fresh.
-    let swappable: Vec<Job> = jobs.iter().filter(|job| !job.fresh).cloned().collect();
-    for (index, file) in ctx.plan.files.iter().enumerate() {
-        let Some((tests, cost)) = tests_of_file(&swappable, index) else { continue };
-        let timeout = mutant_timeout(ctx.options.timeout, cost);
-        let log = ctx.logs.join("swap-canary.log");
-        if let Some(why) = workers[0].swap_canary(file, &tests, timeout, &log)? {
-            unswappable
-                .insert(index, format!("the swap canary of {} did not hold: {why}", file.path.display()));
-        }
-        let record = RunRecord {
-            how: How::Swap,
-            commands: Vec::new(),
-            tail: crate::run::process::read_tail(&log),
-            fallback: unswappable.get(&index).cloned(),
-            split: None,
-        };
-        steps.push(StepRecord { step: format!("swap canary {}", file.path.display()), record });
-    }
-    for worker in workers {
-        worker.unswappable = unswappable.clone();
-    }
-    Ok(steps)
-}
-
-/// Tests that import a changed file from the user's checkout would never see a mutant.
-fn refuse_imports_from_checkout(ctx: &Context, map: &CoverageMap) -> Result<()> {
-    for file in &ctx.plan.files {
-        let Ok(original) = ctx.repo_root.join(&file.path).canonicalize() else {
-            continue;
-        };
-        if map.module_files.contains(&original) {
-            bail!(
-                "the tests import {} from your checkout ({}) rather than from the copy under test, so no mutant could be seen: uninstall the editable install or put the repository first on the path",
-                file.path.display(),
-                original.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The tests `jobs` run against mutants of file `index`, and the longest any of them takes;
-/// `None` when no job mutates the file.
-fn tests_of_file(jobs: &[Job], index: usize) -> Option<(Vec<String>, Duration)> {
-    let mut tests: Vec<String> = Vec::new();
-    let mut cost = Duration::ZERO;
-    let mut any = false;
-    for job in jobs.iter().filter(|job| job.planned.file == index) {
-        any = true;
-        cost = cost.max(job.cost);
-        for test in &job.tests {
-            if !tests.contains(test) {
-                tests.push(test.clone());
-            }
-        }
-    }
-    any.then_some((tests, cost))
-}
-
-/// For each mutated file with mutants to run: its tests must fail when it is broken.
-fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Result<Vec<StepRecord>> {
-    let mut steps = Vec::new();
-    for (index, file) in ctx.plan.files.iter().enumerate() {
-        let Some((tests, cost)) = tests_of_file(jobs, index) else { continue };
-        let timeout = mutant_timeout(ctx.options.timeout, cost);
-        let run = worker.canary(file, &tests, timeout, &ctx.logs.join("canary.log"))?;
-        require::failed_on_canary(&run, &file.path)?;
-        let step = format!("canary {}", file.path.display());
-        steps.push(StepRecord { step, record: RunRecord::of(worker.executor.how(), &[&run]) });
-    }
-    Ok(steps)
 }
 
 #[cfg(test)]
