@@ -32,13 +32,13 @@ import gc
 import inspect
 import json
 import os
-import select
-import signal
 import sys
 import time
 import types
 
+import mutdelta_forked as forked
 import pytest
+from mutdelta_forked import enter_child
 
 # Requests and answers use private copies of the original stdin and stdout, taken when pytest
 # imports this plugin, before its output capture replaces them.
@@ -285,59 +285,26 @@ _RAISING = _raising()
 
 
 def serve(session, swaps, items, request, parent):
-    start = time.monotonic()
     result_path = request["log"] + ".result"
-    pid = os.fork()
-    if pid == 0:
-        run_child(session, swaps, items, request["log"], result_path)
-    answer({"child": pid})
-    ended = ChildEnd(pid)
-    try:
-        return wait_for(pid, ended, start, request, parent, result_path)
-    finally:
-        ended.close()
-
-
-def wait_for(pid, ended, start, request, parent, result_path):
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if os.getppid() != parent:
-            kill_group(pid)
-            os._exit(1)
-        if time.monotonic() - start > request["timeout"]:
-            kill_group(pid)
-            os.waitpid(pid, 0)
-            return {"timeout": True, "duration": time.monotonic() - start}
-        ended.wait(min(0.2, max(0.0, start + request["timeout"] - time.monotonic())))
-    duration = time.monotonic() - start
-    kill_group(pid)
-    if os.WIFSIGNALED(status):
-        return {"signal": os.WTERMSIG(status), "duration": duration}
-    outcome = {"exit": os.WEXITSTATUS(status), "duration": duration, "failed": []}
-    try:
-        with open(result_path) as result:
-            outcome.update(json.load(result))
-    except (OSError, ValueError):
-        pass
+    outcome = forked.serve(request, parent, lambda: run_child(session, swaps, items, request["log"], result_path), answer)
+    if "exit" in outcome:
+        outcome["failed"] = []
+        try:
+            with open(result_path) as result:
+                outcome.update(json.load(result))
+        except (OSError, ValueError):
+            pass
     return outcome
 
 
 def run_child(session, swaps, items, log, result_path):
     code = 3
     try:
-        os.setpgid(0, 0)
-        die_with_parent()
         config = session.config
         capman = config.pluginmanager.getplugin("capturemanager")
         if capman is not None:
             capman.stop_global_capturing()
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
+        enter_child(log)
         if capman is not None:
             capman.start_global_capturing()
             capman.suspend_global_capture()
@@ -381,52 +348,3 @@ def run_child(session, swaps, items, log, result_path):
 def _files_caches(function):
     for file in _files.values():
         yield from file.caches.get(id(function), ())
-
-
-def _libc():
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True)
-    except (OSError, ImportError):
-        return None
-
-
-_LIBC = _libc()
-
-
-def die_with_parent():
-    try:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except AttributeError:
-        pass
-
-
-class ChildEnd:
-    """Waits for a child to end: on its pidfd where Linux has them, else in growing sleeps."""
-
-    def __init__(self, pid):
-        try:
-            self.fd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            self.fd = None
-        self.pause = 0.001
-
-    def wait(self, limit):
-        if self.fd is not None:
-            select.select([self.fd], [], [], limit)
-        else:
-            time.sleep(min(self.pause, limit))
-            self.pause = min(self.pause * 2, 0.02)
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
-def kill_group(pid):
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

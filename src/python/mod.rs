@@ -37,6 +37,8 @@ use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 use crate::worktree;
 
 const WORKER_SCRIPT: &str = include_str!("worker.py");
+/// What the warm worker and the collector share: their forked children.
+const FORKED_MODULE: &str = include_str!("forked.py");
 
 /// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
 pub const CANARY_SOURCE: &str =
@@ -71,6 +73,7 @@ impl PythonCheck {
         let support = ctx.scratch.subdir("support")?;
         std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
+        std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         Ok(PythonCheck {
             python,
