@@ -26,7 +26,7 @@ impl Console {
             }
             Event::MutantFinished { result, done, total } if self.live => {
                 let end = if done == total { "\n" } else { "" };
-                write!(err, "\r[{done}/{total}] {:?}{:20}{end}", result.status, "")
+                write!(err, "\r[{done}/{total}] {:?}{:20}{end}", result.outcome.status, "")
             }
             Event::MutantFinished { .. } => Ok(()),
         };

@@ -394,7 +394,7 @@ impl LanguageCheck for PythonCheck {
         }
         let open: Vec<PlannedMutant> = results
             .iter()
-            .filter(|result| matches!(result.status, Status::Survived | Status::NoCoverage))
+            .filter(|result| matches!(result.outcome.status, Status::Survived | Status::NoCoverage))
             .map(|result| result.planned.clone())
             .collect();
         if open.is_empty() {

@@ -53,17 +53,17 @@ fn mutant(result: &MutantResult) -> Value {
             "start": { "line": mutant.start.line, "column": mutant.start.column },
             "end": { "line": mutant.end.line, "column": mutant.end.column },
         },
-        "status": result.status,
-        "statusReason": result.reason,
-        "duration": millis(result.duration),
+        "status": result.outcome.status,
+        "statusReason": result.outcome.reason,
+        "duration": millis(result.outcome.duration),
     });
-    if !result.covered_by.is_empty() {
-        value["coveredBy"] = json!(result.covered_by);
+    if !result.outcome.covered_by.is_empty() {
+        value["coveredBy"] = json!(result.outcome.covered_by);
     }
-    if !result.killed_by.is_empty() {
-        value["killedBy"] = json!(result.killed_by);
+    if !result.outcome.killed_by.is_empty() {
+        value["killedBy"] = json!(result.outcome.killed_by);
     }
-    if let Some(record) = &result.record {
+    if let Some(record) = &result.outcome.record {
         value["run"] = run(record);
     }
     value

@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::plan::{Plan, PlannedMutant};
-use crate::run::record::{RunRecord, StepRecord};
+use crate::run::outcome::Outcome;
+use crate::run::record::StepRecord;
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,17 +42,7 @@ impl Status {
 #[derive(Debug, Clone)]
 pub struct MutantResult {
     pub planned: PlannedMutant,
-    pub status: Status,
-    /// Why: the failing test's message, the compile error, the pragma's reason, ...
-    pub reason: String,
-    /// Time spent running its tests.
-    pub duration: Duration,
-    /// Tests that were run against it.
-    pub covered_by: Vec<String>,
-    /// Tests that failed against it.
-    pub killed_by: Vec<String>,
-    /// The commands its verdict rests on; none when nothing ran.
-    pub record: Option<RunRecord>,
+    pub outcome: Outcome,
 }
 
 /// Everything a reporter needs.
@@ -112,16 +103,20 @@ pub struct Summary {
 
 impl Report {
     pub fn summary(&self) -> Summary {
-        let count = |status: Status| self.results.iter().filter(|r| r.status == status).count();
+        let count = |status: Status| self.results.iter().filter(|r| r.outcome.status == status).count();
         let lines_with_survivors: BTreeSet<_> = self
             .results
             .iter()
-            .filter(|r| r.status.is_missed())
+            .filter(|r| r.outcome.status.is_missed())
             .map(|r| (r.planned.file, r.planned.mutant.line))
             .collect();
         Summary {
-            caught: self.results.iter().filter(|r| r.status.is_caught()).count(),
-            scored: self.results.iter().filter(|r| r.status.is_caught() || r.status.is_missed()).count(),
+            caught: self.results.iter().filter(|r| r.outcome.status.is_caught()).count(),
+            scored: self
+                .results
+                .iter()
+                .filter(|r| r.outcome.status.is_caught() || r.outcome.status.is_missed())
+                .count(),
             lines: self.plan.line_count(),
             lines_with_survivors: lines_with_survivors.len(),
             compile_errors: count(Status::CompileError),
@@ -132,6 +127,6 @@ impl Report {
 
     /// True when some added line has a mutant that no test caught, or whose run broke.
     pub fn has_missed(&self) -> bool {
-        self.results.iter().any(|r| r.status.is_missed() || r.status == Status::RuntimeError)
+        self.results.iter().any(|r| r.outcome.status.is_missed() || r.outcome.status == Status::RuntimeError)
     }
 }

@@ -59,13 +59,13 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
             "column": mutant.start.column,
             "mutatorName": mutant.mutator().name(),
             "description": mutant.description,
-            "status": result.status,
-            "statusReason": result.reason,
-            "duration": result.duration.as_secs_f64() * 1000.0,
-            "coveredBy": result.covered_by,
-            "killedBy": result.killed_by,
+            "status": result.outcome.status,
+            "statusReason": result.outcome.reason,
+            "duration": result.outcome.duration.as_secs_f64() * 1000.0,
+            "coveredBy": result.outcome.covered_by,
+            "killedBy": result.outcome.killed_by,
         });
-        if let Some(run) = &result.record {
+        if let Some(run) = &result.outcome.record {
             record["run"] = report_json::run(run);
             fs::write(own.join("output.log"), &run.tail)?;
         }

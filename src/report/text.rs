@@ -24,7 +24,7 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
     let mutant = &result.planned.mutant;
     let place = format!("{}:{}", file.path.display(), mutant.line);
     let what = &mutant.description;
-    match result.status {
+    match result.outcome.status {
         Status::Killed | Status::Ignored => return,
         Status::Survived => {
             let _ = writeln!(out, "[MUT-survived] {place}: {what}");
@@ -33,19 +33,21 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
             let _ = writeln!(out, "[MUT-nocoverage] {place}: {what}: no relevant test runs this line");
         }
         Status::Timeout => {
-            let _ = writeln!(out, "[MUT-timeout] {place}: {what}: {}, counted as caught", result.reason);
+            let _ =
+                writeln!(out, "[MUT-timeout] {place}: {what}: {}, counted as caught", result.outcome.reason);
             return;
         }
         Status::CompileError => {
             let _ = writeln!(
                 out,
                 "[MUT-unviable] {place}: {what}: does not compile, not counted ({})",
-                result.reason
+                result.outcome.reason
             );
             return;
         }
         Status::RuntimeError => {
-            let _ = writeln!(out, "[MUT-error] {place}: {what}: the test run broke: {}", result.reason);
+            let _ =
+                writeln!(out, "[MUT-error] {place}: {what}: the test run broke: {}", result.outcome.reason);
             return;
         }
     }
@@ -53,8 +55,8 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
     for line in unified.lines() {
         let _ = writeln!(out, "    {line}");
     }
-    if !result.killed_by.is_empty() || !result.covered_by.is_empty() {
-        let _ = writeln!(out, "    ran under: {}", result.covered_by.join(", "));
+    if !result.outcome.killed_by.is_empty() || !result.outcome.covered_by.is_empty() {
+        let _ = writeln!(out, "    ran under: {}", result.outcome.covered_by.join(", "));
     }
 }
 

@@ -192,13 +192,13 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
         let Some(old) = results.iter_mut().find(|old| old.planned.id == new.planned.id) else {
             continue;
         };
-        old.duration += new.duration;
-        for test in new.covered_by {
-            if !old.covered_by.contains(&test) {
-                old.covered_by.push(test);
+        old.outcome.duration += new.outcome.duration;
+        for test in new.outcome.covered_by {
+            if !old.outcome.covered_by.contains(&test) {
+                old.outcome.covered_by.push(test);
             }
         }
-        old.record = match (old.record.take(), new.record) {
+        old.outcome.record = match (old.outcome.record.take(), new.outcome.record) {
             (Some(mut first), Some(second)) => {
                 first.commands.extend(second.commands);
                 first.how = second.how;
@@ -207,10 +207,10 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
             }
             (first, second) => second.or(first),
         };
-        if !(old.status == Status::Survived && new.status == Status::Survived) {
-            old.status = new.status;
-            old.reason = new.reason;
-            old.killed_by = new.killed_by;
+        if !(old.outcome.status == Status::Survived && new.outcome.status == Status::Survived) {
+            old.outcome.status = new.outcome.status;
+            old.outcome.reason = new.outcome.reason;
+            old.outcome.killed_by = new.outcome.killed_by;
         }
     }
 }
@@ -260,8 +260,7 @@ mod tests {
             exit: process::Exit::Code(0),
             duration: Duration::from_millis(millis),
         };
-        MutantResult {
-            planned: PlannedMutant { id, file: 0, mutant },
+        let outcome = Outcome {
             status,
             reason: reason.to_string(),
             duration: Duration::from_millis(millis),
@@ -274,7 +273,8 @@ mod tests {
                 fallback: None,
                 split: None,
             }),
-        }
+        };
+        outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
     }
 
     #[test]
@@ -294,11 +294,11 @@ mod tests {
 
         assert_eq!(results.len(), 3, "a verdict for no mutant of the first round is dropped");
         let killed = &results[0];
-        assert_eq!((killed.status, killed.reason.as_str()), (Status::Killed, "second"));
-        assert_eq!(killed.killed_by, ["b"]);
-        assert_eq!(killed.covered_by, ["a", "b"]);
-        assert_eq!(killed.duration, Duration::from_millis(15));
-        let record = killed.record.as_ref().unwrap();
+        assert_eq!((killed.outcome.status, killed.outcome.reason.as_str()), (Status::Killed, "second"));
+        assert_eq!(killed.outcome.killed_by, ["b"]);
+        assert_eq!(killed.outcome.covered_by, ["a", "b"]);
+        assert_eq!(killed.outcome.duration, Duration::from_millis(15));
+        let record = killed.outcome.record.as_ref().unwrap();
         let rounds: Vec<&str> = record.commands.iter().map(|c| c.argv[0].as_str()).collect();
         assert_eq!(rounds, ["round of first", "round of second"], "both rounds' commands, in order");
         assert_eq!(
@@ -308,13 +308,13 @@ mod tests {
         );
 
         let reached = &results[1];
-        assert_eq!((reached.status, reached.reason.as_str()), (Status::Survived, "second"));
-        assert_eq!(reached.covered_by, ["c"]);
-        assert_eq!(reached.record.as_ref().unwrap().commands.len(), 1);
+        assert_eq!((reached.outcome.status, reached.outcome.reason.as_str()), (Status::Survived, "second"));
+        assert_eq!(reached.outcome.covered_by, ["c"]);
+        assert_eq!(reached.outcome.record.as_ref().unwrap().commands.len(), 1);
 
         let survived = &results[2];
-        assert_eq!((survived.status, survived.reason.as_str()), (Status::Survived, "first"));
-        assert_eq!(survived.covered_by, ["a", "d"], "each test once");
-        assert!(survived.killed_by.is_empty());
+        assert_eq!((survived.outcome.status, survived.outcome.reason.as_str()), (Status::Survived, "first"));
+        assert_eq!(survived.outcome.covered_by, ["a", "d"], "each test once");
+        assert!(survived.outcome.killed_by.is_empty());
     }
 }

@@ -7,7 +7,7 @@ use super::record::RunRecord;
 use crate::plan::PlannedMutant;
 use crate::report::{MutantResult, Status};
 
-/// A mutant's verdict before it is joined to its mutant.
+/// A mutant's verdict: what its tests came to, why, and what ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub status: Status,
@@ -42,15 +42,7 @@ impl Outcome {
     }
 
     pub fn for_mutant(self, planned: PlannedMutant) -> MutantResult {
-        MutantResult {
-            planned,
-            status: self.status,
-            reason: self.reason,
-            duration: self.duration,
-            covered_by: self.covered_by,
-            killed_by: self.killed_by,
-            record: self.record,
-        }
+        MutantResult { planned, outcome: self }
     }
 }
 
