@@ -113,6 +113,10 @@ pub struct CheckArgs {
     /// code into a process that collected the tests once.
     #[arg(long)]
     pub no_swap: bool,
+    /// Measure the tests afresh: do not reuse (or keep) what an earlier run of the same files,
+    /// interpreter and tests measured, kept in the repository's git directory.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Write a mutation-testing-elements JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -53,6 +53,7 @@ pub fn prepare() -> Result<Demo> {
         timeout: None,
         json: None,
         out: None,
+        cache: true,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

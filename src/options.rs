@@ -61,6 +61,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// `--out`: where to keep the run record.
     pub out: Option<PathBuf>,
+    /// False with `--no-cache`: nothing is reused from, or kept for, another run.
+    pub cache: bool,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -115,6 +117,7 @@ impl Options {
             timeout,
             json: args.json.clone(),
             out: args.out.clone(),
+            cache: !args.no_cache,
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

@@ -5,8 +5,11 @@ Builds a git repository from the more-itertools sdist (765 tests, ~21,000 subtes
 change that adds one function to the 5,000-line `more.py` and a new test file for it, then
 measures, each as the median of --runs runs:
   - one run of the project's whole test suite (the yardstick);
-  - `mutdelta check --commit HEAD`: total wall time, mutants per second, and the per-phase
-    breakdown mutdelta prints (diff, generation, compile check, coverage run, mutants);
+  - `mutdelta check --commit HEAD` in three situations: a first run (`--no-cache`: every coverage
+    run measured, shards in collection order); a run that knows the tests' durations from an
+    earlier one but nothing else (what a CI job restoring `.git/mutdelta` after another commit
+    sees: the slow tests start first); and a re-run of the same content (coverage reused). Each
+    with total wall time, mutants per second, and the per-phase breakdown mutdelta prints;
   - with --cosmic-ray, cosmic-ray on the same commit with its git filter (installed into the
     benchmark's venv), and the ratio of the two.
 
@@ -95,10 +98,11 @@ def mutdelta_binary(explicit):
 PHASES = re.compile(r"phases: (.*); total")
 
 
-def bench_mutdelta(binary, python, repo, runs, extra=()):
+def bench_mutdelta(binary, python, repo, runs, extra=(), before_each=lambda: None):
     times, phases, report = [], [], None
     for index in range(runs):
         out = WORK / f"report-{index}.json"
+        before_each()
         command = [str(binary), "check", "--commit", "HEAD", "--python", str(python), "--json", str(out), *extra]
         seconds, result = timed(command, repo)
         if result.returncode not in (0, 1):
@@ -194,20 +198,35 @@ def main():
     binary = mutdelta_binary(args.mutdelta)
 
     suite = [timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo)[0] for _ in range(args.runs)]
-    times, phases, statuses, summary, report = bench_mutdelta(binary, python, repo, args.runs)
-    mutants = sum(statuses.values())
-    median = statistics.median(times)
+    suite_median = statistics.median(suite)
     print(f"project: {PROJECT}, change: one function (+{len((HERE / 'change.py').read_text().splitlines())} lines) and its tests")
-    print(f"whole suite, one run: median {statistics.median(suite):.2f} s over {args.runs} runs")
-    print(f"mutdelta check: median {median:.2f} s over {args.runs} runs ({', '.join(f'{t:.2f}' for t in times)})")
-    print(f"  {mutants} mutants ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); {mutants / median:.1f} mutants/s")
-    print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
-    print(f"  {summary}")
-    print(f"  ratio to one run of the whole suite: {median / statistics.median(suite):.3f}")
-    for line in paths_and_costs(report):
-        print(f"  {line}")
+    print(f"whole suite, one run: median {suite_median:.2f} s over {args.runs} runs")
+    memory = repo / ".git" / "mutdelta"
+    shutil.rmtree(memory, ignore_errors=True)
+    situations = [
+        ("first run (--no-cache)", ["--no-cache"], lambda: None),
+        ("durations known, coverage measured", [], lambda: shutil.rmtree(memory / "python" / "probe", ignore_errors=True)),
+        ("re-run of the same content (coverage reused)", [], lambda: None),
+    ]
+    medians, counts_by_situation = {}, {}
+    for name, extra, before_each in situations:
+        times, phases, statuses, summary, report = bench_mutdelta(binary, python, repo, args.runs, extra, before_each)
+        counts_by_situation[name] = statuses
+        mutants = sum(statuses.values())
+        median = medians[name] = statistics.median(times)
+        print(f"mutdelta check, {name}: median {median:.2f} s over {args.runs} runs ({', '.join(f'{t:.2f}' for t in times)})")
+        print(f"  ratio to one run of the whole suite: {median / suite_median:.3f}")
+        print(f"  {mutants} mutants ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); {mutants / median:.1f} mutants/s")
+        print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
+        print(f"  {summary}")
+        for line in paths_and_costs(report):
+            print(f"  {line}")
+    median = medians[situations[0][0]]
+    statuses = counts_by_situation[situations[0][0]]
+    differing = {name: counts for name, counts in counts_by_situation.items() if counts != statuses}
+    print("verdict counts: the same in all three situations" if not differing else f"verdict counts DIFFER: {differing}")
     if args.also_no_swap:
-        fresh_times, _, fresh_statuses, _, _ = bench_mutdelta(binary, python, repo, args.runs, ["--no-swap"])
+        fresh_times, _, fresh_statuses, _, _ = bench_mutdelta(binary, python, repo, args.runs, ["--no-swap", "--no-cache"])
         fresh_median = statistics.median(fresh_times)
         same = "the same verdict counts" if fresh_statuses == statuses else f"other verdict counts: {fresh_statuses}"
         print(f"mutdelta check --no-swap: median {fresh_median:.2f} s ({', '.join(f'{t:.2f}' for t in fresh_times)}); {same}")

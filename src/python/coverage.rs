@@ -6,18 +6,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::interpreter::{self, Runner};
+use crate::cache::{self, Cache};
 use crate::plan::{Language, Plan};
-use crate::run::process::Finished;
+use crate::run::process::{Exit, Finished};
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
 pub const PROBE_MODULE: &str = "mutdelta_probe";
 
 /// One test's measurements.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TestCoverage {
     pub id: String,
     pub duration: Duration,
@@ -26,7 +27,7 @@ pub struct TestCoverage {
 }
 
 /// Which tests execute which added lines.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CoverageMap {
     pub tests: Vec<TestCoverage>,
     /// Target lines executed while the tests were collected (module-level code).
@@ -81,26 +82,214 @@ pub fn plan_targets(plan: &Plan) -> BTreeMap<PathBuf, Vec<usize>> {
         .collect()
 }
 
-/// Runs the probe's tests, and reads what it measured; no map when the tests fail.
-pub fn measure(probe: &Probe, timeout: Duration, log: &Path) -> Result<(Finished, Option<CoverageMap>)> {
-    let Probe { python, runner, root, support, tests, deselect, .. } = *probe;
-    let real_root = root.canonicalize()?;
+/// What a measurement ran and learned.
+#[derive(Debug)]
+pub struct Measured {
+    /// Every process, in order: the shards, then the whole selection in one process when a
+    /// shard failed. The last one decides whether the tests passed.
+    pub runs: Vec<Finished>,
+    /// What the probe saw; none when the tests failed or collected nothing.
+    pub map: Option<CoverageMap>,
+    /// Wall time, from the first process's start to the last one's end.
+    pub took: Duration,
+    /// The map is an earlier run's, of the same files, interpreter and tests: nothing ran.
+    pub reused: bool,
+}
+
+impl Measured {
+    /// The run that decides: the one process, the retry, the failed shard, or one that ran
+    /// tests (a shard left without tests to run says nothing); none when the map was reused
+    /// (only passing measurements are kept).
+    pub fn decisive(&self) -> Option<&Finished> {
+        let last = self.runs.last()?;
+        Some(self.runs.iter().rev().find(|run| run.exit != Exit::Code(5)).unwrap_or(last))
+    }
+}
+
+/// Measurements remembered between runs. A passing measurement is reused when the copy's
+/// files, the interpreter and its installed packages, the environment, mutdelta's probe and
+/// the question (tests, tests left out, lines watched) are all the same. Every test's duration
+/// is kept too, so that the slow tests start first next time.
+pub struct Memory {
+    cache: Cache,
+    /// What every key shares: all of the above but the question.
+    shared: String,
+}
+
+/// Tests faster than this are not worth remembering: they never hold a shard up.
+const REMEMBERED_DURATION: Duration = Duration::from_millis(100);
+const DURATIONS: &str = "python/durations.json";
+
+impl Memory {
+    pub fn new(cache: Cache, python: &Path, runner: &Runner, root: &Path) -> Memory {
+        if !cache.is_on() {
+            return Memory::off();
+        }
+        let (Ok(files), Ok(interpreter)) = (cache::tree_digest(root), interpreter::fingerprint(python))
+        else {
+            return Memory::off();
+        };
+        let shared = cache::key(&[
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            PROBE_SOURCE.as_bytes(),
+            files.as_bytes(),
+            interpreter.as_bytes(),
+            format!("{runner:?}").as_bytes(),
+            interpreter::environment_fingerprint().as_bytes(),
+        ]);
+        Memory { cache, shared }
+    }
+
+    pub fn off() -> Memory {
+        Memory { cache: Cache::off(), shared: String::new() }
+    }
+
+    fn key(&self, probe: &Probe) -> Result<String> {
+        let question = serde_json::to_vec(&(probe.tests, probe.deselect, &probe.targets))?;
+        Ok(format!("python/probe/{}.json", cache::key(&[self.shared.as_bytes(), &question])))
+    }
+
+    fn recall(&self, probe: &Probe) -> Option<CoverageMap> {
+        serde_json::from_slice(&self.cache.read(&self.key(probe).ok()?)?).ok()
+    }
+
+    fn remember(&self, probe: &Probe, map: &CoverageMap) {
+        if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
+            self.cache.write(&key, &bytes);
+        }
+        let mut durations = self.durations();
+        for test in &map.tests {
+            if test.duration >= REMEMBERED_DURATION {
+                durations.insert(test.id.clone(), test.duration.as_secs_f64());
+            } else {
+                durations.remove(&test.id);
+            }
+        }
+        if let Ok(bytes) = serde_json::to_vec(&durations) {
+            self.cache.write(DURATIONS, &bytes);
+        }
+    }
+
+    fn durations(&self) -> BTreeMap<String, f64> {
+        self.cache.read(DURATIONS).and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
+    }
+}
+
+/// The tests to start before the others when `shards` processes share them: those known to
+/// take at least an eighth of a shard's share of the known time, slowest first.
+fn slow_first(durations: &BTreeMap<String, f64>, shards: usize) -> Vec<String> {
+    let total: f64 = durations.values().sum();
+    let threshold = total / (8 * shards.max(1)) as f64;
+    let mut slow: Vec<(&String, f64)> =
+        durations.iter().filter(|(_, &seconds)| seconds >= threshold).map(|(id, &s)| (id, s)).collect();
+    slow.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    slow.into_iter().map(|(id, _)| id.clone()).collect()
+}
+
+/// Runs the probe's tests split over `shards` processes side by side (each collects every
+/// test, then takes the next one nobody has taken, so the slow tests spread themselves), and
+/// merges what they measured. A test that fails in a shard may depend on a test that ran in
+/// another: then the selection runs again in one process, and that run decides.
+pub fn measure(
+    probe: &Probe,
+    memory: &Memory,
+    shards: usize,
+    timeout: Duration,
+    log: &Path,
+) -> Result<Measured> {
+    let started = std::time::Instant::now();
+    if let Some(map) = memory.recall(probe) {
+        return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
+    }
+    let real_root = probe.root.canonicalize()?;
     let targets: BTreeMap<String, &Vec<usize>> = probe
         .targets
         .iter()
         .map(|(path, lines)| (real_root.join(path).display().to_string(), lines))
         .collect();
-    let targets_path = support.join("probe-targets.json");
-    let deselect_path = support.join("probe-deselect.json");
-    let out_path = support.join("probe-out.json");
-    std::fs::write(&targets_path, serde_json::to_vec(&targets)?)?;
-    std::fs::write(&deselect_path, serde_json::to_vec(deselect)?)?;
+    std::fs::write(probe.support.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
+    std::fs::write(probe.support.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
+    let shards = shards.max(1);
+    let _ = std::fs::remove_file(probe.support.join(QUEUE));
+    let first = slow_first(&memory.durations(), shards);
+    std::fs::write(probe.support.join("probe-first.json"), serde_json::to_vec(&first)?)?;
+    let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
+        vec![measure_one(probe, &real_root, None, timeout, log)?]
+    } else {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (0..shards)
+                .map(|shard| {
+                    let log = shard_log(log, shard);
+                    let real_root = &real_root;
+                    scope.spawn(move || measure_one(probe, real_root, Some(shard), timeout, &log))
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|shard| shard.join().map_err(|_| anyhow::anyhow!("a coverage shard panicked"))?)
+                .collect::<Result<Vec<_>>>()
+        })?
+    };
+    let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
+    let failed = runs.iter().position(|(run, _)| !run.passed() && !nothing_collected(run));
+    let map = match failed {
+        None if runs.iter().all(|(run, _)| nothing_collected(run)) => None,
+        None => Some(
+            runs.iter_mut()
+                .filter_map(|(_, map)| map.take())
+                .fold(CoverageMap::default(), CoverageMap::merge),
+        ),
+        Some(index) if shards == 1 || runs[index].0.exit == Exit::Interrupted => {
+            let decisive = runs.remove(index);
+            runs.push(decisive);
+            None
+        }
+        Some(_) => {
+            let retry = measure_one(probe, &real_root, None, timeout, log)?;
+            runs.push(retry);
+            runs.last_mut().and_then(|(_, map)| map.take())
+        }
+    };
+    if let Some(map) = &map {
+        memory.remember(probe, map);
+    }
+    let runs = runs.into_iter().map(|(run, _)| run).collect();
+    Ok(Measured { runs, map, took: started.elapsed(), reused: false })
+}
+
+/// `baseline.log` → `baseline-shard-1.log`.
+fn shard_log(log: &Path, shard: usize) -> PathBuf {
+    let stem = log.file_stem().unwrap_or_default().to_string_lossy();
+    log.with_file_name(format!("{stem}-shard-{shard}.log"))
+}
+
+/// The file the shards take their tests from.
+const QUEUE: &str = "probe-queue";
+
+/// One process of a measurement: the whole selection, or one shard of it.
+fn measure_one(
+    probe: &Probe,
+    real_root: &Path,
+    shard: Option<usize>,
+    timeout: Duration,
+    log: &Path,
+) -> Result<(Finished, Option<CoverageMap>)> {
+    let Probe { python, runner, root, support, tests, .. } = *probe;
+    let out_path = match shard {
+        Some(index) => support.join(format!("probe-out-{index}.json")),
+        None => support.join("probe-out.json"),
+    };
     let _ = std::fs::remove_file(&out_path);
     let plugin = ["-p".to_string(), PROBE_MODULE.to_string()];
     let mut command = interpreter::test_command(runner, python, root, Some(support), &plugin, tests);
-    command.env.push(("MUTDELTA_PROBE_TARGETS".into(), targets_path.display().to_string()));
+    let file = |name: &str| support.join(name).display().to_string();
+    command.env.push(("MUTDELTA_PROBE_TARGETS".into(), file("probe-targets.json")));
+    command.env.push(("MUTDELTA_PROBE_DESELECT".into(), file("probe-deselect.json")));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
-    command.env.push(("MUTDELTA_PROBE_DESELECT".into(), deselect_path.display().to_string()));
+    if shard.is_some() {
+        command.env.push(("MUTDELTA_PROBE_QUEUE".into(), file(QUEUE)));
+        command.env.push(("MUTDELTA_PROBE_FIRST".into(), file("probe-first.json")));
+    }
     let finished = command.run(timeout, log)?;
     if !finished.passed() {
         return Ok((finished, None));
@@ -108,7 +297,7 @@ pub fn measure(probe: &Probe, timeout: Duration, log: &Path) -> Result<(Finished
     let text = std::fs::read(&out_path).context("the coverage probe wrote nothing")?;
     let probe: ProbeOutput =
         serde_json::from_slice(&text).context("the coverage probe wrote something unexpected")?;
-    let relative = |path: PathBuf| path.strip_prefix(&real_root).map(Path::to_path_buf).unwrap_or(path);
+    let relative = |path: PathBuf| path.strip_prefix(real_root).map(Path::to_path_buf).unwrap_or(path);
     let lines = |map: BTreeMap<PathBuf, Vec<usize>>| -> BTreeMap<PathBuf, BTreeSet<usize>> {
         map.into_iter().map(|(path, lines)| (relative(path), lines.into_iter().collect())).collect()
     };
@@ -131,6 +320,18 @@ pub fn measure(probe: &Probe, timeout: Duration, log: &Path) -> Result<(Finished
 }
 
 impl CoverageMap {
+    /// Both shards' findings: their tests (each ran in one shard only), and the union of the rest.
+    fn merge(mut self, other: CoverageMap) -> CoverageMap {
+        self.tests.extend(other.tests);
+        for (file, lines) in other.collection {
+            self.collection.entry(file).or_default().extend(lines);
+        }
+        union(&mut self.outside_modules, other.outside_modules);
+        union(&mut self.module_files, other.module_files);
+        self.untraced.extend(other.untraced);
+        self
+    }
+
     /// The tests that executed a line of `statement` in `file`, fastest first.
     pub fn tests_covering(&self, file: &Path, statement: &RangeInclusive<usize>) -> Vec<&TestCoverage> {
         let mut tests: Vec<&TestCoverage> =
@@ -146,6 +347,62 @@ impl CoverageMap {
     }
 }
 
+fn union<T: Ord>(mine: &mut Vec<T>, theirs: Vec<T>) {
+    mine.extend(theirs);
+    mine.sort();
+    mine.dedup();
+}
+
 fn ran(lines: Option<&BTreeSet<usize>>, statement: &RangeInclusive<usize>) -> bool {
     lines.is_some_and(|lines| lines.range(statement.clone()).next().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_tests_start_first_slowest_first_and_the_rest_keep_their_place() {
+        let durations: BTreeMap<String, f64> = [("a", 0.2), ("b", 9.0), ("c", 0.5), ("d", 1.0), ("e", 4.0)]
+            .map(|(id, s)| (id.to_string(), s))
+            .into();
+        // 14.7 s known over 2 shards: a test of at least 14.7 / 16 s goes first.
+        assert_eq!(slow_first(&durations, 2), ["b", "e", "d"]);
+        assert_eq!(slow_first(&durations, 1), ["b", "e"]);
+        assert!(slow_first(&BTreeMap::new(), 2).is_empty());
+    }
+
+    fn test(id: &str, lines: &[usize]) -> TestCoverage {
+        TestCoverage {
+            id: id.to_string(),
+            duration: Duration::from_millis(10),
+            lines: BTreeMap::from([(PathBuf::from("pkg/a.py"), lines.iter().copied().collect())]),
+        }
+    }
+
+    #[test]
+    fn shards_merge_into_one_map_with_each_test_once() {
+        let one = CoverageMap {
+            tests: vec![test("t::a", &[3])],
+            collection: BTreeMap::from([(PathBuf::from("pkg/a.py"), BTreeSet::from([1]))]),
+            outside_modules: vec!["pytest".into(), "six".into()],
+            module_files: vec!["/x/pkg/a.py".into()],
+            untraced: BTreeSet::new(),
+        };
+        let two = CoverageMap {
+            tests: vec![test("t::b", &[4])],
+            collection: BTreeMap::from([(PathBuf::from("pkg/a.py"), BTreeSet::from([1, 2]))]),
+            outside_modules: vec!["attr".into(), "pytest".into()],
+            module_files: vec!["/x/pkg/a.py".into(), "/x/tests/t.py".into()],
+            untraced: BTreeSet::from([PathBuf::from("pkg/b.py")]),
+        };
+        let merged = CoverageMap::default().merge(one).merge(two);
+        let ids: Vec<&str> = merged.tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["t::a", "t::b"]);
+        assert_eq!(merged.collection[Path::new("pkg/a.py")], BTreeSet::from([1, 2]));
+        assert_eq!(merged.outside_modules, ["attr", "pytest", "six"]);
+        assert_eq!(merged.module_files, [PathBuf::from("/x/pkg/a.py"), PathBuf::from("/x/tests/t.py")]);
+        assert!(merged.ran_at_collection(Path::new("pkg/b.py"), &(1..=1)), "an untraced file of one shard");
+        assert_eq!(merged.tests_covering(Path::new("pkg/a.py"), &(4..=4)).len(), 1);
+    }
 }

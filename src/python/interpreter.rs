@@ -140,3 +140,63 @@ pub fn test_command(
         },
     }
 }
+
+/// What makes one interpreter's test runs differ from another's: its executable and version,
+/// and the packages installed where it imports from (their metadata folders name the
+/// versions; `.pth` files are read whole).
+pub fn fingerprint(python: &Path) -> Result<String> {
+    const SCRIPT: &str = r#"
+import os, sys
+print(sys.executable, sys.version)
+for entry in sys.path:
+    if entry and os.path.isdir(entry):
+        for name in sorted(os.listdir(entry)):
+            if name.endswith((".dist-info", ".egg-info", ".egg-link")):
+                print(entry, name)
+            elif name.endswith(".pth"):
+                with open(os.path.join(entry, name), "rb") as pth:
+                    print(entry, name, pth.read())
+"#;
+    let output = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).output()?;
+    if !output.status.success() {
+        bail!("{} could not describe itself", python.display());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// mutdelta's environment, which the tests inherit, without what changes from one shell or
+/// terminal to the next.
+pub fn environment_fingerprint() -> String {
+    const VOLATILE: &[&str] = &[
+        "_",
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "TERM",
+        "COLORTERM",
+        "COLUMNS",
+        "LINES",
+        "DISPLAY",
+        "WINDOWID",
+        "XAUTHORITY",
+        "MAIL",
+        "LS_COLORS",
+        "PS1",
+        "HISTFILE",
+        "STY",
+        "TMUX",
+        "TMUX_PANE",
+        // Where temporary files go: a place, not a behaviour.
+        "TMPDIR",
+    ];
+    const VOLATILE_PREFIXES: &[&str] = &["SSH_", "XDG_SESSION", "TERM_", "VSCODE_", "KITTY_", "WT_"];
+    let mut vars: Vec<(String, String)> = std::env::vars_os()
+        .map(|(name, value)| (name.to_string_lossy().into_owned(), value.to_string_lossy().into_owned()))
+        .filter(|(name, _)| {
+            !VOLATILE.contains(&name.as_str())
+                && !VOLATILE_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+        })
+        .collect();
+    vars.sort();
+    vars.iter().map(|(name, value)| format!("{name}={value}\n")).collect()
+}

@@ -62,6 +62,8 @@ pub struct PythonCheck {
     tests: Vec<String>,
     /// mutdelta's Python helpers (the probe plugin, the warm worker), on every test's PYTHONPATH.
     support: PathBuf,
+    /// Coverage runs of earlier checks.
+    memory: coverage::Memory,
 }
 
 impl PythonCheck {
@@ -75,11 +77,14 @@ impl PythonCheck {
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
         std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
+        // The copy is still as the state under test left it: no test has run in it.
+        let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
         Ok(PythonCheck {
             python,
             runner,
             tests: select::relevant_tests(ctx.plan, &settings.extra_tests),
             support,
+            memory,
         })
     }
 
@@ -131,7 +136,7 @@ impl PythonCheck {
                 uncovered: Vec::new(),
                 baseline: run.duration,
                 first_round: FirstRound::default(),
-                step: baseline_step("baseline", &run),
+                step: StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[&run]) },
             });
         }
         let probe = coverage::Probe {
@@ -143,22 +148,19 @@ impl PythonCheck {
             deselect: &[],
             targets: coverage::plan_targets(ctx.plan),
         };
-        let (run, map) = coverage::measure(&probe, BASELINE_LIMIT, &log)?;
-        require::passed(&run, Subject::Pytest, BASELINE_LIMIT)?;
-        let map = map.expect("a passing probe run has a map");
+        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
+        if let Some(run) = measured.decisive() {
+            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
+        }
+        let step = baseline_step("baseline", &measured);
+        let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
-        let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, run.duration);
+        let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
         let first_round = FirstRound {
             preload: map.outside_modules.clone(),
             tests_run: map.tests.iter().map(|test| test.id.clone()).collect(),
         };
-        Ok(Selected {
-            jobs,
-            uncovered,
-            baseline: run.duration,
-            first_round,
-            step: baseline_step("baseline", &run),
-        })
+        Ok(Selected { jobs, uncovered, baseline: measured.took, first_round, step })
     }
 
     /// pytest's arguments before the tests, in every run of a mutant.
@@ -258,8 +260,15 @@ struct Selected {
     step: StepRecord,
 }
 
-fn baseline_step(step: &str, run: &Finished) -> StepRecord {
-    StepRecord { step: step.to_string(), record: RunRecord::of(How::Fresh, &[run]) }
+/// A coverage run's record; a reused one says so, and has no commands.
+fn baseline_step(step: &str, measured: &coverage::Measured) -> StepRecord {
+    let runs: Vec<&Finished> = measured.runs.iter().collect();
+    let step = if measured.reused {
+        format!("{step} (reused: an earlier run measured the same files, interpreter and tests)")
+    } else {
+        step.to_string()
+    };
+    StepRecord { step, record: RunRecord::of(How::Fresh, &runs) }
 }
 
 /// What the compile check found, and how long it took.
@@ -414,18 +423,22 @@ impl LanguageCheck for PythonCheck {
             deselect: &first_round.tests_run,
             targets,
         };
-        let (run, map) = coverage::measure(&probe, BASELINE_LIMIT, &ctx.logs.join("baseline-rest.log"))?;
+        let log = ctx.logs.join("baseline-rest.log");
+        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
         let what = "the rest of the test suite".to_string();
-        let step = baseline_step("baseline of the rest of the suite", &run);
-        if run.exit == crate::run::process::Exit::Code(5) {
-            // Nothing left to collect: the change's tests are the whole suite.
-            return Ok(Some(Widened { jobs: Vec::new(), baseline: run.duration, what, steps: vec![step] }));
+        let step = baseline_step("baseline of the rest of the suite", &measured);
+        let baseline = measured.took;
+        if let Some(run) = measured.decisive() {
+            if run.exit == crate::run::process::Exit::Code(5) {
+                // Nothing left to collect: the change's tests are the whole suite.
+                return Ok(Some(Widened { jobs: Vec::new(), baseline, what, steps: vec![step] }));
+            }
+            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
-        require::passed(&run, Subject::Pytest, BASELINE_LIMIT)?;
-        let map = map.expect("a passing probe run has a map");
+        let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
-        let (jobs, _still_uncovered) = select_each(ctx, &map, open, &[], run.duration);
-        Ok(Some(Widened { jobs, baseline: run.duration, what, steps: vec![step] }))
+        let (jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
+        Ok(Some(Widened { jobs, baseline, what, steps: vec![step] }))
     }
 }
 

@@ -5,7 +5,12 @@ workers).
 Loaded with `-p mutdelta_probe`, which pytest imports before any conftest. Configured by
 environment variables: MUTDELTA_PROBE_TARGETS names a JSON file {absolute path: [lines]},
 MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session, and
-MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already ran).
+MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already ran),
+and MUTDELTA_PROBE_QUEUE (optional) a file shared by processes that run side by side: each
+collects every test, then claims the next unclaimed one from the file until none is left, so
+every test runs once, in collection order, and a slow test holds up only its own process. The
+first failure closes the queue. MUTDELTA_PROBE_FIRST (with the queue) names a JSON list of node
+ids known to be slow: they are claimed first, in that order.
 
 No tracer runs: the target files are imported through a loader that puts a probe call before
 every statement that holds a target line (for compound statements, their header: a `def` with
@@ -18,11 +23,14 @@ other way (before this plugin, or by path) is reported as untraced.
 
 import ast
 import builtins
+import fcntl
 import importlib.abc
 import importlib.machinery
 import json
 import os
 import sys
+
+import pytest
 
 _COLLECTION = "<collection>"
 _PROBE = "__mutdelta_probe_hit__"
@@ -139,15 +147,85 @@ _start()
 
 
 def pytest_collection_modifyitems(session, config, items):
+    done = set()
     path = os.environ.get("MUTDELTA_PROBE_DESELECT")
-    if not path:
-        return
-    with open(path) as spec:
-        done = set(json.load(spec))
+    if path:
+        with open(path) as spec:
+            done = set(json.load(spec))
     kept = [item for item in items if item.nodeid not in done]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
         items[:] = kept
+
+
+class _Queue:
+    """The index of the next unclaimed test, in a file locked for each claim."""
+
+    _CLOSED = 1 << 60
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def _update(self, change):
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            current = int(os.pread(self.fd, 32, 0) or b"0")
+            os.pwrite(self.fd, b"%20d" % change(current), 0)
+            return current
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def claim(self):
+        return self._update(lambda current: current + 1)
+
+    def close(self):
+        self._update(lambda current: self._CLOSED)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """pytest's own loop over the tests, over the tests this process claims."""
+    path = os.environ.get("MUTDELTA_PROBE_QUEUE")
+    if not path:
+        return None
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} errors during collection")
+    if session.config.option.collectonly:
+        return True
+    queue = _Queue(path)
+    with open(os.environ["MUTDELTA_PROBE_FIRST"]) as spec:
+        rank = {nodeid: index for index, nodeid in enumerate(json.load(spec))}
+    # Every process sorts alike (a stable sort: the rest keep their order).
+    items = sorted(session.items, key=lambda item: rank.get(item.nodeid, len(rank)))
+    # pytest tears a test's fixtures down according to the test that runs next. Claiming the
+    # next test before running one would hold a slow test back behind it; instead the
+    # neighbour in collection order stands in for it, and when another test is claimed, what
+    # the two do not share is torn down before it runs (pytest 7's setup state). Older pytest
+    # gets the next test claimed first.
+    state = getattr(session, "_setupstate", None)
+    late = state is not None and int(pytest.__version__.split(".")[0]) >= 7
+    index = queue.claim()
+    while index < len(items):
+        item = items[index]
+        if late:
+            nextitem = items[index + 1] if index + 1 < len(items) else None
+        else:
+            following = queue.claim()
+            nextitem = items[following] if following < len(items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        if session.testsfailed:
+            queue.close()
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+        if late:
+            following = queue.claim()
+            claimed = items[following] if following < len(items) else None
+            if claimed is not nextitem:
+                state.teardown_exact(claimed)
+        index = following
+    return True
 
 
 def pytest_runtest_logstart(nodeid, location):

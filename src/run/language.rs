@@ -25,6 +25,8 @@ pub struct Context<'a> {
     pub scratch: &'a Scratch,
     /// Where test output goes while it runs.
     pub logs: &'a Path,
+    /// What earlier runs measured.
+    pub cache: &'a crate::cache::Cache,
 }
 
 /// One mutant and the tests to run against it.

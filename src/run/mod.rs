@@ -96,6 +96,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let (mut results, candidates) = split_ignored(mutants);
     if !candidates.is_empty() {
         let logs = scratch.subdir("logs")?;
+        let cache = crate::cache::Cache::open(&repo_root, options.cache);
         let ctx = Context {
             options,
             plan: &plan,
@@ -103,6 +104,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             base: &base,
             scratch: &scratch,
             logs: &logs,
+            cache: &cache,
         };
         let (python, rust): (Vec<_>, Vec<_>) =
             candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);

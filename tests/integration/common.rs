@@ -128,11 +128,15 @@ pub fn fixture_repo(name: &str) -> TempDir {
 }
 
 /// Every file under `dir`, `.git` included, with its bytes: equal snapshots mean nothing changed.
+/// mutdelta's cache (`.git/mutdelta`) is left out: it is no part of the checkout, index or stash.
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let entry = entry.unwrap();
             let path = entry.path();
+            if path.strip_prefix(root).unwrap() == Path::new(".git/mutdelta") {
+                continue;
+            }
             if entry.file_type().unwrap().is_dir() {
                 walk(root, &path, out);
             } else {

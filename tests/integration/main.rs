@@ -8,5 +8,6 @@ mod kill;
 mod properties;
 mod python_fixtures;
 mod reproduce;
+mod reuse;
 mod rust_fixtures;
 mod swap_parity;

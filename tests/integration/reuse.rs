@@ -1,0 +1,158 @@
+//! Coverage runs split over processes, and reused by a re-run of the same content: the verdicts never change.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo, git, mutdelta, python};
+
+fn report(path: impl AsRef<Path>) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path.as_ref()).unwrap()).unwrap()
+}
+
+/// A mutant's status, the tests that ran it (sorted) and those that failed.
+type Verdict = (String, Vec<String>, Vec<String>);
+
+/// Per mutant (file, id): its verdict.
+fn verdicts(report: &Value) -> BTreeMap<(String, String), Verdict> {
+    let mut out = BTreeMap::new();
+    for (file, entry) in report["files"].as_object().unwrap() {
+        for mutant in entry["mutants"].as_array().unwrap() {
+            let ids = |key: &str| {
+                let mut ids: Vec<String> = mutant[key]
+                    .as_array()
+                    .map(|ids| ids.iter().map(|id| id.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
+                ids.sort();
+                ids
+            };
+            out.insert(
+                (file.clone(), mutant["id"].as_str().unwrap().to_string()),
+                (mutant["status"].as_str().unwrap().to_string(), ids("coveredBy"), ids("killedBy")),
+            );
+        }
+    }
+    out
+}
+
+/// The coverage runs' steps: (name, the exit of each process it ran).
+fn coverage_steps(report: &Value) -> Vec<(String, Vec<String>)> {
+    report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["step"].as_str().unwrap().starts_with("baseline"))
+        .map(|step| {
+            let exits = step["commands"].as_array().unwrap();
+            let exits = exits.iter().map(|command| command["exit"].as_str().unwrap().to_string()).collect();
+            (step["step"].as_str().unwrap().to_string(), exits)
+        })
+        .collect()
+}
+
+fn probe_files(repo: &Path) -> usize {
+    std::fs::read_dir(repo.join(".git/mutdelta/python/probe")).map_or(0, |dir| dir.count())
+}
+
+#[test]
+fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_verdicts() {
+    // The change's tests, then the rest of the suite with its doctests: two coverage runs.
+    let repo = fixture_repo("suite_wide");
+    let out = tempfile::tempdir().unwrap();
+    let json = |name: &str| out.path().join(name).to_str().unwrap().to_string();
+
+    let python = python();
+    let alone = mutdelta(
+        repo.path(),
+        &[
+            "check",
+            "--python",
+            python.to_str().unwrap(),
+            "-j",
+            "1",
+            "--commit",
+            "HEAD",
+            "--no-cache",
+            "--json",
+            &json("alone.json"),
+        ],
+    );
+    assert_eq!(probe_files(repo.path()), 0, "--no-cache keeps nothing");
+    let first = check(repo.path(), &["--commit", "HEAD", "--json", &json("first.json")]);
+    let again = check(repo.path(), &["--commit", "HEAD", "--json", &json("again.json")]);
+    assert_eq!((alone.code, first.code, again.code), (1, 1, 1), "{alone:?}\n{first:?}\n{again:?}");
+
+    let (alone, first, again) =
+        (report(json("alone.json")), report(json("first.json")), report(json("again.json")));
+    let measured = coverage_steps(&first);
+    assert_eq!(measured.len(), 2, "{measured:?}");
+    for (step, exits) in &measured {
+        assert!(!step.contains("reused"), "{step}");
+        assert_eq!(exits.len(), 2, "two jobs, two shards: {step} {exits:?}");
+    }
+    for (step, exits) in coverage_steps(&alone) {
+        assert_eq!(exits, ["exit code 0"], "one job, one process: {step}");
+    }
+    assert_eq!(probe_files(repo.path()), 2, "both coverage runs are kept");
+    for (step, exits) in coverage_steps(&again) {
+        assert!(step.contains("(reused: an earlier run measured the same files"), "{step}");
+        assert!(exits.is_empty(), "nothing ran for {step}: {exits:?}");
+    }
+    // The shards together ran every test once, as one process did; reused maps select alike.
+    assert!(!verdicts(&alone).is_empty());
+    assert_eq!(verdicts(&first), verdicts(&alone));
+    assert_eq!(verdicts(&again), verdicts(&alone));
+
+    // Any changed file is new content: measured again.
+    std::fs::write(repo.path().join("tests/test_star.py"), {
+        let old = std::fs::read_to_string(repo.path().join("tests/test_star.py")).unwrap();
+        format!("{old}\n\ndef test_added_later():\n    assert True\n")
+    })
+    .unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let changed = check(repo.path(), &["--commit", "HEAD", "--json", &json("changed.json")]);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    for (step, exits) in coverage_steps(&report(json("changed.json"))) {
+        assert!(!step.contains("reused") && !exits.is_empty(), "{step}: {exits:?}");
+    }
+}
+
+#[test]
+fn a_shard_that_breaks_the_tests_order_is_run_again_in_one_process() {
+    // An earlier run found `test_lookup_after_register` slow, so a shard starts it first,
+    // before the test it leans on: that shard fails. The tests in one process decide.
+    let repo = fixture_repo("order_dependent");
+    let memory = repo.path().join(".git/mutdelta/python");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(
+        memory.join("durations.json"),
+        r#"{"tests/test_state.py::test_lookup_after_register": 5.0}"#,
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = report(&json);
+    let steps = coverage_steps(&report);
+    let (step, exits) = &steps[0];
+    assert_eq!(step, "baseline");
+    assert_eq!(exits.len(), 3, "two shards, then one process: {exits:?}");
+    assert!(exits[..2].iter().any(|exit| exit == "exit code 1"), "{exits:?}");
+    assert_eq!(exits[2], "exit code 0");
+    // The verdicts are those of the tests in their order (as without shards).
+    let by_line = |line: u64| -> Vec<String> {
+        report["files"]["pkg/state.py"]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["location"]["start"]["line"] == line)
+            .map(|m| m["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!by_line(10).is_empty() && by_line(10).iter().all(|s| s == "RuntimeError"), "{:?}", by_line(10));
+    assert!(!by_line(5).is_empty() && by_line(5).iter().all(|s| s == "Survived"), "{:?}", by_line(5));
+}
