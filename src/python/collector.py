@@ -174,9 +174,11 @@ def codes(code, out=None, parent=None):
 
 
 def own_part(code):
-    """The code without the code objects nested in it: what changed in this function itself."""
+    """The code without the code objects nested in it, nor its positions: what changed in this
+    function itself. (A `def` statement's positions end where its last line does, so a mutant on
+    that line moves them in the module's code, which runs the same.)"""
     consts = tuple(None if isinstance(c, types.CodeType) else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
+    return code.replace(co_consts=consts, co_linetable=b"")
 
 
 def is_function(code):

@@ -62,6 +62,7 @@ fn check_both_ways(python: &Path) {
         }
         if *fixture == "swap_pitfalls" {
             assert_swap_and_fallbacks(swapped);
+            assert_last_lines_swap(&out.path().join("swap.json"));
         }
     }
 }
@@ -78,6 +79,22 @@ fn assert_swap_and_fallbacks(verdicts: &BTreeMap<(String, String), (String, Stri
         "the mutant changes module or class body code (run at import)",
     ] {
         assert!(reasons.contains(&reason), "some mutant falls back because {reason}: {verdicts:?}");
+    }
+}
+
+/// A `def`'s positions end on its last line, so a mutant there moves them in the module's (or
+/// class's) code; that code runs the same, and the mutant is swapped like any other.
+fn assert_last_lines_swap(report: &Path) {
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let mutants = report["files"]["pkg/pitfalls.py"]["mutants"].as_array().unwrap();
+    // `scale`'s and `Shape.area`'s last lines: `return x * factor`, `return self.size * self.size`.
+    for line in [71, 90] {
+        let returns: Vec<&Value> = mutants
+            .iter()
+            .filter(|m| m["location"]["start"]["line"] == line && m["mutatorName"] == "ReturnValue")
+            .collect();
+        assert_eq!(returns.len(), 1, "line {line}: {mutants:?}");
+        assert_eq!(returns[0]["run"]["how"], "swap", "{}", returns[0]);
     }
 }
 
