@@ -68,7 +68,7 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
-    let mut console = Console::new();
+    let mut console = Console::new(options.verbose);
     let report = run::check(options, &mut |event| console.hear(event))?;
     print!("{}", report::text::render(&report));
     std::io::stdout().flush()?;

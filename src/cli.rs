@@ -88,6 +88,10 @@ pub struct ListArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
+    /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
+    /// build-then-test), why it did not swap, and what it took.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

@@ -2,17 +2,21 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::report::Timings;
+use std::path::Path;
+
+use crate::report::{MutantResult, Timings};
 use crate::run::Event;
 
-/// Writes one line per phase, and per mutant when standard error is a terminal.
+/// Writes one line per phase; per mutant, a counter when standard error is a terminal, or with
+/// `--verbose` a line with its verdict and how it ran.
 pub struct Console {
     live: bool,
+    verbose: bool,
 }
 
 impl Console {
-    pub fn new() -> Console {
-        Console { live: std::io::stderr().is_terminal() }
+    pub fn new(verbose: bool) -> Console {
+        Console { live: std::io::stderr().is_terminal(), verbose }
     }
 
     pub fn hear(&mut self, event: Event) {
@@ -24,7 +28,10 @@ impl Console {
             Event::MutantsStarting { total, workers } => {
                 writeln!(err, "testing {total} mutants in {workers} parallel copies")
             }
-            Event::MutantFinished { result, done, total } if self.live => {
+            Event::MutantFinished { result, path, done, total } if self.verbose => {
+                writeln!(err, "[{done}/{total}] {}", verdict_line(result, path))
+            }
+            Event::MutantFinished { result, done, total, .. } if self.live => {
                 let end = if done == total { "\n" } else { "" };
                 write!(err, "\r[{done}/{total}] {:?}{:20}{end}", result.outcome.status, "")
             }
@@ -50,10 +57,26 @@ impl Console {
     }
 }
 
-impl Default for Console {
-    fn default() -> Self {
-        Console::new()
-    }
+/// `Killed pkg/mod.py:14:9 replace + with - (swap, 12 ms)`; a mutant that fell back says why.
+fn verdict_line(result: &MutantResult, path: &Path) -> String {
+    let mutant = &result.planned.mutant;
+    let outcome = &result.outcome;
+    let how = match &outcome.record {
+        Some(record) => match &record.fallback {
+            Some(why) => format!("{}: {why}", record.how.name()),
+            None => record.how.name().to_string(),
+        },
+        None => "not run".to_string(),
+    };
+    format!(
+        "{:?} {}:{}:{} {} ({how}, {} ms)",
+        outcome.status,
+        path.display(),
+        mutant.start.line,
+        mutant.start.column,
+        mutant.description,
+        outcome.duration.as_millis()
+    )
 }
 
 /// This process's peak resident set size in KiB (Linux: VmHWM in /proc/self/status).

@@ -54,6 +54,7 @@ pub fn prepare() -> Result<Demo> {
         json: None,
         out: None,
         cache: true,
+        verbose: false,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

@@ -63,6 +63,8 @@ pub struct Options {
     pub out: Option<PathBuf>,
     /// False with `--no-cache`: nothing is reused from, or kept for, another run.
     pub cache: bool,
+    /// `--verbose`: every verdict printed as it lands.
+    pub verbose: bool,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -118,6 +120,7 @@ impl Options {
             json: args.json.clone(),
             out: args.out.clone(),
             cache: !args.no_cache,
+            verbose: args.verbose,
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

@@ -110,6 +110,7 @@ impl LanguageCheck for CargoCheck {
                 Job {
                     planned,
                     tests: vec![package],
+                    in_suite_order: Vec::new(),
                     timeout: mutant_timeout(ctx.options.timeout, cost),
                     fresh: false,
                     cost,

@@ -22,6 +22,9 @@ pub const PROBE_MODULE: &str = "mutdelta_probe";
 pub struct TestCoverage {
     pub id: String,
     pub duration: Duration,
+    /// Its place in the order the run collected the tests (the order the suite runs them).
+    #[serde(default)]
+    pub order: usize,
     /// Target lines it executed, per file relative to the copy's root.
     pub lines: BTreeMap<PathBuf, BTreeSet<usize>>,
 }
@@ -44,6 +47,7 @@ pub struct CoverageMap {
 #[derive(Deserialize)]
 struct ProbeTest {
     duration: f64,
+    order: usize,
     lines: BTreeMap<PathBuf, Vec<usize>>,
 }
 
@@ -308,6 +312,7 @@ fn measure_one(
             .map(|(id, test)| TestCoverage {
                 id,
                 duration: Duration::from_secs_f64(test.duration.max(0.0)),
+                order: test.order,
                 lines: lines(test.lines),
             })
             .collect(),
@@ -376,6 +381,7 @@ mod tests {
         TestCoverage {
             id: id.to_string(),
             duration: Duration::from_millis(10),
+            order: 0,
             lines: BTreeMap::from([(PathBuf::from("pkg/a.py"), lines.iter().copied().collect())]),
         }
     }

@@ -126,6 +126,7 @@ impl PythonCheck {
                 .map(|planned| Job {
                     planned,
                     tests: self.tests.clone(),
+                    in_suite_order: Vec::new(),
                     timeout,
                     cost: run.duration,
                     fresh: true,
@@ -240,9 +241,10 @@ fn select_each(
         let file = &ctx.plan.files[planned.file];
         let statement = file.statement_of(planned.mutant.line);
         match select::for_mutant(map, &file.path, &statement, everything, baseline) {
-            Selection::Run { tests, cost, at_import } => {
+            Selection::Run { tests, in_suite_order, cost, at_import } => {
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
-                jobs.push(Job { planned, tests, timeout, cost, fresh: at_import });
+                let in_suite_order = if in_suite_order == tests { Vec::new() } else { in_suite_order };
+                jobs.push(Job { planned, tests, in_suite_order, timeout, cost, fresh: at_import });
             }
             Selection::NoCoverage => uncovered.push(planned),
         }

@@ -43,6 +43,8 @@ _durations = {}
 # Per probe id: the file and the target lines its statement holds.
 _probes = []
 _instrumented = set()
+# Per node id: its place in the order the session collected the tests.
+_order = {}
 
 
 def _real(filename):
@@ -228,6 +230,10 @@ def pytest_runtestloop(session):
     return True
 
 
+def pytest_collection_finish(session):
+    _order.update((item.nodeid, index) for index, item in enumerate(session.items))
+
+
 def pytest_runtest_logstart(nodeid, location):
     global _current
     _current = nodeid
@@ -266,7 +272,10 @@ def pytest_sessionfinish(session, exitstatus):
             continue
         if path is None or not _real(path).startswith(root + os.sep):
             outside.append(name)
-    tests = {nodeid: {"duration": duration, "lines": _lines(_hits.get(nodeid, ()))} for nodeid, duration in _durations.items()}
+    tests = {
+        nodeid: {"duration": duration, "order": _order.get(nodeid, len(_order)), "lines": _lines(_hits.get(nodeid, ()))}
+        for nodeid, duration in _durations.items()
+    }
     with open(os.environ["MUTDELTA_PROBE_OUT"], "w") as out:
         json.dump(
             {

@@ -27,9 +27,10 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
 /// What to run against one mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
-    /// These tests, fastest first; `cost` is what they took unmutated. `at_import`: the
-    /// statement ran outside any test (at import or collection).
-    Run { tests: Vec<String>, cost: Duration, at_import: bool },
+    /// These tests, fastest first, and the same in the order the suite runs them; `cost` is
+    /// what they took unmutated. `at_import`: the statement ran outside any test (at import or
+    /// collection).
+    Run { tests: Vec<String>, in_suite_order: Vec<String>, cost: Duration, at_import: bool },
     /// No test executes the mutated line: nothing can catch it.
     NoCoverage,
 }
@@ -47,14 +48,18 @@ pub fn for_mutant(
     let covering = map.tests_covering(file, statement);
     let at_import = map.ran_at_collection(file, statement);
     if !covering.is_empty() {
+        let mut in_suite_order = covering.clone();
+        in_suite_order.sort_by_key(|test| test.order);
         return Selection::Run {
             cost: covering.iter().map(|test| test.duration).sum(),
             tests: covering.into_iter().map(|test| test.id.clone()).collect(),
+            in_suite_order: in_suite_order.into_iter().map(|test| test.id.clone()).collect(),
             at_import,
         };
     }
     if at_import {
-        return Selection::Run { tests: everything.to_vec(), cost: baseline, at_import };
+        let tests = everything.to_vec();
+        return Selection::Run { in_suite_order: tests.clone(), tests, cost: baseline, at_import };
     }
     Selection::NoCoverage
 }
@@ -67,17 +72,22 @@ mod tests {
     use super::*;
     use crate::python::coverage::TestCoverage;
 
-    fn test(id: &str, millis: u64, lines: &[usize]) -> TestCoverage {
+    fn test(id: &str, millis: u64, order: usize, lines: &[usize]) -> TestCoverage {
         TestCoverage {
             id: id.into(),
             duration: Duration::from_millis(millis),
+            order,
             lines: BTreeMap::from([(PathBuf::from("a.py"), lines.iter().copied().collect::<BTreeSet<_>>())]),
         }
     }
 
     fn map() -> CoverageMap {
         CoverageMap {
-            tests: vec![test("t::slow", 300, &[3, 4]), test("t::fast", 10, &[4]), test("t::other", 1, &[9])],
+            tests: vec![
+                test("t::slow", 300, 0, &[3, 4]),
+                test("t::fast", 10, 1, &[4]),
+                test("t::other", 1, 2, &[9]),
+            ],
             collection: BTreeMap::from([(PathBuf::from("a.py"), BTreeSet::from([1]))]),
             ..CoverageMap::default()
         }
@@ -95,10 +105,11 @@ mod tests {
     }
 
     #[test]
-    fn a_mutant_runs_the_tests_that_executed_its_line_fastest_first() {
+    fn a_mutant_runs_the_tests_that_executed_its_line_fastest_first_and_knows_the_suites_order() {
         let selection = for_mutant(&map(), Path::new("a.py"), &(4..=4), &[], Duration::from_secs(9));
         let expected = Selection::Run {
             tests: vec!["t::fast".into(), "t::slow".into()],
+            in_suite_order: vec!["t::slow".into(), "t::fast".into()],
             cost: Duration::from_millis(310),
             at_import: false,
         };
@@ -122,6 +133,7 @@ mod tests {
         let selection = for_mutant(&map(), Path::new("a.py"), &(5..=9), &[], Duration::ZERO);
         let expected = Selection::Run {
             tests: vec!["t::other".into()],
+            in_suite_order: vec!["t::other".into()],
             cost: Duration::from_millis(1),
             at_import: false,
         };
@@ -138,7 +150,12 @@ mod tests {
         let selection = for_mutant(&map(), Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
         assert_eq!(
             selection,
-            Selection::Run { tests: relevant, cost: Duration::from_secs(2), at_import: true }
+            Selection::Run {
+                in_suite_order: relevant.clone(),
+                tests: relevant,
+                cost: Duration::from_secs(2),
+                at_import: true
+            }
         );
     }
 }

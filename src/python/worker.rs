@@ -114,7 +114,13 @@ impl PythonWorker {
     }
 
     /// The mutant swapped into the collector's live code; `Err(why)` when it cannot be.
-    fn swapped(&mut self, file: &FilePlan, job: &Job, log: &Path) -> std::result::Result<Outcome, String> {
+    fn swapped(
+        &mut self,
+        file: &FilePlan,
+        job: &Job,
+        tests: &[String],
+        log: &Path,
+    ) -> std::result::Result<Outcome, String> {
         if let Some(why) = self.swap_refusal(job) {
             return Err(why);
         }
@@ -122,11 +128,11 @@ impl PythonWorker {
             return Err("swapping is off".to_string());
         };
         let path = self.root.join(&file.path);
-        match collector.mutant(&path, file.source.len(), &job.planned.mutant, &job.tests, job.timeout, log) {
+        match collector.mutant(&path, file.source.len(), &job.planned.mutant, tests, job.timeout, log) {
             Ok(Swapped::Refused(why)) => Err(why),
             Ok(Swapped::Ran { mut finished, failed, split }) => {
-                finished.command = Some(self.equivalent.record(&self.root, &job.tests, &finished));
-                let mut outcome = pytest::read(&finished, &job.tests, job.timeout);
+                finished.command = Some(self.equivalent.record(&self.root, tests, &finished));
+                let mut outcome = pytest::read(&finished, tests, job.timeout);
                 if outcome.status == Status::Killed && !failed.is_empty() {
                     outcome.reason = format!("failed: {}", failed.join(", "));
                     outcome.killed_by = failed;
@@ -148,17 +154,54 @@ impl PythonWorker {
 impl Worker for PythonWorker {
     /// The swap path when it can be taken, else the executor (a fork of the warm worker, or a
     /// fresh interpreter). The mutated file is in the copy either way.
+    ///
+    /// A kill counts only if the tests that ran up to the first failure pass without the
+    /// mutant, in the same order: a test that fails on its own (it needs what another test
+    /// left behind) proves nothing. When they fail, the tests are tried in the order the suite
+    /// runs them: if they pass so unmutated, the mutant's run in that order decides.
     fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
         let file = &plan.files[job.planned.file];
+        let outcome = self.run_mutant(file, job, &job.tests, log)?;
+        let Some(selection) = self.unheld_kill(&job.tests, &outcome, job.timeout, log)? else {
+            return Ok(outcome);
+        };
+        if !job.in_suite_order.is_empty() && self.passes_unmutated(&job.in_suite_order, job.timeout, log)? {
+            let mut again = self.run_mutant(file, job, &job.in_suite_order, log)?;
+            again.reason = format!(
+                "{}; run in the suite's order, as fastest first the tests fail without the mutant too",
+                again.reason
+            );
+            again.record = match (outcome.record, again.record.take()) {
+                (Some(first), Some(second)) => Some(first.followed_by(second)),
+                (first, second) => second.or(first),
+            };
+            return Ok(again);
+        }
+        Ok(Outcome {
+            status: Status::RuntimeError,
+            reason: format!(
+                "the tests fail without the mutant too when run in this selection ({}): a test that depends on others ran alone; its verdict is unknown",
+                selection.join(" ")
+            ),
+            killed_by: Vec::new(),
+            ..outcome
+        })
+    }
+}
+
+impl PythonWorker {
+    /// The mutant in the copy, tested by `tests`: swapped in when it can be, else by the
+    /// executor (a fork of the warm worker, or a fresh interpreter).
+    fn run_mutant(&mut self, file: &FilePlan, job: &Job, tests: &[String], log: &Path) -> Result<Outcome> {
         let root = self.root.clone();
-        let tested = with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
-            let fallback = match self.swapped(file, job, log) {
+        let outcome = with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
+            let fallback = match self.swapped(file, job, tests, log) {
                 Ok(outcome) => return Ok(outcome),
                 Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
             };
-            let run = self.executor.run(&job.tests, job.timeout, log)?;
+            let run = self.executor.run(tests, job.timeout, log)?;
             let mut outcome = if self.pytest {
-                pytest::read(&run, &job.tests, job.timeout)
+                pytest::read(&run, tests, job.timeout)
             } else {
                 outcome::read_command(&run, job.timeout)
             };
@@ -170,40 +213,38 @@ impl Worker for PythonWorker {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
-        self.verify_kill(job, tested, log)
-    }
-}
-
-impl PythonWorker {
-    /// A kill counts only if the tests that ran up to the first failure pass without the
-    /// mutant, in the same order: a test that fails on its own (it needs what another test
-    /// left behind) proves nothing. Each selection is run unmutated once per worker.
-    fn verify_kill(&mut self, job: &Job, mut outcome: Outcome, log: &Path) -> Result<Outcome> {
-        if !self.pytest || outcome.status != Status::Killed || outcome.killed_by.is_empty() {
-            return Ok(outcome);
-        }
-        let first_killer = job.tests.iter().position(|test| outcome.killed_by.contains(test));
-        let selection: Vec<String> = match first_killer {
-            Some(index) => job.tests[..=index].to_vec(),
-            None => job.tests.clone(),
-        };
-        let passed = match self.verified.get(&selection) {
-            Some(passed) => *passed,
-            None => {
-                let passed = self.run_unmutated(&selection, job.timeout, log)?;
-                self.verified.insert(selection.clone(), passed);
-                passed
-            }
-        };
-        if !passed {
-            outcome.status = Status::RuntimeError;
-            outcome.reason = format!(
-                "the tests fail without the mutant too when run in this selection ({}): a test that depends on others ran alone; its verdict is unknown",
-                selection.join(" ")
-            );
-            outcome.killed_by.clear();
-        }
         Ok(outcome)
+    }
+
+    /// When `outcome` is a kill that does not hold (the tests up to the first failure fail
+    /// without the mutant too), those tests.
+    fn unheld_kill(
+        &mut self,
+        tests: &[String],
+        outcome: &Outcome,
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<Option<Vec<String>>> {
+        if !self.pytest || outcome.status != Status::Killed || outcome.killed_by.is_empty() {
+            return Ok(None);
+        }
+        let first_killer = tests.iter().position(|test| outcome.killed_by.contains(test));
+        let selection: Vec<String> = match first_killer {
+            Some(index) => tests[..=index].to_vec(),
+            None => tests.to_vec(),
+        };
+        Ok((!self.passes_unmutated(&selection, timeout, log)?).then_some(selection))
+    }
+
+    /// Whether `tests` pass, in this order, in this copy as it is; each selection is run once
+    /// per worker.
+    fn passes_unmutated(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<bool> {
+        if let Some(passed) = self.verified.get(tests) {
+            return Ok(*passed);
+        }
+        let passed = self.run_unmutated(tests, timeout, log)?;
+        self.verified.insert(tests.to_vec(), passed);
+        Ok(passed)
     }
 
     /// Whether `tests` pass in this copy as it is (no mutant), by the path mutants take.

@@ -36,6 +36,10 @@ pub struct Job {
     /// What the language's runner is told to run: test ids or paths (empty: the whole suite),
     /// or a package name.
     pub tests: Vec<String>,
+    /// The same tests in the order the suite runs them, when the language knows it and it
+    /// differs (empty otherwise): a kill that does not hold up in `tests`' order is tried
+    /// again in this one, for tests that lean on the ones before them.
+    pub in_suite_order: Vec<String>,
     pub timeout: Duration,
     /// What its tests took unmutated: the cheapest jobs run first.
     pub cost: Duration,

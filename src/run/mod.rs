@@ -38,17 +38,13 @@ pub struct Interrupted;
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The unmutated tests passed; `what` says which ran.
-    BaselinePassed {
-        duration: Duration,
-        what: String,
-    },
+    BaselinePassed { duration: Duration, what: String },
     /// Mutants are about to run.
-    MutantsStarting {
-        total: usize,
-        workers: usize,
-    },
+    MutantsStarting { total: usize, workers: usize },
     MutantFinished {
         result: &'a MutantResult,
+        /// The mutated file, relative to the repository.
+        path: &'a Path,
         done: usize,
         total: usize,
     },
@@ -201,12 +197,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
             }
         }
         old.outcome.record = match (old.outcome.record.take(), new.outcome.record) {
-            (Some(mut first), Some(second)) => {
-                first.commands.extend(second.commands);
-                first.how = second.how;
-                first.tail = second.tail;
-                Some(first)
-            }
+            (Some(first), Some(second)) => Some(first.followed_by(second)),
             (first, second) => second.or(first),
         };
         if !(old.outcome.status == Status::Survived && new.outcome.status == Status::Survived) {

@@ -50,7 +50,8 @@ pub fn run_all<W: Worker>(
                 Ok(result) => {
                     results.push(result);
                     let result = results.last().expect("just pushed");
-                    events(Event::MutantFinished { result, done: results.len(), total });
+                    let path = &plan.files[result.planned.file].path;
+                    events(Event::MutantFinished { result, path, done: results.len(), total });
                 }
                 Err(err) => {
                     // Empty the queue so the other workers stop after their current mutant.

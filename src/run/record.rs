@@ -79,6 +79,16 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// The record of `runs`, in the order they ran; the output is the last one's.
+    /// This record, then `later`'s runs: how the mutant ran last, with every command.
+    pub fn followed_by(mut self, later: RunRecord) -> RunRecord {
+        self.commands.extend(later.commands);
+        self.how = later.how;
+        self.tail = later.tail;
+        self.fallback = later.fallback.or(self.fallback);
+        self.split = later.split.or(self.split);
+        self
+    }
+
     pub fn of(how: How, runs: &[&Finished]) -> RunRecord {
         RunRecord {
             how,

@@ -279,4 +279,31 @@ fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
     // Storing the value is run only by test_register, which checks the return value alone.
     let register: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 5).collect();
     assert!(!register.is_empty() && register.iter().all(|m| m["status"] == "Survived"), "{register:?}");
+    // `count` is run by a slow test and by a fast one that leans on it: fastest first, the
+    // fast one fails alone, mutant or not; in the suite's order the tests pass unmutated, and
+    // that run decides.
+    let count: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 14).collect();
+    assert!(!count.is_empty());
+    for mutant in count {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert!(mutant["statusReason"].as_str().unwrap().contains("run in the suite's order"), "{mutant}");
+        assert_eq!(mutant["killedBy"][0], "tests/test_state.py::test_fill_slowly", "{mutant}");
+    }
+}
+
+#[test]
+fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran() {
+    let repo = fixture_repo("model_client");
+    let run = check(repo.path(), &["--commit", "HEAD", "--verbose"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().filter(|line| line.starts_with('[')).collect();
+    let total: usize = lines[0].split(['/', ']']).nth(1).unwrap().parse().unwrap();
+    assert_eq!(lines.len(), total, "one line per mutant: {run:?}");
+    let survivor = lines
+        .iter()
+        .find(|line| line.contains("Survived model_client.py:15:9 delete statement ("))
+        .unwrap_or_else(|| panic!("{run:?}"));
+    // Swapped into the collector, or imported fresh with the reason why.
+    assert!(survivor.contains("(swap, ") || survivor.contains("(fork: "), "{survivor}");
+    assert!(survivor.ends_with(" ms)"), "{survivor}");
 }
