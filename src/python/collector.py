@@ -20,10 +20,13 @@ A mutant is swapped only when it changes the code of functions that are alive in
 and whose code is all it changes: the top-level statement holding it is compiled at its own
 line numbers (so methods keep `__class__` for `super()`), its code objects are matched to the
 original's by qualified name and first line, and each changed function gets the new code.
+A top-level plain function's literal defaults are swapped too (`__defaults__`,
+`__kwdefaults__`): mutdelta sends such a mutant only when its coverage run saw that the
+function was not called outside the tests, so no value computed at import used them.
 Refused: Python before 3.11 (no `co_qualname`), module or class body code (decorators,
-defaults, constants), a changed signature, closure or kind (generator, coroutine), a live
-generator or coroutine of a changed function, no live function holding the change, tests that
-were not collected.
+constants, defaults other than those), a changed signature, closure or kind (generator,
+coroutine), a live generator or coroutine of a changed function, no live function holding the
+change, tests that were not collected.
 """
 
 import ast
@@ -58,6 +61,24 @@ class Refused(Exception):
     pass
 
 
+def choose(collected, by_id, tests):
+    """The collected items `tests` name, in their order: node ids, or files and directories
+    (their items in collection order). The whole suite (no names) is not what was collected."""
+    if not tests:
+        raise Refused("the whole suite is asked for, and only some tests were collected here")
+    chosen = []
+    for name in tests:
+        if name in by_id:
+            chosen.append(by_id[name])
+            continue
+        under = name.rstrip("/")
+        found = [item for item in collected if item.nodeid.split("::", 1)[0] == under or item.nodeid.startswith(under + "/")]
+        if "::" in name or not found:
+            raise Refused("a test to run was not collected here")
+        chosen.extend(found)
+    return list({id(item): item for item in chosen}.values())
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
@@ -85,9 +106,7 @@ def pytest_runtestloop(session):
                 plan = canary_plan(request["canary"])
             else:
                 plan = []  # the tests unmutated
-            chosen = [items[nodeid] for nodeid in request["tests"] if nodeid in items]
-            if len(chosen) < len(request["tests"]):
-                raise Refused("a test to run was not collected here")
+            chosen = choose(session.items, items, request["tests"])
         except Refused as why:
             answer({"refused": str(why)})
             continue
@@ -219,10 +238,24 @@ def swap_plan(mutant):
     changed = [k for k in before if before[k][0] != after[k][0]]
     swaps = []
     covered = set()
+    new_defaults = {}
     for k in changed:
         old, new = before[k][0], after[k][0]
         if own_part(old) != own_part(new) and not is_function(new):
-            raise Refused("the mutant changes module or class body code (run at import)")
+            found = defaults_change(file, first, last, growth, mutated) if old.co_name == "<module>" else None
+            if found is None:
+                raise Refused("the mutant changes module or class body code (run at import)")
+            function_key, old_values, new_values = found
+            for function in file.functions.get(function_key, []):
+                if function.__code__.co_flags & _FUNCTION_KINDS:
+                    raise Refused("a generator's or coroutine's defaults are bound when it is made")
+                if (function.__defaults__, function.__kwdefaults__) != old_values:
+                    raise Refused("the function's defaults changed after it was defined")
+                new_defaults[id(function)] = (function, new_values)
+            if not new_defaults:
+                raise Refused("no live function has the changed defaults")
+            covered.add(k)
+            continue
         if k in file.generators:
             raise Refused("a live generator or coroutine holds the old code")
         live = file.functions.get(k, [])
@@ -231,7 +264,7 @@ def swap_plan(mutant):
         if any(getattr(old, a) != getattr(new, a) for a in _SIGNATURE) or (old.co_flags ^ new.co_flags) & _FUNCTION_KINDS:
             raise Refused("the mutant changes a function's signature, closure or kind")
         for function in live:
-            swaps.append((function, new))
+            swaps.append((function, new, new_defaults.pop(id(function), (None, None))[1]))
         covered.add(k)
     for k in changed:
         if own_part(before[k][0]) == own_part(after[k][0]):
@@ -241,9 +274,52 @@ def swap_plan(mutant):
             parent = before[parent][1]
         if parent is None:
             raise Refused("no live function holds the mutated code")
+    swaps.extend((function, None, values) for function, values in new_defaults.values())
     if not swaps:
         raise Refused("no live function holds the mutated code")
     return swaps
+
+
+def defaults_change(file, first, last, growth, mutated):
+    """When lines first..last hold one plain, undecorated top-level function and the mutant
+    changes nothing of it that runs at import but its literal defaults: the function's key and
+    its (`__defaults__`, `__kwdefaults__`) before and after."""
+    try:
+        [old] = ast.parse("\n".join(file.lines[first - 1 : last])).body
+        [new] = ast.parse("\n".join(mutated.split("\n")[first - 1 : last + growth])).body
+    except (SyntaxError, ValueError):
+        return None
+    if not (type(old) is type(new) is ast.FunctionDef) or old.decorator_list or new.decorator_list:
+        return None
+    if _without_defaults(old) != _without_defaults(new):
+        return None
+    try:
+        values = _literal_defaults(old), _literal_defaults(new)
+    except ValueError:
+        return None
+    return (old.name, first + old.lineno - 1), values[0], values[1]
+
+
+def _without_defaults(node):
+    """What of a `def` runs at import besides its defaults: its name, arguments (with their
+    annotations and which have defaults) and return annotation."""
+    args = node.args
+    has_default = [default is not None for default in args.kw_defaults]
+    bare = ast.arguments(
+        posonlyargs=args.posonlyargs, args=args.args, vararg=args.vararg, kwonlyargs=args.kwonlyargs,
+        kw_defaults=[], kwarg=args.kwarg, defaults=[],
+    )
+    return (node.name, ast.dump(bare), len(args.defaults), has_default, ast.dump(node.returns) if node.returns else None)
+
+
+def _literal_defaults(node):
+    """(`__defaults__`, `__kwdefaults__`) as Python makes them; ValueError unless literals."""
+    args = node.args
+    positional = tuple(ast.literal_eval(default) for default in args.defaults) or None
+    keyword = {
+        arg.arg: ast.literal_eval(default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None
+    } or None
+    return positional, keyword
 
 
 def canary_plan(path):
@@ -258,7 +334,7 @@ def canary_plan(path):
             replacement = _RAISING.get(code.co_flags & _FUNCTION_KINDS)
             if code.co_freevars or replacement is None:
                 continue
-            swaps.append((function, replacement))
+            swaps.append((function, replacement, None))
     if not swaps:
         raise Refused("no function of the file can be swapped")
     return swaps
@@ -311,8 +387,11 @@ def run_child(session, swaps, items, log, result_path):
             capman.start_global_capturing()
             capman.suspend_global_capture()
         started = time.monotonic()
-        for function, new in swaps:
-            function.__code__ = new
+        for function, new, defaults in swaps:
+            if new is not None:
+                function.__code__ = new
+            if defaults is not None:
+                function.__defaults__, function.__kwdefaults__ = defaults
             for cache in _files_caches(function):
                 cache.cache_clear()
         swapped = time.monotonic()

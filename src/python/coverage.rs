@@ -42,6 +42,10 @@ pub struct CoverageMap {
     /// Target files the probe could not watch (imported before it, or by path): any of their
     /// lines may have run anywhere.
     pub untraced: BTreeSet<PathBuf>,
+    /// Per file, the functions whose `def` line is watched, by that line: whether the function
+    /// was called outside any test (at import, during collection).
+    #[serde(default)]
+    pub functions: BTreeMap<PathBuf, BTreeMap<usize, bool>>,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +63,8 @@ struct ProbeOutput {
     module_files: Vec<PathBuf>,
     #[serde(default)]
     untraced: Vec<PathBuf>,
+    #[serde(default)]
+    functions: Vec<(PathBuf, usize, bool)>,
 }
 
 /// One run of tests under the probe.
@@ -320,6 +326,13 @@ fn measure_one(
         outside_modules: probe.outside_modules,
         module_files: probe.module_files,
         untraced: probe.untraced.into_iter().map(relative).collect(),
+        functions: probe.functions.into_iter().fold(
+            BTreeMap::new(),
+            |mut functions, (path, line, called)| {
+                functions.entry(relative(path)).or_insert_with(BTreeMap::new).insert(line, called);
+                functions
+            },
+        ),
     };
     Ok((finished, Some(map)))
 }
@@ -334,6 +347,12 @@ impl CoverageMap {
         union(&mut self.outside_modules, other.outside_modules);
         union(&mut self.module_files, other.module_files);
         self.untraced.extend(other.untraced);
+        for (file, functions) in other.functions {
+            let mine = self.functions.entry(file).or_default();
+            for (line, called) in functions {
+                *mine.entry(line).or_default() |= called;
+            }
+        }
         self
     }
 
@@ -343,6 +362,13 @@ impl CoverageMap {
             self.tests.iter().filter(|test| ran(test.lines.get(file), statement)).collect();
         tests.sort_by(|a, b| a.duration.cmp(&b.duration).then_with(|| a.id.cmp(&b.id)));
         tests
+    }
+
+    /// True when `line` of `file` is the `def` line of a function that was defined, but never
+    /// called, outside the tests: its defaults were used by the tests' calls alone.
+    pub fn defined_but_not_called_outside_tests(&self, file: &Path, line: usize) -> bool {
+        !self.untraced.contains(file)
+            && self.functions.get(file).and_then(|functions| functions.get(&line)) == Some(&false)
     }
 
     /// True when a line of `statement` in `file` ran outside any test: while the tests were
@@ -394,6 +420,7 @@ mod tests {
             outside_modules: vec!["pytest".into(), "six".into()],
             module_files: vec!["/x/pkg/a.py".into()],
             untraced: BTreeSet::new(),
+            functions: BTreeMap::new(),
         };
         let two = CoverageMap {
             tests: vec![test("t::b", &[4])],
@@ -401,6 +428,7 @@ mod tests {
             outside_modules: vec!["attr".into(), "pytest".into()],
             module_files: vec!["/x/pkg/a.py".into(), "/x/tests/t.py".into()],
             untraced: BTreeSet::from([PathBuf::from("pkg/b.py")]),
+            functions: BTreeMap::from([(PathBuf::from("pkg/a.py"), BTreeMap::from([(2, true)]))]),
         };
         let merged = CoverageMap::default().merge(one).merge(two);
         let ids: Vec<&str> = merged.tests.iter().map(|t| t.id.as_str()).collect();

@@ -34,6 +34,7 @@ import pytest
 
 _COLLECTION = "<collection>"
 _PROBE = "__mutdelta_probe_hit__"
+_CALLED = "__mutdelta_probe_called__"
 
 _targets = {}
 _real_paths = {}
@@ -42,6 +43,10 @@ _hits = {}
 _durations = {}
 # Per probe id: the file and the target lines its statement holds.
 _probes = []
+# Per function whose `def` line is a target: its file and that line; and which of them were
+# called outside any test (at import, during collection), by index.
+_functions = []
+_called_outside = set()
 _instrumented = set()
 # Per node id: its place in the order the session collected the tests.
 _order = {}
@@ -56,6 +61,11 @@ def _real(filename):
 
 def _hit(probe):
     _hits.setdefault(_current or _COLLECTION, set()).add(probe)
+
+
+def _called(function):
+    if _current is None:
+        _called_outside.add(function)
 
 
 def _header(node):
@@ -87,6 +97,7 @@ class _Instrumenter:
         out = []
         for statement in statements:
             self.inside(statement)
+            self.mark_calls(statement)
             future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
             probe = None if future else self.probe(statement, _header(statement))
             if probe is not None:
@@ -106,6 +117,19 @@ class _Instrumenter:
             case.body = self.block(case.body)
             first = case.pattern.lineno
             self.prepend(case.body, range(first, max(first, case.body[0].lineno - 1) + 1))
+
+    def mark_calls(self, statement):
+        """A function whose `def` line is watched says when it is called (after its docstring,
+        which must stay first): a default argument matters only to calls."""
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) or statement.lineno not in self.lines:
+            return
+        _functions.append((self.path, statement.lineno))
+        call = ast.Expr(ast.Call(ast.Name(_CALLED, ast.Load()), [ast.Constant(len(_functions) - 1)], []))
+        body = statement.body
+        first = body[0]
+        docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+        at = 1 if docstring else 0
+        body.insert(at, ast.fix_missing_locations(ast.copy_location(call, body[min(at, len(body) - 1)])))
 
     def prepend(self, body, lines):
         probe = self.probe(body[0], lines)
@@ -142,6 +166,7 @@ def _start():
     with open(os.environ["MUTDELTA_PROBE_TARGETS"]) as spec:
         _targets = {os.path.realpath(path): set(lines) for path, lines in json.load(spec).items()}
     setattr(builtins, _PROBE, _hit)
+    setattr(builtins, _CALLED, _called)
     sys.meta_path.insert(0, _Finder())
 
 
@@ -284,6 +309,9 @@ def pytest_sessionfinish(session, exitstatus):
                 "outside_modules": sorted(outside),
                 "module_files": files,
                 "untraced": sorted(untraced),
+                "functions": [
+                    [path, line, index in _called_outside] for index, (path, line) in enumerate(_functions)
+                ],
             },
             out,
         )

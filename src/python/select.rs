@@ -29,7 +29,8 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
 pub enum Selection {
     /// These tests, fastest first, and the same in the order the suite runs them; `cost` is
     /// what they took unmutated. `at_import`: the statement ran outside any test (at import or
-    /// collection).
+    /// collection) in a way only a fresh import redoes (a `def` line whose function was not
+    /// called there does not count: its defaults reach only the tests' calls).
     Run { tests: Vec<String>, in_suite_order: Vec<String>, cost: Duration, at_import: bool },
     /// No test executes the mutated line: nothing can catch it.
     NoCoverage,
@@ -46,7 +47,13 @@ pub fn for_mutant(
     baseline: Duration,
 ) -> Selection {
     let covering = map.tests_covering(file, statement);
-    let at_import = map.ran_at_collection(file, statement);
+    let ran_outside_tests = map.ran_at_collection(file, statement);
+    // A `def` line runs at import; when the function itself was not called there, what the
+    // line holds (its defaults) reaches the tests alone (any of them: one may call it, or look
+    // at its signature), and the live function can take the change.
+    let only_defined =
+        ran_outside_tests && map.defined_but_not_called_outside_tests(file, *statement.start());
+    let at_import = ran_outside_tests && !only_defined;
     if !covering.is_empty() {
         let mut in_suite_order = covering.clone();
         in_suite_order.sort_by_key(|test| test.order);
@@ -57,7 +64,7 @@ pub fn for_mutant(
             at_import,
         };
     }
-    if at_import {
+    if ran_outside_tests {
         let tests = everything.to_vec();
         return Selection::Run { in_suite_order: tests.clone(), tests, cost: baseline, at_import };
     }

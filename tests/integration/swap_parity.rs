@@ -63,6 +63,7 @@ fn check_both_ways(python: &Path) {
         if *fixture == "swap_pitfalls" {
             assert_swap_and_fallbacks(swapped);
             assert_last_lines_swap(&out.path().join("swap.json"));
+            assert_defaults_swap_unless_used_at_import(&out.path().join("swap.json"));
         }
     }
 }
@@ -96,6 +97,32 @@ fn assert_last_lines_swap(report: &Path) {
         assert_eq!(returns.len(), 1, "line {line}: {mutants:?}");
         assert_eq!(returns[0]["run"]["how"], "swap", "{}", returns[0]);
     }
+}
+
+/// The mutants of `pkg/pitfalls.py`'s `line` made by `mutator`: how each ran, and its status.
+fn runs_on_line(report: &Path, line: u64, mutator: &str) -> Vec<(String, String)> {
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    report["files"]["pkg/pitfalls.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["location"]["start"]["line"] == line && m["mutatorName"] == mutator)
+        .map(|m| (m["run"]["how"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// A literal default of a function the import did not call is swapped into the live function
+/// (positional: `scale`'s `factor=3`; keyword-only: `clamp`'s `low=0`); one the import used
+/// (`offset(1)` at module level) is imported fresh, and its mutants are caught there.
+fn assert_defaults_swap_unless_used_at_import(report: &Path) {
+    for line in [89, 108] {
+        let runs = runs_on_line(report, line, "NumberLiteral");
+        assert!(!runs.is_empty(), "line {line}");
+        assert!(runs.iter().all(|(how, _)| how == "swap"), "line {line}: {runs:?}");
+    }
+    let at_import = runs_on_line(report, 101, "NumberLiteral");
+    assert!(!at_import.is_empty());
+    assert!(at_import.iter().all(|(how, status)| how == "fork" && status == "Killed"), "{at_import:?}");
 }
 
 #[test]
