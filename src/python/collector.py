@@ -48,6 +48,8 @@ from mutdelta_forked import enter_child
 _requests = os.fdopen(os.dup(0), "r")
 _answers = os.fdopen(os.dup(1), "w")
 _files = {}
+# Why a mutated file was not read, by path.
+_unread = {}
 _FUNCTION_KINDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _SIGNATURE = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars")
 
@@ -90,8 +92,8 @@ def pytest_runtestloop(session):
     for path in json.loads(os.environ.get("MUTDELTA_COLLECTOR_FILES", "[]")):
         try:
             file_for(path)
-        except (Refused, OSError, SyntaxError, ValueError):
-            pass
+        except (Refused, OSError, SyntaxError, ValueError) as error:
+            _unread[path] = str(error)
     # Objects alive now stay put: forked children then copy fewer pages when they collect.
     gc.freeze()
     answer({"ready": True, "items": len(items)})
@@ -216,7 +218,7 @@ def file_for(path):
 def swap_plan(mutant):
     file = _files.get(mutant["file"])
     if file is None:
-        raise Refused("the file was not read when the tests were collected")
+        raise Refused(_unread.get(mutant["file"], "the file was not read when the tests were collected"))
     if len(file.source.encode("utf-8")) != mutant["source_bytes"]:
         raise Refused("the file collected is not the one the mutant was made from")
     start, end = mutant["start"], mutant["end"]
@@ -326,7 +328,7 @@ def canary_plan(path):
     """Every live function of the file made to raise: the tests must fail."""
     file = _files.get(path)
     if file is None:
-        raise Refused("the file was not read when the tests were collected")
+        raise Refused(_unread.get(path, "the file was not read when the tests were collected"))
     swaps = []
     for functions in file.functions.values():
         for function in functions:
