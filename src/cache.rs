@@ -53,6 +53,26 @@ impl Cache {
     }
 }
 
+impl Cache {
+    /// Removes all but the `keep` most recently written files of the folder `name`, so that
+    /// the cache does not grow with every change checked.
+    pub fn keep_newest(&self, name: &str, keep: usize) {
+        let Some(dir) = &self.dir else { return };
+        let Ok(entries) = fs::read_dir(dir.join(name)) else { return };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                Some((entry.metadata().ok()?.modified().ok()?, entry.path()))
+            })
+            .collect();
+        files.sort();
+        let surplus = files.len().saturating_sub(keep);
+        for (_, path) in files.into_iter().take(surplus) {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
 /// A digest of `parts`, each framed by its length so that no two lists share one.
 pub fn key(parts: &[&[u8]]) -> String {
     let mut framed = Vec::new();
@@ -128,6 +148,32 @@ mod tests {
         let renamed = tree_digest(root).unwrap();
         fs::set_permissions(root.join("pkg/b.py"), fs::Permissions::from_mode(0o755)).unwrap();
         assert_ne!(tree_digest(root).unwrap(), renamed, "mode");
+    }
+
+    #[test]
+    fn only_the_newest_files_of_a_folder_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let cache = Cache::open(dir.path(), true);
+        let folder = dir.path().join(".git/mutdelta/probe");
+        for (index, name) in ["a", "b", "c", "d"].iter().enumerate() {
+            cache.write(&format!("probe/{name}.json"), b"{}");
+            let written =
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 + index as u64);
+            fs::File::options()
+                .write(true)
+                .open(folder.join(format!("{name}.json")))
+                .unwrap()
+                .set_modified(written)
+                .unwrap();
+        }
+        cache.keep_newest("probe", 2);
+        let mut left: Vec<String> = fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["c.json", "d.json"]);
     }
 
     #[test]

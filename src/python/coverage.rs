@@ -129,6 +129,9 @@ pub struct Memory {
 /// Tests faster than this are not worth remembering: they never hold a shard up.
 const REMEMBERED_DURATION: Duration = Duration::from_millis(100);
 const DURATIONS: &str = "python/durations.json";
+const PROBES: &str = "python/probe";
+/// Coverage runs kept: a few changes' worth (each check keeps one or two).
+const KEPT_PROBES: usize = 32;
 
 impl Memory {
     pub fn new(cache: Cache, python: &Path, runner: &Runner, root: &Path) -> Memory {
@@ -156,7 +159,7 @@ impl Memory {
 
     fn key(&self, probe: &Probe) -> Result<String> {
         let question = serde_json::to_vec(&(probe.tests, probe.deselect, &probe.targets))?;
-        Ok(format!("python/probe/{}.json", cache::key(&[self.shared.as_bytes(), &question])))
+        Ok(format!("{PROBES}/{}.json", cache::key(&[self.shared.as_bytes(), &question])))
     }
 
     fn recall(&self, probe: &Probe) -> Option<CoverageMap> {
@@ -166,6 +169,7 @@ impl Memory {
     fn remember(&self, probe: &Probe, map: &CoverageMap) {
         if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
             self.cache.write(&key, &bytes);
+            self.cache.keep_newest(PROBES, KEPT_PROBES);
         }
         let mut durations = self.durations();
         for test in &map.tests {
