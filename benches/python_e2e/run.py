@@ -4,7 +4,8 @@
 Builds a git repository from the more-itertools sdist (765 tests, ~21,000 subtests), commits a
 change that adds one function to the 5,000-line `more.py` and a new test file for it, then
 measures, each as the median of --runs runs:
-  - one run of the project's whole test suite (the yardstick);
+  - one run of the project's whole test suite (the yardstick), and one under mutdelta's coverage
+    probe watching the change's lines (the probe's overhead);
   - `mutdelta check --commit HEAD` in three situations: a first run (`--no-cache`: every coverage
     run measured, shards in collection order); a run that knows the tests' durations from an
     earlier one but nothing else (what a CI job restoring `.git/mutdelta` after another commit
@@ -142,6 +143,28 @@ def paths_and_costs(report):
     return lines
 
 
+def probe_suite(python, repo):
+    """The whole suite under mutdelta's probe, watching every line the change added to more.py."""
+    support = WORK / "probe-support"
+    support.mkdir(exist_ok=True)
+    shutil.copy(ROOT / "src" / "python" / "probe.py", support / "mutdelta_probe.py")
+    more = (repo / "more_itertools" / "more.py").resolve()
+    added = len((HERE / "change.py").read_text().splitlines())
+    total = len(more.read_text().splitlines())
+    (support / "targets.json").write_text(json.dumps({str(more): list(range(total - added + 1, total + 1))}))
+    env = {
+        **GIT_ENV,
+        "PYTHONPATH": str(support),
+        "MUTDELTA_PROBE_TARGETS": str(support / "targets.json"),
+        "MUTDELTA_PROBE_OUT": str(support / "out.json"),
+    }
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutdelta_probe", "tests"]
+    seconds, result = timed(command, repo, env)
+    if result.returncode != 0:
+        sys.exit(f"the suite under the probe failed:\n{result.stdout[-2000:]}")
+    return seconds
+
+
 def bench_cosmic_ray(python, repo, runs, tests):
     bin_dir = python.parent
     config = WORK / "cosmic-ray.toml"
@@ -199,8 +222,10 @@ def main():
 
     suite = [timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo)[0] for _ in range(args.runs)]
     suite_median = statistics.median(suite)
+    probed = statistics.median([probe_suite(python, repo) for _ in range(args.runs)])
     print(f"project: {PROJECT}, change: one function (+{len((HERE / 'change.py').read_text().splitlines())} lines) and its tests")
     print(f"whole suite, one run: median {suite_median:.2f} s over {args.runs} runs")
+    print(f"whole suite under the coverage probe, one process: median {probed:.2f} s (overhead {100 * (probed / suite_median - 1):+.1f} %)")
     memory = repo / ".git" / "mutdelta"
     shutil.rmtree(memory, ignore_errors=True)
     situations = [

@@ -171,6 +171,7 @@ impl Worker for PythonWorker {
                 "{}; run in the suite's order, as fastest first the tests fail without the mutant too",
                 again.reason
             );
+            again.duration += outcome.duration;
             again.record = match (outcome.record, again.record.take()) {
                 (Some(first), Some(second)) => Some(first.followed_by(second)),
                 (first, second) => second.or(first),
