@@ -9,7 +9,8 @@ MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests tha
 and MUTDELTA_PROBE_QUEUE (optional) a file shared by processes that run side by side: each
 collects every test, then claims the next unclaimed one from the file until none is left, so
 every test runs once, in collection order, and a slow test holds up only its own process. The
-first failure closes the queue. MUTDELTA_PROBE_FIRST (with the queue) names a JSON list of node
+first failure closes the queue, and so does a process whose tests are in another order than the
+first process's (then the caller runs the tests in one process). MUTDELTA_PROBE_FIRST (with the queue) names a JSON list of node
 ids known to be slow: they are claimed first, in that order.
 
 No tracer runs: the target files are imported through a loader that puts a probe call before
@@ -24,6 +25,7 @@ other way (before this plugin, or by path) is reported as untraced.
 import ast
 import builtins
 import fcntl
+import hashlib
 import importlib.abc
 import importlib.machinery
 import json
@@ -186,17 +188,33 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 class _Queue:
-    """The index of the next unclaimed test, in a file locked for each claim."""
+    """The index of the next unclaimed test, in a file locked for each claim; after it, the
+    digest of the tests' order that every process must share."""
 
     _CLOSED = 1 << 60
+    _ORDER_AT = 32
 
     def __init__(self, path):
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
+    def agrees(self, order):
+        """Whether this process collected the tests in the order the first one did (a plugin
+        that shuffles them, such as pytest-randomly, makes each process's order its own)."""
+        digest = hashlib.sha1("\n".join(order).encode()).hexdigest().encode()
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            first = os.pread(self.fd, len(digest), self._ORDER_AT)
+            if not first:
+                os.pwrite(self.fd, digest, self._ORDER_AT)
+                return True
+            return first == digest
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
     def _update(self, change):
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         try:
-            current = int(os.pread(self.fd, 32, 0) or b"0")
+            current = int(os.pread(self.fd, 20, 0).strip(b"\0 ") or b"0")
             os.pwrite(self.fd, b"%20d" % change(current), 0)
             return current
         finally:
@@ -220,6 +238,9 @@ def pytest_runtestloop(session):
     if session.config.option.collectonly:
         return True
     queue = _Queue(path)
+    if not queue.agrees([item.nodeid for item in session.items]):
+        queue.close()
+        raise session.Failed("the tests were collected in another order than in the other processes")
     with open(os.environ["MUTDELTA_PROBE_FIRST"]) as spec:
         rank = {nodeid: index for index, nodeid in enumerate(json.load(spec))}
     # Every process sorts alike (a stable sort: the rest keep their order).

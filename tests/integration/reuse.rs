@@ -156,3 +156,29 @@ fn a_shard_that_breaks_the_tests_order_is_run_again_in_one_process() {
     assert!(!by_line(10).is_empty() && by_line(10).iter().all(|s| s == "RuntimeError"), "{:?}", by_line(10));
     assert!(!by_line(5).is_empty() && by_line(5).iter().all(|s| s == "Survived"), "{:?}", by_line(5));
 }
+
+#[test]
+fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
+    // A conftest shuffles the tests, as pytest-randomly does: each shard's order is its own,
+    // so claiming "the next test" would run some tests twice and others never.
+    let repo = fixture_repo("shuffled_order");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-cache", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = report(&json);
+    let (step, exits) = &coverage_steps(&report)[0];
+    assert_eq!(step, "baseline");
+    assert_eq!(exits.len(), 3, "two shards that disagree, then one process: {exits:?}");
+    assert!(exits[..2].contains(&"exit code 1".to_string()), "{exits:?}");
+    assert_eq!(exits[2], "exit code 0");
+    // `scale` is run by one test of eleven; its mutants are caught by it.
+    let mutants = report["files"]["pkg/calc.py"]["mutants"].as_array().unwrap();
+    assert!(!mutants.is_empty());
+    for mutant in mutants {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["killedBy"][0], "tests/test_calc.py::test_scale", "{mutant}");
+    }
+}
