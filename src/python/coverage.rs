@@ -398,12 +398,15 @@ mod tests {
 
     #[test]
     fn slow_tests_start_first_slowest_first_and_the_rest_keep_their_place() {
-        let durations: BTreeMap<String, f64> = [("a", 0.2), ("b", 9.0), ("c", 0.5), ("d", 1.0), ("e", 4.0)]
-            .map(|(id, s)| (id.to_string(), s))
-            .into();
-        // 14.7 s known over 2 shards: a test of at least 14.7 / 16 s goes first.
+        let durations: BTreeMap<String, f64> =
+            [("a", 0.0625), ("b", 9.0), ("c", 0.9375), ("d", 1.0), ("e", 5.0)]
+                .map(|(id, s)| (id.to_string(), s))
+                .into();
+        // 16 s known over 2 shards: a test of at least 16 / 16 s goes first, `d` exactly so;
+        // `c` falls short (it would not under a ninth).
         assert_eq!(slow_first(&durations, 2), ["b", "e", "d"]);
         assert_eq!(slow_first(&durations, 1), ["b", "e"]);
+        assert_eq!(slow_first(&durations, 0), ["b", "e"], "no shards count as one");
         assert!(slow_first(&BTreeMap::new(), 2).is_empty());
     }
 
