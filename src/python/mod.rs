@@ -181,23 +181,26 @@ impl PythonCheck {
         }
     }
 
-    /// A collector per worker, all collecting side by side; a worker whose collector does not
-    /// start imports every mutant fresh.
-    fn start_collectors(&self, ctx: &Context, workers: &mut [PythonWorker]) {
+    /// A collector per copy, all collecting side by side (spawned from this thread, which
+    /// outlives them).
+    fn spawn_collectors(&self, ctx: &Context, roots: &[PathBuf]) -> Vec<Result<Collector>> {
         let mut args = self.pytest_args();
         args.extend(self.tests.iter().cloned());
-        // Spawned from this thread, which outlives them, then waited for in turn.
-        let spawned: Vec<Result<Collector>> = workers
+        roots
             .iter()
-            .map(|worker| {
-                let name = worker.root.file_name().unwrap_or_default().to_string_lossy().into_owned();
-                let env = interpreter::environment(&self.python, &worker.root, Some(&self.support));
-                let files: Vec<PathBuf> =
-                    ctx.plan.files.iter().map(|file| worker.root.join(&file.path)).collect();
+            .map(|root| {
+                let name = root.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let env = interpreter::environment(&self.python, root, Some(&self.support));
+                let files: Vec<PathBuf> = ctx.plan.files.iter().map(|file| root.join(&file.path)).collect();
                 let log = ctx.logs.join(format!("collector-{name}.log"));
-                Collector::spawn(&self.python, &worker.root, &env, &args, &files, log)
+                Collector::spawn(&self.python, root, &env, &args, &files, log)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Each worker's collector, once it has collected; a worker whose collector does not start
+    /// imports every mutant fresh.
+    fn attach_collectors(workers: &mut [PythonWorker], spawned: Vec<Result<Collector>>) {
         for (worker, collector) in workers.iter_mut().zip(spawned) {
             worker.swap = match collector.and_then(|collector| collector.ready().map(|()| collector)) {
                 Ok(collector) => Swap::On(Box::new(collector)),
@@ -350,6 +353,10 @@ impl LanguageCheck for PythonCheck {
             worktree::duplicate(ctx.base, &copy)?;
             roots.push(copy);
         }
+        // The collectors import the project and collect the tests while the warm workers start,
+        // and before any canary or mutant is written into a copy.
+        let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
+        let collectors = if swapping { self.spawn_collectors(ctx, &roots) } else { Vec::new() };
         let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
             let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
             warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
@@ -371,11 +378,11 @@ impl LanguageCheck for PythonCheck {
                 verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
             })
             .collect();
+        if swapping {
+            PythonCheck::attach_collectors(&mut workers, collectors);
+        }
         let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
-        // The collectors import the project and collect the tests while the copies hold the
-        // original files; mutants are written only later.
-        if self.pytest() && ctx.options.python.fork && ctx.options.python.swap {
-            self.start_collectors(ctx, &mut workers);
+        if swapping {
             steps.extend(prove_swap(ctx, &mut workers, jobs)?);
         }
         Ok(Started { workers, steps })
