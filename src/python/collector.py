@@ -20,9 +20,10 @@ A mutant is swapped only when it changes the code of functions that are alive in
 and whose code is all it changes: the top-level statement holding it is compiled at its own
 line numbers (so methods keep `__class__` for `super()`), its code objects are matched to the
 original's by qualified name and first line, and each changed function gets the new code.
-A top-level plain function's literal defaults are swapped too (`__defaults__`,
-`__kwdefaults__`): mutdelta sends such a mutant only when its coverage run saw that the
-function was not called outside the tests, so no value computed at import used them.
+The literal defaults of a plain, undecorated function (top-level, or a method of a top-level
+class) are swapped too (`__defaults__`, `__kwdefaults__`): mutdelta sends such a mutant only when
+its coverage run saw that the function was not called outside the tests, so no value computed
+at import used them.
 Refused: Python before 3.11 (no `co_qualname`), module or class body code (decorators,
 constants, defaults other than those), a changed signature, closure or kind (generator,
 coroutine), a live generator or coroutine of a changed function, no live function holding the
@@ -244,7 +245,8 @@ def swap_plan(mutant):
     for k in changed:
         old, new = before[k][0], after[k][0]
         if own_part(old) != own_part(new) and not is_function(new):
-            found = defaults_change(file, first, last, growth, mutated) if old.co_name == "<module>" else None
+            top = old.co_name == "<module>" or before[k][1] == next(iter(before))
+            found = defaults_change(file, first, last, growth, mutated) if top else None
             if found is None:
                 raise Refused("the mutant changes module or class body code (run at import)")
             function_key, old_values, new_values = found
@@ -283,23 +285,39 @@ def swap_plan(mutant):
 
 
 def defaults_change(file, first, last, growth, mutated):
-    """When lines first..last hold one plain, undecorated top-level function and the mutant
-    changes nothing of it that runs at import but its literal defaults: the function's key and
-    its (`__defaults__`, `__kwdefaults__`) before and after."""
+    """When lines first..last hold one plain, undecorated function, or a class whose methods
+    include one, and the mutant changes nothing that runs at import but that function's literal
+    defaults: the function's key and its (`__defaults__`, `__kwdefaults__`) before and after."""
     try:
         [old] = ast.parse("\n".join(file.lines[first - 1 : last])).body
         [new] = ast.parse("\n".join(mutated.split("\n")[first - 1 : last + growth])).body
     except (SyntaxError, ValueError):
         return None
+    prefix = ""
+    if type(old) is type(new) is ast.ClassDef:
+        if _without_body(old) != _without_body(new) or len(old.body) != len(new.body):
+            return None
+        differing = [(a, b) for a, b in zip(old.body, new.body) if ast.dump(a) != ast.dump(b)]
+        if len(differing) != 1:
+            return None
+        prefix = old.name + "."
+        [(old, new)] = differing
     if not (type(old) is type(new) is ast.FunctionDef) or old.decorator_list or new.decorator_list:
         return None
-    if _without_defaults(old) != _without_defaults(new):
+    # The defaults must be what changed: else the change of the code run at import has another
+    # cause (a method that stops using `super()` no longer needs the class's `__class__` cell).
+    if _without_defaults(old) != _without_defaults(new) or _defaults(old) == _defaults(new):
         return None
     try:
         values = _literal_defaults(old), _literal_defaults(new)
     except ValueError:
         return None
-    return (old.name, first + old.lineno - 1), values[0], values[1]
+    return (prefix + old.name, first + old.lineno - 1), values[0], values[1]
+
+
+def _without_body(node):
+    """What of a class statement runs at import besides its body."""
+    return node.name, [ast.dump(part) for part in node.bases + node.keywords + node.decorator_list]
 
 
 def _without_defaults(node):
@@ -312,6 +330,10 @@ def _without_defaults(node):
         kw_defaults=[], kwarg=args.kwarg, defaults=[],
     )
     return (node.name, ast.dump(bare), len(args.defaults), has_default, ast.dump(node.returns) if node.returns else None)
+
+
+def _defaults(node):
+    return [ast.dump(default) for default in node.args.defaults + node.args.kw_defaults if default is not None]
 
 
 def _literal_defaults(node):

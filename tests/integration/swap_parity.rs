@@ -119,17 +119,23 @@ fn runs_on_line(report: &Path, line: u64, mutator: &str) -> Vec<(String, String)
 }
 
 /// A literal default of a function the import did not call is swapped into the live function
-/// (positional: `scale`'s `factor=3`; keyword-only: `clamp`'s `low=0`); one the import used
-/// (`offset(1)` at module level) is imported fresh, and its mutants are caught there.
+/// (positional: `scale`'s `factor=3`; keyword-only: `clamp`'s `low=0`; a method's: `Greeter.hello`'s
+/// `name="world"`); one the import used (`offset(1)`, `Counter().start()` at module level) is
+/// imported fresh, and its mutants are caught there.
 fn assert_defaults_swap_unless_used_at_import(report: &Path) {
-    for line in [89, 108] {
-        let runs = runs_on_line(report, line, "NumberLiteral");
+    for (line, mutator) in [(89, "NumberLiteral"), (108, "NumberLiteral"), (113, "StringLiteral")] {
+        let runs = runs_on_line(report, line, mutator);
         assert!(!runs.is_empty(), "line {line}");
-        assert!(runs.iter().all(|(how, _)| how == "swap"), "line {line}: {runs:?}");
+        assert!(
+            runs.iter().all(|(how, status)| how == "swap" && status == "Killed"),
+            "line {line}: {runs:?}"
+        );
     }
-    let at_import = runs_on_line(report, 101, "NumberLiteral");
-    assert!(!at_import.is_empty());
-    assert!(at_import.iter().all(|(how, status)| how == "fork" && status == "Killed"), "{at_import:?}");
+    for line in [101, 118] {
+        let at_import = runs_on_line(report, line, "NumberLiteral");
+        assert!(!at_import.is_empty(), "line {line}");
+        assert!(at_import.iter().all(|(how, status)| how == "fork" && status == "Killed"), "{at_import:?}");
+    }
 }
 
 #[test]
