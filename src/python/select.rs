@@ -152,6 +152,28 @@ mod tests {
     }
 
     #[test]
+    fn a_def_line_whose_function_the_import_did_not_call_needs_no_fresh_import() {
+        let relevant = vec!["tests/test_a.py".to_string()];
+        let mut map = map();
+        for (called, at_import) in [(false, false), (true, true)] {
+            map.functions = BTreeMap::from([(PathBuf::from("a.py"), BTreeMap::from([(1, called)]))]);
+            let selection = for_mutant(&map, Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
+            let expected = Selection::Run {
+                in_suite_order: relevant.clone(),
+                tests: relevant.clone(),
+                cost: Duration::from_secs(2),
+                at_import,
+            };
+            assert_eq!(selection, expected, "called at import: {called}");
+        }
+        // A file the probe could not watch tells nothing of its functions' calls.
+        map.functions = BTreeMap::from([(PathBuf::from("a.py"), BTreeMap::from([(1, false)]))]);
+        map.untraced = std::collections::BTreeSet::from([PathBuf::from("a.py")]);
+        let untraced = for_mutant(&map, Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
+        assert!(matches!(untraced, Selection::Run { at_import: true, .. }), "{untraced:?}");
+    }
+
+    #[test]
     fn a_line_run_only_at_import_gets_every_relevant_test() {
         let relevant = vec!["tests/test_a.py".to_string()];
         let selection = for_mutant(&map(), Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
