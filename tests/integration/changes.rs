@@ -2,11 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, snapshot};
-
-fn read_report(path: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::common::{check, fixture_repo, git, read_report, snapshot};
 
 fn mutant_lines(report: &Value, file: &str, status: &str) -> Vec<u64> {
     report["files"][file]["mutants"]

@@ -51,6 +51,25 @@ fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
     python
 }
 
+/// A JSON report, read.
+pub fn read_report(path: impl AsRef<Path>) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path.as_ref()).unwrap()).unwrap()
+}
+
+/// The mutants of `file` that start on `line`, in a JSON report.
+pub fn mutants_on_line<'a>(
+    report: &'a serde_json::Value,
+    file: &str,
+    line: u64,
+) -> Vec<&'a serde_json::Value> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no mutants for {file} in {report}"))
+        .iter()
+        .filter(|m| m["location"]["start"]["line"] == line)
+        .collect()
+}
+
 /// The mutation-testing-elements JSON schema, from its npm package.
 pub fn report_schema() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-schema");

@@ -4,7 +4,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, mutdelta_with_stdin, python, report_schema, run_ok, snapshot};
+use crate::common::{
+    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_report, report_schema,
+    run_ok, snapshot,
+};
 
 /// Reads a JSON report and checks it against the mutation-testing-elements schema.
 fn read_valid_report(path: &Path) -> Value {
@@ -12,7 +15,7 @@ fn read_valid_report(path: &Path) -> Value {
                     schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
                     jsonschema.Draft7Validator(schema).validate(report)";
     run_ok(std::process::Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    read_report(path)
 }
 
 /// (line, status) of every mutant of `file` in a report.
@@ -269,20 +272,19 @@ fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
     let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:?}");
     let report = read_valid_report(&json);
-    let mutants = report["files"]["pkg/state.py"]["mutants"].as_array().unwrap();
-    let lookup: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 10).collect();
+    let lookup = mutants_on_line(&report, "pkg/state.py", 10);
     assert!(!lookup.is_empty());
     for mutant in lookup {
         assert_eq!(mutant["status"], "RuntimeError", "{mutant}");
         assert!(mutant["statusReason"].as_str().unwrap().contains("fail without the mutant too"), "{mutant}");
     }
     // Storing the value is run only by test_register, which checks the return value alone.
-    let register: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 5).collect();
+    let register = mutants_on_line(&report, "pkg/state.py", 5);
     assert!(!register.is_empty() && register.iter().all(|m| m["status"] == "Survived"), "{register:?}");
     // `count` is run by a slow test and by a fast one that leans on it: fastest first, the
     // fast one fails alone, mutant or not; in the suite's order the tests pass unmutated, and
     // that run decides.
-    let count: Vec<&Value> = mutants.iter().filter(|m| m["location"]["start"]["line"] == 14).collect();
+    let count = mutants_on_line(&report, "pkg/state.py", 14);
     assert!(!count.is_empty());
     for mutant in count {
         assert_eq!(mutant["status"], "Killed", "{mutant}");

@@ -1,15 +1,10 @@
 //! Every verdict is evidence: the run record kept with --out, and `show` and `apply` reproducing a verdict by hand.
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, mutdelta, snapshot};
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::common::{check, fixture_repo, git, mutdelta, read_report, snapshot};
 
 /// The model client's mutants in a report: one survivor (the `raise` deleted) and kills.
 fn mutants(report: &Value) -> Vec<Value> {
@@ -39,7 +34,7 @@ fn a_survivor_and_a_kill_reproduce_with_the_command_show_prints() {
     let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:?}");
     let before = snapshot(repo.path());
-    let all = mutants(&read_json(&json));
+    let all = mutants(&read_report(&json));
 
     for (mutant, should_pass) in [(first_with(&all, "Survived"), true), (first_with(&all, "Killed"), false)] {
         let id = mutant["id"].as_str().unwrap();
@@ -99,7 +94,7 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
     let run = check(repo.path(), &["--commit", "HEAD", "--out", record.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:?}");
 
-    let overview = read_json(&record.join("run.json"));
+    let overview = read_report(record.join("run.json"));
     assert_eq!(overview["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(overview["options"]["target"]["commit"], "HEAD");
     assert!(overview["state"].as_str().unwrap().starts_with("commit "), "{overview}");
@@ -113,13 +108,13 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
     assert_ne!(canary["commands"][0]["exitCode"], 0, "the canary made the tests fail");
     assert!(canary["outputTail"].as_str().unwrap().contains("mutdelta canary"), "{canary}");
 
-    let report = read_json(&record.join("report.json"));
+    let report = read_report(record.join("report.json"));
     for mutant in mutants(&report) {
         let id = mutant["id"].as_str().unwrap();
         let own = record.join("mutants").join(id);
         let diff = std::fs::read_to_string(own.join("diff.patch")).unwrap();
         assert!(diff.starts_with("--- a/model_client.py\n+++ b/model_client.py\n"), "{diff}");
-        let kept = read_json(&own.join("record.json"));
+        let kept = read_report(own.join("record.json"));
         assert_eq!(kept["status"], mutant["status"]);
         assert_eq!(kept["run"], mutant["run"], "the JSON report carries the same commands");
         let command = &kept["run"]["commands"][0];
@@ -166,7 +161,7 @@ fn apply_to_a_checkout_writes_the_mutant_only_over_the_source_the_report_tested(
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
-    let killed = first_with(&mutants(&read_json(&json)), "Killed");
+    let killed = first_with(&mutants(&read_report(&json)), "Killed");
     let id = killed["id"].as_str().unwrap();
     let file = repo.path().join("model_client.py");
     let original = std::fs::read_to_string(&file).unwrap();

@@ -5,11 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, mutdelta, python};
-
-fn report(path: impl AsRef<Path>) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path.as_ref()).unwrap()).unwrap()
-}
+use crate::common::{check, fixture_repo, git, mutants_on_line, mutdelta, python, read_report as report};
 
 /// A mutant's status, the tests that ran it (sorted) and those that failed.
 type Verdict = (String, Vec<String>, Vec<String>);
@@ -145,13 +141,8 @@ fn a_shard_that_breaks_the_tests_order_is_run_again_in_one_process() {
     assert_eq!(exits[2], "exit code 0");
     // The verdicts are those of the tests in their order (as without shards).
     let by_line = |line: u64| -> Vec<String> {
-        report["files"]["pkg/state.py"]["mutants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["location"]["start"]["line"] == line)
-            .map(|m| m["status"].as_str().unwrap().to_string())
-            .collect()
+        let mutants = mutants_on_line(&report, "pkg/state.py", line);
+        mutants.iter().map(|m| m["status"].as_str().unwrap().to_string()).collect()
     };
     assert!(!by_line(10).is_empty() && by_line(10).iter().all(|s| s == "RuntimeError"), "{:?}", by_line(10));
     assert!(!by_line(5).is_empty() && by_line(5).iter().all(|s| s == "Survived"), "{:?}", by_line(5));

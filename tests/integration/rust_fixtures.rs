@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, snapshot};
+use crate::common::{check, fixture_repo, read_report, snapshot};
 
 fn run_with_report(fixture: &str, extra: &[&str]) -> (crate::common::Run, Value) {
     let repo = fixture_repo(fixture);
@@ -107,7 +107,7 @@ fn a_users_own_build_seeds_the_baseline_and_is_never_written() {
 
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(snapshot(repo.path()), before, "target/ included: read, never written");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = read_report(&json);
     assert!(
         verdicts(&report, "core_math/src/lib.rs").iter().all(|(.., status)| status == "Killed"),
         "{run:?}"

@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::common::{fixture_repo, mutdelta, python, python_at};
+use crate::common::{fixture_repo, mutants_on_line, mutdelta, python, python_at, read_report};
 
 const FIXTURES: &[&str] = &[
     "swap_pitfalls",
@@ -19,7 +17,7 @@ const FIXTURES: &[&str] = &[
 
 /// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
 fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let report = read_report(path);
     let mut out = BTreeMap::new();
     for (file, entry) in report["files"].as_object().unwrap() {
         for m in entry["mutants"].as_array().unwrap() {
@@ -93,27 +91,20 @@ fn assert_swap_and_fallbacks(verdicts: &BTreeMap<(String, String), (String, Stri
 /// A `def`'s positions end on its last line, so a mutant there moves them in the module's (or
 /// class's) code; that code runs the same, and the mutant is swapped like any other.
 fn assert_last_lines_swap(report: &Path) {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    let mutants = report["files"]["pkg/pitfalls.py"]["mutants"].as_array().unwrap();
     // `scale`'s and `Shape.area`'s last lines: `return x * factor`, `return self.size * self.size`.
     for line in [71, 90] {
-        let returns: Vec<&Value> = mutants
-            .iter()
-            .filter(|m| m["location"]["start"]["line"] == line && m["mutatorName"] == "ReturnValue")
-            .collect();
-        assert_eq!(returns.len(), 1, "line {line}: {mutants:?}");
-        assert_eq!(returns[0]["run"]["how"], "swap", "{}", returns[0]);
+        let runs = runs_on_line(report, line, "ReturnValue");
+        assert_eq!(runs.len(), 1, "line {line}: {runs:?}");
+        assert_eq!(runs[0].0, "swap", "line {line}: {runs:?}");
     }
 }
 
 /// The mutants of `pkg/pitfalls.py`'s `line` made by `mutator`: how each ran, and its status.
 fn runs_on_line(report: &Path, line: u64, mutator: &str) -> Vec<(String, String)> {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    report["files"]["pkg/pitfalls.py"]["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["location"]["start"]["line"] == line && m["mutatorName"] == mutator)
+    let report = read_report(report);
+    mutants_on_line(&report, "pkg/pitfalls.py", line)
+        .into_iter()
+        .filter(|m| m["mutatorName"] == mutator)
         .map(|m| (m["run"]["how"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string()))
         .collect()
 }
