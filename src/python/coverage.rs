@@ -166,12 +166,12 @@ impl Memory {
         serde_json::from_slice(&self.cache.read(&self.key(probe).ok()?)?).ok()
     }
 
-    fn remember(&self, probe: &Probe, map: &CoverageMap) {
+    /// Keeps `map`, and its tests' durations over those `known` before it ran.
+    fn remember(&self, probe: &Probe, map: &CoverageMap, mut durations: BTreeMap<String, f64>) {
         if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
             self.cache.write(&key, &bytes);
             self.cache.keep_newest(PROBES, KEPT_PROBES);
         }
-        let mut durations = self.durations();
         for test in &map.tests {
             if test.duration >= REMEMBERED_DURATION {
                 durations.insert(test.id.clone(), test.duration.as_secs_f64());
@@ -225,7 +225,8 @@ pub fn measure(
     std::fs::write(probe.support.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
     let shards = shards.max(1);
     let _ = std::fs::remove_file(probe.support.join(QUEUE));
-    let first = slow_first(&memory.durations(), shards);
+    let known = memory.durations();
+    let first = slow_first(&known, shards);
     std::fs::write(probe.support.join("probe-first.json"), serde_json::to_vec(&first)?)?;
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, &real_root, None, timeout, log)?]
@@ -265,7 +266,7 @@ pub fn measure(
         }
     };
     if let Some(map) = &map {
-        memory.remember(probe, map);
+        memory.remember(probe, map, known);
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
     Ok(Measured { runs, map, took: started.elapsed(), reused: false })
