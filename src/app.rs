@@ -26,6 +26,9 @@ pub fn run(cli: Cli) -> Exit {
         Command::Check(args) => {
             Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
+        Command::AuditTests(args) => {
+            Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
+        }
         Command::List(args) => {
             Target::resolve(&args.change, stdin).and_then(|target| list(&directory, &target, args.json))
         }

@@ -23,6 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Mutate the added lines, run the relevant tests against every mutant, report the survivors.
     Check(CheckArgs),
+    /// Audit the change's edits to tests alone: mutate the source lines the tests it edits or
+    /// deletes ran before it, and report each mutant they killed that no test kills after it.
+    #[command(name = "audit-tests")]
+    AuditTests(CheckArgs),
     /// Print the mutants `check` would run, without running anything.
     List(ListArgs),
     /// Print the mutation operator tables.
@@ -117,6 +121,9 @@ pub struct CheckArgs {
     /// code into a process that collected the tests once.
     #[arg(long)]
     pub no_swap: bool,
+    /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
+    #[arg(long)]
+    pub no_audit: bool,
     /// Measure the tests afresh: do not reuse (or keep) what an earlier run of the same files,
     /// interpreter and tests measured, kept in the repository's git directory.
     #[arg(long)]

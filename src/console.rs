@@ -25,6 +25,7 @@ impl Console {
             Event::BaselinePassed { duration, what } => {
                 writeln!(err, "baseline: {what} pass unmutated in {:.2} s", duration.as_secs_f64())
             }
+            Event::Note(text) => writeln!(err, "{text}"),
             Event::MutantsStarting { total, workers } => {
                 writeln!(err, "testing {total} mutants in {workers} parallel copies")
             }

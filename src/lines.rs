@@ -49,6 +49,10 @@ pub struct AddedLines {
     pub deleted: Vec<PathBuf>,
     /// Files git sees as binary: no lines to mutate.
     pub binary: Vec<PathBuf>,
+    /// The lines the change removes: old path, old line number, the line's text.
+    pub removed: BTreeMap<PathBuf, BTreeMap<usize, String>>,
+    /// The commit the change is measured against (none for a line list or a root commit).
+    pub before: Option<Oid>,
 }
 
 /// Opens the repository that contains `dir`.
@@ -79,7 +83,14 @@ pub fn find(repo: &Repository, target: &Target) -> Result<AddedLines> {
         Target::Lines(text) => {
             let files = parse_line_list(text)?;
             check_lines_exist(workdir(repo), &files)?;
-            Ok(AddedLines { state: State::WorkTree, files, deleted: Vec::new(), binary: Vec::new() })
+            Ok(AddedLines {
+                state: State::WorkTree,
+                files,
+                deleted: Vec::new(),
+                binary: Vec::new(),
+                removed: BTreeMap::new(),
+                before: None,
+            })
         }
     }
 }
@@ -111,7 +122,8 @@ fn staged(repo: &Repository) -> Result<AddedLines> {
     let diff = repo
         .diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut zero_context()))
         .context("could not diff the index against HEAD")?;
-    collect(&diff, State::Index)
+    let before = repo.head().ok().and_then(|head| head.peel_to_commit().ok()).map(|commit| commit.id());
+    collect(&diff, State::Index, before)
 }
 
 fn refuse_unstaged_edits_of_staged_files(repo: &Repository) -> Result<()> {
@@ -136,14 +148,15 @@ fn refuse_unstaged_edits_of_staged_files(repo: &Repository) -> Result<()> {
 fn commit(repo: &Repository, rev: &str) -> Result<AddedLines> {
     let commit = resolve_commit(repo, rev)?;
     let tree = commit.tree().context("could not read the commit's tree")?;
-    let parent_tree = match commit.parent(0) {
-        Ok(parent) => Some(parent.tree().context("could not read the parent commit's tree")?),
-        Err(_) => None,
+    let parent = commit.parent(0).ok();
+    let parent_tree = match &parent {
+        Some(parent) => Some(parent.tree().context("could not read the parent commit's tree")?),
+        None => None,
     };
     let diff = repo
         .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut zero_context()))
         .context("could not diff the commit against its parent")?;
-    collect(&diff, State::Commit(commit.id()))
+    collect(&diff, State::Commit(commit.id()), parent.map(|parent| parent.id()))
 }
 
 fn since_base(repo: &Repository, rev: &str) -> Result<AddedLines> {
@@ -161,11 +174,12 @@ fn since_base(repo: &Repository, rev: &str) -> Result<AddedLines> {
     let diff = repo
         .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
         .context("could not diff the working tree against the merge base")?;
-    collect(&diff, State::WorkTree)
+    collect(&diff, State::WorkTree, Some(merge_base))
 }
 
-fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
+fn collect(diff: &git2::Diff<'_>, state: State, before: Option<Oid>) -> Result<AddedLines> {
     let mut files: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
+    let mut removed: BTreeMap<PathBuf, BTreeMap<usize, String>> = BTreeMap::new();
     let mut deleted = Vec::new();
     let mut binary = Vec::new();
     for delta in diff.deltas() {
@@ -199,13 +213,20 @@ fn collect(diff: &git2::Diff<'_>, state: State) -> Result<AddedLines> {
                     files.entry(path.to_path_buf()).or_default().insert(number as usize);
                 }
             }
+            if line.origin() == '-' {
+                if let (Some(path), Some(number)) = (delta.old_file().path(), line.old_lineno()) {
+                    let text =
+                        String::from_utf8_lossy(line.content()).trim_end_matches(['\n', '\r']).to_string();
+                    removed.entry(path.to_path_buf()).or_default().insert(number as usize, text);
+                }
+            }
             true
         }),
     )
     .context("could not read the diff")?;
     // Files whose change adds no line (pure deletions of lines, mode changes) have nothing to mutate.
     files.retain(|_, lines| !lines.is_empty());
-    Ok(AddedLines { state, files, deleted, binary })
+    Ok(AddedLines { state, files, deleted, binary, removed, before })
 }
 
 /// Parses a coverage gate's list: `path:LINE` / `path:START-END` per line, or a JSON object

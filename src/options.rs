@@ -26,6 +26,17 @@ pub enum TestTool {
     Nextest,
 }
 
+/// Whether a check audits the change's edits to tests for lost kills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditMode {
+    /// When the change edits or deletes tests, beside the mutants of its added lines.
+    WithTestEdits,
+    /// Never (`--no-audit`).
+    Off,
+    /// The audit alone (`audit-tests`): the added lines are not mutated.
+    Only,
+}
+
 /// Settings only the Python side reads.
 #[derive(Debug, Clone)]
 pub struct PythonSettings {
@@ -65,6 +76,7 @@ pub struct Options {
     pub cache: bool,
     /// `--verbose`: every verdict printed as it lands.
     pub verbose: bool,
+    pub audit: AuditMode,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -121,6 +133,7 @@ impl Options {
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,
+            audit: if args.no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),
@@ -134,6 +147,29 @@ impl Options {
                 },
             },
         })
+    }
+}
+
+impl Options {
+    /// The options of `audit-tests`: those of `check`, for a change given as a revision or the
+    /// staged change.
+    pub fn resolve_audit(
+        directory: Option<PathBuf>,
+        args: &CheckArgs,
+        stdin: &mut dyn Read,
+    ) -> Result<Options> {
+        if args.change.lines.is_some() {
+            bail!("--lines names lines, not a change whose tests could be compared: give --commit REV, --base REV or --staged");
+        }
+        if args.no_audit {
+            bail!("--no-audit leaves audit-tests nothing to do: use `mutdelta check` to mutate the added lines alone");
+        }
+        if args.test_cmd.is_some() {
+            bail!("audit-tests runs the edited tests alone with pytest: leave out --test-cmd");
+        }
+        let mut options = Options::resolve(directory, args, stdin)?;
+        options.audit = AuditMode::Only;
+        Ok(options)
     }
 }
 

@@ -9,10 +9,11 @@ pub mod proof;
 pub mod pytest;
 pub mod select;
 pub mod served;
+pub mod touched;
 pub mod warm;
 pub mod worker;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -64,11 +65,23 @@ pub struct PythonCheck {
     support: PathBuf,
     /// Coverage runs of earlier checks.
     memory: coverage::Memory,
+    /// Whether mutants the relevant tests let through face the rest of the suite.
+    widens: bool,
 }
 
 impl PythonCheck {
     /// Finds the interpreter and writes the helpers into the scratch directory.
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
+        let tests = select::relevant_tests(ctx.plan, &ctx.options.python.extra_tests);
+        PythonCheck::with_tests(ctx, tests, true)
+    }
+
+    /// A check that runs `tests` alone (never the rest of the suite): what they kill.
+    pub fn confined(ctx: &Context, tests: Vec<String>) -> Result<PythonCheck> {
+        PythonCheck::with_tests(ctx, tests, false)
+    }
+
+    fn with_tests(ctx: &Context, tests: Vec<String>, widens: bool) -> Result<PythonCheck> {
         let settings = &ctx.options.python;
         let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
         let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python);
@@ -79,13 +92,35 @@ impl PythonCheck {
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
         let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
-        Ok(PythonCheck {
-            python,
-            runner,
-            tests: select::relevant_tests(ctx.plan, &settings.extra_tests),
-            support,
-            memory,
-        })
+        Ok(PythonCheck { python, runner, tests, support, memory, widens })
+    }
+
+    /// Every line of the project's Python source files (test files left out) in `ctx.base`
+    /// that each of the check's tests executed, unmutated, under the probe; with the run.
+    pub fn lines_run(&self, ctx: &Context) -> Result<(BTreeMap<PathBuf, BTreeSet<usize>>, StepRecord)> {
+        let log = ctx.logs.join("lines-run.log");
+        let probe = coverage::Probe {
+            python: &self.python,
+            runner: &self.runner,
+            root: ctx.base,
+            support: &self.support,
+            tests: &self.tests,
+            deselect: &[],
+            targets: every_source_line(ctx.base)?,
+        };
+        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
+        if let Some(run) = measured.decisive() {
+            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
+        }
+        let step = baseline_step("the edited tests before the change", &measured);
+        let map = measured.map.expect("a passing probe run has a map");
+        let mut lines: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
+        for test in map.tests {
+            for (file, ran) in test.lines {
+                lines.entry(file).or_default().extend(ran);
+            }
+        }
+        Ok((lines, step))
     }
 
     fn pytest(&self) -> bool {
@@ -97,11 +132,7 @@ impl PythonCheck {
         if !self.pytest() {
             return "the test command's tests".to_string();
         }
-        match self.tests.len() {
-            0 => "the whole test suite".to_string(),
-            1 => self.tests[0].clone(),
-            n => format!("{n} test files"),
-        }
+        select::describe(&self.tests)
     }
 
     fn spawn(&self, root: &Path) -> Spawn {
@@ -228,6 +259,34 @@ impl PythonCheck {
         let spawned: Vec<Result<Warm>> = specs.map(Warm::spawn).collect();
         spawned.into_iter().map(|warm| warm.and_then(|warm| warm.ready().map(|()| warm))).collect()
     }
+}
+
+/// Every line of every Python file under `root` that is not a test file, by path relative to
+/// `root`: what the probe watches to learn all the source a test runs.
+fn every_source_line(root: &Path) -> Result<BTreeMap<PathBuf, Vec<usize>>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<usize>>) -> Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') || name == "__pycache__" {
+                continue;
+            }
+            if entry.file_type()?.is_dir() {
+                walk(root, &path, out)?;
+                continue;
+            }
+            let relative = path.strip_prefix(root).expect("under root").to_path_buf();
+            if relative.extension().is_some_and(|ext| ext == "py") && !is_test_file(&relative) {
+                let count = std::fs::read(&path)?.split(|&b| b == b'\n').count();
+                out.insert(relative, (1..=count).collect());
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out)?;
+    Ok(out)
 }
 
 /// Each mutant's tests from `map`: a job, or none when no test ran its statement.
@@ -407,8 +466,8 @@ impl LanguageCheck for PythonCheck {
         first_round: &FirstRound,
         results: &[MutantResult],
     ) -> Result<Option<Widened>> {
-        if self.tests.is_empty() || !self.pytest() {
-            return Ok(None); // the whole suite, or the user's command, ran already
+        if self.tests.is_empty() || !self.pytest() || !self.widens {
+            return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
         }
         let open: Vec<PlannedMutant> = results
             .iter()

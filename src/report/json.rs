@@ -81,12 +81,56 @@ fn origin(report: &Report) -> Value {
         })
         .collect();
     let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps });
+    if let Some(audit) = &report.audit {
+        value["audit"] = audit_section(audit);
+    }
     if let Some(origin) = &report.origin {
         value["repository"] = json!(origin.repository);
         value["state"] = json!(origin.state.to_text());
         value["scratch"] = json!(origin.scratch);
     }
     value
+}
+
+/// The kill-loss audit: the edited tests, what they killed before the change, the kills lost.
+fn audit_section(audit: &crate::audit::Audit) -> Value {
+    let lost: Vec<Value> = audit
+        .lost
+        .iter()
+        .map(|lost| {
+            let mutant = &lost.mutant;
+            json!({
+                "file": lost.path,
+                "mutatorName": mutant.mutator().name(),
+                "replacement": mutant.replacement,
+                "description": mutant.description,
+                "location": {
+                    "start": { "line": mutant.start.line, "column": mutant.start.column },
+                    "end": { "line": mutant.end.line, "column": mutant.end.column },
+                },
+                "killedBefore": lost.killed_by,
+                "statusAfter": lost.after,
+                "coveredAfter": lost.ran_after,
+            })
+        })
+        .collect();
+    let steps: Vec<Value> = audit
+        .steps
+        .iter()
+        .map(|step| {
+            let mut value = run(&step.record);
+            value["step"] = json!(step.step);
+            value
+        })
+        .collect();
+    json!({
+        "editedTests": audit.edited,
+        "mutants": audit.tried,
+        "killedBefore": audit.killed_before,
+        "lostKills": lost,
+        "notes": audit.notes,
+        "steps": steps,
+    })
 }
 
 /// How a mutant (or a step) ran: the commands in order.

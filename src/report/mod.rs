@@ -59,6 +59,10 @@ pub struct Report {
     pub steps: Vec<StepRecord>,
     /// Where the check ran and on what.
     pub origin: Option<Origin>,
+    /// The kill-loss audit of the change's edits to tests, when it ran.
+    pub audit: Option<crate::audit::Audit>,
+    /// Only the audit ran (`audit-tests`): the added lines were not mutated.
+    pub audit_only: bool,
 }
 
 /// The repository, the state under test and where the temporary copies lived: what it takes to
@@ -125,8 +129,10 @@ impl Report {
         }
     }
 
-    /// True when some added line has a mutant that no test caught, or whose run broke.
+    /// True when some added line has a mutant that no test caught, or whose run broke, or the
+    /// change loses a kill its tests made before it.
     pub fn has_missed(&self) -> bool {
         self.results.iter().any(|r| r.outcome.status.is_missed() || r.outcome.status == Status::RuntimeError)
+            || self.audit.as_ref().is_some_and(|audit| !audit.lost.is_empty())
     }
 }

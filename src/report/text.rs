@@ -5,6 +5,7 @@ use std::fmt::Write;
 use similar::TextDiff;
 
 use super::{MutantResult, Report, Status};
+use crate::audit::{Audit, LostKill};
 
 /// The whole report as the terminal shows it.
 pub fn render(report: &Report) -> String {
@@ -12,11 +13,66 @@ pub fn render(report: &Report) -> String {
     for note in &report.plan.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    if let Some(audit) = &report.audit {
+        for note in &audit.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
+    }
     for result in &report.results {
         render_result(&mut out, report, result);
     }
-    let _ = writeln!(out, "{}", summary_line(report));
+    if let Some(audit) = &report.audit {
+        for lost in &audit.lost {
+            render_lost(&mut out, lost);
+        }
+    }
+    if !report.audit_only {
+        let _ = writeln!(out, "{}", summary_line(report));
+    }
+    if let Some(audit) = &report.audit {
+        let _ = writeln!(out, "{}", audit_line(audit));
+    }
     out
+}
+
+/// `[MUT-lost] pkg/invoice.py:14: replace * with / — killed by tests/t.py::test_total before
+/// this change, survives after`, with the mutant's diff and what ran it after the change.
+fn render_lost(out: &mut String, lost: &LostKill) {
+    let after = match lost.after {
+        Status::NoCoverage => "no test runs it after",
+        _ => "survives after",
+    };
+    let _ = writeln!(
+        out,
+        "[MUT-lost] {}:{}: {} — killed by {} before this change, {after}",
+        lost.path.display(),
+        lost.mutant.line,
+        lost.mutant.description,
+        lost.killed_by.join(", "),
+    );
+    let path = lost.path.display().to_string();
+    for line in unified_diff(&path, &lost.source, &lost.mutant.apply(&lost.source)).lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    if !lost.ran_after.is_empty() {
+        let _ = writeln!(out, "    ran after the change: {}", lost.ran_after.join(", "));
+    }
+}
+
+/// `kill-loss audit: 1 of 12 kills lost (2 edited tests; 30 mutants of the source they ran)`.
+pub fn audit_line(audit: &Audit) -> String {
+    if audit.edited.is_empty() {
+        return "kill-loss audit: the change edits or deletes no test that existed before it".to_string();
+    }
+    format!(
+        "kill-loss audit: {} of {} {} by the edited tests lost (edited or deleted: {}; {} {} of the source they ran)",
+        audit.lost.len(),
+        audit.killed_before,
+        plural(audit.killed_before, "kill", "kills"),
+        crate::python::select::describe(&audit.edited),
+        audit.tried,
+        plural(audit.tried, "mutant", "mutants"),
+    )
 }
 
 fn render_result(out: &mut String, report: &Report, result: &MutantResult) {

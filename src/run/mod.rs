@@ -19,7 +19,7 @@ use self::outcome::Outcome;
 use self::record::StepRecord;
 use crate::cargo::CargoCheck;
 use crate::lines;
-use crate::options::{Options, Target};
+use crate::options::{AuditMode, Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
 use crate::python::PythonCheck;
 use crate::report::{MutantResult, Origin, Report, Status, Timings};
@@ -41,6 +41,8 @@ pub enum Event<'a> {
     BaselinePassed { duration: Duration, what: String },
     /// Mutants are about to run.
     MutantsStarting { total: usize, workers: usize },
+    /// A phase of the run that needs saying (the kill-loss audit's steps).
+    Note(String),
     MutantFinished {
         result: &'a MutantResult,
         /// The mutated file, relative to the repository.
@@ -88,9 +90,13 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     timings.generate = lap();
     let origin =
         Origin { repository: repo_root.clone(), state: added.state, scratch: scratch.path().to_path_buf() };
-    let mut report = Report { tests, origin: Some(origin), ..Report::default() };
+    let audit_only = options.audit == AuditMode::Only;
+    let mut report = Report { tests, origin: Some(origin), audit_only, ..Report::default() };
     let (mut results, candidates) = split_ignored(mutants);
-    if !candidates.is_empty() {
+    if audit_only {
+        results.clear();
+    }
+    if !candidates.is_empty() && !audit_only {
         let logs = scratch.subdir("logs")?;
         let cache = crate::cache::Cache::open(&repo_root, options.cache);
         let ctx = Context {
@@ -121,6 +127,17 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
         }
         report.baseline = baseline;
     }
+    let audits = match options.audit {
+        AuditMode::Only => true,
+        AuditMode::WithTestEdits => {
+            !matches!(options.target, Target::Lines(_)) && crate::audit::touches_tests(&added)
+        }
+        AuditMode::Off => false,
+    };
+    if audits {
+        let change = crate::audit::Change { repo_root: &repo_root, added: &added, after: &base };
+        report.audit = Some(crate::audit::audit(options, &change, &mut timings, events)?);
+    }
     timings.wall = start.elapsed();
     report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
@@ -130,15 +147,15 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
 }
 
 /// What one language's check came to.
-struct Checked {
-    results: Vec<MutantResult>,
+pub(crate) struct Checked {
+    pub results: Vec<MutantResult>,
     /// How long its unmutated tests took.
-    baseline: Duration,
-    steps: Vec<StepRecord>,
+    pub baseline: Duration,
+    pub steps: Vec<StepRecord>,
 }
 
 /// One language's mutants, from its baseline to the last verdict.
-fn check_language<L: LanguageCheck>(
+pub(crate) fn check_language<L: LanguageCheck>(
     side: &L,
     ctx: &Context,
     candidates: Vec<PlannedMutant>,
@@ -209,7 +226,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
-fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<PlannedMutant>) {
+pub(crate) fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<PlannedMutant>) {
     let mut settled = Vec::new();
     let mut candidates = Vec::new();
     for planned in mutants {

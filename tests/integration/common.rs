@@ -146,6 +146,22 @@ pub fn fixture_repo(name: &str) -> TempDir {
     dir
 }
 
+/// A repository whose first commit is the fixture's `before/` and second its `variant/`, which
+/// replaces it whole (files it lacks are deleted).
+pub fn fixture_repo_variant(name: &str, variant: &str) -> TempDir {
+    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let fixture = Path::new(FIXTURES).join(name);
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), dir.path());
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "before"]);
+    git(dir.path(), &["rm", "-rq", "."]);
+    copy_tree(&fixture.join(variant), dir.path());
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", variant]);
+    dir
+}
+
 /// Every file under `dir`, `.git` included, with its bytes: equal snapshots mean nothing changed.
 /// mutdelta's cache (`.git/mutdelta`) is left out: it is no part of the checkout, index or stash.
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

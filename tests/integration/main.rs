@@ -5,6 +5,7 @@ mod changes;
 mod common;
 mod interrupt;
 mod kill;
+mod kill_loss;
 mod properties;
 mod python_fixtures;
 mod reproduce;

@@ -1,0 +1,387 @@
+//! The kill-loss audit: the source lines the tests a change edits or deletes ran before it, mutated; each mutant those tests killed is tested again after the change, against every test that runs its line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use mutators::Mutant;
+
+use crate::lines::{self, AddedLines, State};
+use crate::options::Options;
+use crate::plan::{FilePlan, Language, Plan, PlannedMutant};
+use crate::python::{self, touched::TouchedFile, PythonCheck};
+use crate::report::{MutantResult, Status, Timings};
+use crate::run::language::Context;
+use crate::run::record::StepRecord;
+use crate::run::{check_language, split_ignored, Event};
+use crate::scratch::Scratch;
+use crate::worktree;
+
+/// What the audit found.
+#[derive(Debug, Clone, Default)]
+pub struct Audit {
+    /// The tests the change edits or deletes, as they were before it (pytest selectors).
+    pub edited: Vec<String>,
+    /// Mutants made on the source lines those tests ran before the change.
+    pub tried: usize,
+    /// How many of them the edited tests killed before the change.
+    pub killed_before: usize,
+    /// The kills no test makes after the change.
+    pub lost: Vec<LostKill>,
+    /// What was passed over, and why.
+    pub notes: Vec<String>,
+    /// The runs before any mutant, before and after the change.
+    pub steps: Vec<StepRecord>,
+}
+
+/// A mutant the edited tests killed before the change that no test kills after it.
+#[derive(Debug, Clone)]
+pub struct LostKill {
+    /// The mutated file (relative to the repository root) and its text before the change.
+    pub path: PathBuf,
+    pub source: String,
+    /// The mutant, made on the source before the change.
+    pub mutant: Mutant,
+    /// The tests that killed it before the change.
+    pub killed_by: Vec<String>,
+    /// Its verdict after the change: Survived or NoCoverage.
+    pub after: Status,
+    /// The tests that ran it after the change.
+    pub ran_after: Vec<String>,
+}
+
+/// Whether `added` touches test code the audit reads: a Python test file it edits or deletes.
+pub fn touches_tests(added: &AddedLines) -> bool {
+    !touched_files(added).is_empty()
+}
+
+/// The Python test files (conftest.py files left out) the change edits or deletes, each with
+/// its path before and after and the lines removed and added.
+fn touched_files(added: &AddedLines) -> Vec<TouchedFile> {
+    let is_test = |path: &Path| {
+        Language::of(path) == Some(Language::Python)
+            && crate::python::is_test_file(path)
+            && path.file_name().is_some_and(|name| name != "conftest.py")
+    };
+    let mut files: BTreeMap<PathBuf, TouchedFile> = BTreeMap::new();
+    fn entry<'f>(files: &'f mut BTreeMap<PathBuf, TouchedFile>, path: &Path) -> &'f mut TouchedFile {
+        files.entry(path.to_path_buf()).or_insert_with(|| TouchedFile {
+            old: None,
+            new: None,
+            removed: BTreeSet::new(),
+            added: BTreeSet::new(),
+        })
+    }
+    for (path, removed) in added.removed.iter().filter(|(path, _)| is_test(path)) {
+        let file = entry(&mut files, path);
+        file.old = Some(path.clone());
+        file.removed = removed.keys().copied().collect();
+    }
+    for (path, lines) in added.files.iter().filter(|(path, _)| is_test(path)) {
+        if added.removed.contains_key(path) {
+            let file = entry(&mut files, path);
+            file.new = Some(path.clone());
+            file.added = lines.clone();
+        } else {
+            // Lines added to a file with none removed: it existed before when it was not new.
+            let file = entry(&mut files, path);
+            file.old = Some(path.clone());
+            file.new = Some(path.clone());
+            file.added = lines.clone();
+        }
+    }
+    files.into_values().collect()
+}
+
+/// A note for each kind of test code the audit does not read.
+fn unread_test_code(added: &AddedLines) -> Vec<String> {
+    let mut notes = Vec::new();
+    let paths = || added.files.keys().chain(added.removed.keys());
+    if paths().any(|path| path.file_name().is_some_and(|name| name == "conftest.py")) {
+        notes.push("the change edits a conftest.py: its fixtures reach tests the audit cannot single out, so they are not audited".to_string());
+    }
+    if paths().any(|path| Language::of(path) == Some(Language::Rust) && Language::Rust.is_test_file(path)) {
+        notes.push(
+            "the change edits Rust test code: only Python tests are audited for lost kills".to_string(),
+        );
+    }
+    notes
+}
+
+/// Where the change is: the repository, the state after it (already written to `after`), and
+/// the lines it adds and removes.
+pub struct Change<'a> {
+    pub repo_root: &'a Path,
+    pub added: &'a AddedLines,
+    /// A copy of the state after the change, no test run in it yet.
+    pub after: &'a Path,
+}
+
+/// Runs the audit of `change`. A change that edits no test before it reports no edited test.
+pub fn audit(
+    options: &Options,
+    change: &Change,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Audit> {
+    let added = change.added;
+    let mut notes = unread_test_code(added);
+    let files = touched_files(added);
+    let Some(before) = added.before else {
+        if files.is_empty() {
+            return Ok(Audit { notes, ..Audit::default() });
+        }
+        notes.push(
+            "the change has no commit before it, so no test of it existed before: nothing to audit"
+                .to_string(),
+        );
+        return Ok(Audit { notes, ..Audit::default() });
+    };
+    if files.is_empty() {
+        return Ok(Audit { notes, ..Audit::default() });
+    }
+    if options.test_cmd.is_some() {
+        notes.push("--test-cmd runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
+        return Ok(Audit { notes, ..Audit::default() });
+    }
+    let repo = lines::open_repository(change.repo_root)?;
+
+    // Before the change: the edited tests, the source they ran, and what they kill there.
+    let old_scratch = Scratch::create()?;
+    let old_base = old_scratch.path().join("copy-0");
+    worktree::materialize(&repo, State::Commit(before), &old_base)?;
+    let python =
+        python::interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?;
+    let edited = python::touched::edited_tests(&python, &old_base, change.after, &files)?;
+    if edited.is_empty() {
+        notes.push("the change adds tests but edits or deletes none: no kill can be lost".to_string());
+        return Ok(Audit { notes, ..Audit::default() });
+    }
+    let cache = crate::cache::Cache::open(change.repo_root, options.cache);
+    let old_logs = old_scratch.subdir("logs")?;
+    let empty = Plan::default();
+    let ctx = Context {
+        options,
+        plan: &empty,
+        repo_root: change.repo_root,
+        base: &old_base,
+        scratch: &old_scratch,
+        logs: &old_logs,
+        cache: &cache,
+    };
+    events(Event::Note(format!(
+        "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
+        python::select::describe(&edited)
+    )));
+    let side = PythonCheck::confined(&ctx, edited.clone())?;
+    let (ran, first_step) = side.lines_run(&ctx)?;
+    let ran_lines = AddedLines {
+        state: State::Commit(before),
+        files: ran,
+        deleted: Vec::new(),
+        binary: Vec::new(),
+        removed: BTreeMap::new(),
+        before: None,
+    };
+    let old_plan = Plan::make(&ran_lines, &old_base)?;
+    let (ignored, candidates) = split_ignored(old_plan.mutants());
+    let mut audit = Audit {
+        edited,
+        tried: candidates.len() + ignored.len(),
+        notes,
+        steps: vec![first_step],
+        ..Audit::default()
+    };
+    if candidates.is_empty() {
+        return Ok(audit);
+    }
+    let ctx = Context { plan: &old_plan, ..ctx };
+    let checked = check_language(&side, &ctx, candidates, timings, events)?;
+    audit.steps.extend(checked.steps);
+    let killed: Vec<&MutantResult> =
+        checked.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
+    audit.killed_before = killed.len();
+    if killed.is_empty() {
+        return Ok(audit);
+    }
+
+    // After the change: the same mutants on the same code, against every test that runs it.
+    let carried = carry(&old_plan, &killed, added, change.after)?;
+    if carried.dropped > 0 {
+        audit.notes.push(format!(
+            "{} of the {} kills are on lines the change edits, moves or deletes: they are not tested again",
+            carried.dropped,
+            killed.len()
+        ));
+    }
+    if carried.mutants.is_empty() {
+        return Ok(audit);
+    }
+    events(Event::Note(format!(
+        "kill-loss audit: {} of {} mutants were killed by the edited tests; testing them after the change",
+        killed.len(),
+        audit.tried
+    )));
+    let new_scratch = Scratch::create()?;
+    let new_base = new_scratch.path().join("copy-0");
+    worktree::duplicate(change.after, &new_base)?;
+    let new_logs = new_scratch.subdir("logs")?;
+    let ctx = Context {
+        options,
+        plan: &carried.plan,
+        repo_root: change.repo_root,
+        base: &new_base,
+        scratch: &new_scratch,
+        logs: &new_logs,
+        cache: &cache,
+    };
+    let side = PythonCheck::new(&ctx)?;
+    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?;
+    audit.steps.extend(checked.steps);
+    for result in checked.results {
+        if !result.outcome.status.is_missed() {
+            continue;
+        }
+        let old = &carried.origins[&result.planned.id];
+        let old_file = &old_plan.files[old.planned.file];
+        let killed_by = if old.outcome.killed_by.is_empty() {
+            old.outcome.covered_by.clone()
+        } else {
+            old.outcome.killed_by.clone()
+        };
+        audit.lost.push(LostKill {
+            path: old_file.path.clone(),
+            source: old_file.source.clone(),
+            mutant: old.planned.mutant.clone(),
+            killed_by,
+            after: result.outcome.status,
+            ran_after: result.outcome.covered_by,
+        });
+    }
+    audit.lost.sort_by(|a, b| (&a.path, a.mutant.start).cmp(&(&b.path, b.mutant.start)));
+    Ok(audit)
+}
+
+/// The killed mutants made again after the change, on the lines it left as they were.
+struct Carried<'a> {
+    plan: Plan,
+    mutants: Vec<PlannedMutant>,
+    /// The old result of each carried mutant, by its new id.
+    origins: BTreeMap<usize, &'a MutantResult>,
+    /// Kills on lines the change edits, moves or deletes.
+    dropped: usize,
+}
+
+fn carry<'a>(
+    old_plan: &Plan,
+    killed: &[&'a MutantResult],
+    added: &AddedLines,
+    after: &Path,
+) -> Result<Carried<'a>> {
+    let nothing = BTreeSet::new();
+    let mut wanted: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
+    let mut placed: Vec<(&'a MutantResult, PathBuf, usize)> = Vec::new();
+    let mut dropped = 0;
+    for &result in killed {
+        let file = &old_plan.files[result.planned.file];
+        let removed: BTreeSet<usize> =
+            added.removed.get(&file.path).map(|lines| lines.keys().copied().collect()).unwrap_or_default();
+        let gained = added.files.get(&file.path).unwrap_or(&nothing);
+        match carry_line(result.planned.mutant.line, &removed, gained) {
+            Some(line) if after.join(&file.path).is_file() => {
+                wanted.entry(file.path.clone()).or_default().insert(line);
+                placed.push((result, file.path.clone(), line));
+            }
+            _ => dropped += 1,
+        }
+    }
+    let wanted_lines = AddedLines {
+        state: added.state,
+        files: wanted,
+        deleted: Vec::new(),
+        binary: Vec::new(),
+        removed: BTreeMap::new(),
+        before: None,
+    };
+    let mut plan = Plan::make(&wanted_lines, after)?;
+    plan.changed_tests = added
+        .files
+        .keys()
+        .filter(|path| Language::of(path) == Some(Language::Python) && python::is_test_file(path))
+        .cloned()
+        .collect();
+    let made = plan.mutants();
+    let mut mutants = Vec::new();
+    let mut origins = BTreeMap::new();
+    for (old, path, line) in placed {
+        let same = made.iter().find(|new| {
+            let file: &FilePlan = &plan.files[new.file];
+            let (a, b) = (&new.mutant, &old.planned.mutant);
+            file.path == path
+                && a.line == line
+                && a.start.column == b.start.column
+                && a.end.line - a.start.line == b.end.line - b.start.line
+                && a.original == b.original
+                && a.replacement == b.replacement
+        });
+        match same {
+            Some(new) if !origins.contains_key(&new.id) => {
+                origins.insert(new.id, old);
+                mutants.push(new.clone());
+            }
+            _ => dropped += 1,
+        }
+    }
+    Ok(Carried { plan, mutants, origins, dropped })
+}
+
+/// Where line `old` of a file is after a change that removes `removed` (numbered before) and
+/// adds `added` (numbered after); none when the change removes it.
+pub fn carry_line(old: usize, removed: &BTreeSet<usize>, added: &BTreeSet<usize>) -> Option<usize> {
+    if removed.contains(&old) {
+        return None;
+    }
+    let (mut before, mut after) = (1, 1);
+    loop {
+        if removed.contains(&before) {
+            before += 1;
+        } else if added.contains(&after) {
+            after += 1;
+        } else if before == old {
+            return Some(after);
+        } else {
+            before += 1;
+            after += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(lines: &[usize]) -> BTreeSet<usize> {
+        lines.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_line_keeps_its_place_shifted_by_the_lines_added_and_removed_above_it() {
+        // Before: a b c d e. The change removes b and adds X Y after c: a c X Y d e.
+        let removed = set(&[2]);
+        let added = set(&[3, 4]);
+        assert_eq!(carry_line(1, &removed, &added), Some(1));
+        assert_eq!(carry_line(2, &removed, &added), None, "a removed line is gone");
+        assert_eq!(carry_line(3, &removed, &added), Some(2));
+        assert_eq!(carry_line(4, &removed, &added), Some(5));
+        assert_eq!(carry_line(5, &removed, &added), Some(6));
+        assert_eq!(carry_line(7, &set(&[]), &set(&[])), Some(7), "an untouched file");
+    }
+
+    #[test]
+    fn a_replaced_line_is_gone_and_the_next_one_follows_the_replacement() {
+        // Before: a b c. The change replaces b by X Y Z: a X Y Z c.
+        let (removed, added) = (set(&[2]), set(&[2, 3, 4]));
+        assert_eq!(carry_line(2, &removed, &added), None);
+        assert_eq!(carry_line(3, &removed, &added), Some(5));
+    }
+}

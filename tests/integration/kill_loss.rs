@@ -1,0 +1,149 @@
+//! The kill-loss audit on a change that edits tests: weakened, strengthened and moved tests, a change that also adds source, and `audit-tests` alone.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo_variant, mutdelta, python, read_report, snapshot, Run};
+
+/// `[MUT-lost]` lines of a run: (line, description, test that killed it, what happens after).
+fn lost_lines(run: &Run) -> BTreeSet<(String, String, String, String)> {
+    run.stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("[MUT-lost] billing/invoice.py:"))
+        .map(|rest| {
+            let (line, rest) = rest.split_once(": ").unwrap();
+            let (what, rest) = rest.split_once(" — killed by ").unwrap();
+            let (killer, after) = rest.split_once(" before this change, ").unwrap();
+            (line.to_string(), what.to_string(), killer.to_string(), after.to_string())
+        })
+        .collect()
+}
+
+fn lost(line: &str, what: &str, killer: &str, after: &str) -> (String, String, String, String) {
+    (line.into(), what.into(), format!("tests/test_invoice.py::{killer}"), after.into())
+}
+
+fn audit_of(report: &Value) -> &Value {
+    &report["mutdelta"]["audit"]
+}
+
+#[test]
+fn a_weakening_commit_exits_1_naming_each_lost_kill_and_the_test_that_had_it() {
+    // The change loosens test_rate's assertion, skips test_total and deletes test_discount_limit.
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let before = snapshot(repo.path());
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let rate = "TaxRateTest::test_rate";
+    let expected = BTreeSet::from([
+        lost("7", "force condition to True", rate, "survives after"),
+        lost("9", "replace + with -", rate, "survives after"),
+        lost("13", "replace `quantity * price` with None", "test_total", "no test runs it after"),
+        lost("13", "replace * with /", "test_total", "no test runs it after"),
+        lost("17", "force condition to False", "test_discount_limit", "survives after"),
+        lost("17", "replace 100 with 101", "test_discount_limit", "survives after"),
+        lost("18", "delete statement", "test_discount_limit", "no test runs it after"),
+    ]);
+    assert_eq!(lost_lines(&run), expected, "{run:?}");
+    // The mutants the loosened test still kills, and those test_eu_rate kills, are no loss:
+    // e.g. `return base * 4` -> `return base / 4` on line 8.
+    assert!(!run.stdout.contains("invoice.py:8:"), "{run:?}");
+    assert!(run.stdout.contains("kill-loss audit: 7 of 14 kills by the edited tests lost"), "{run:?}");
+
+    let report = read_report(&json);
+    let audit = audit_of(&report);
+    let edited: Vec<&str> =
+        audit["editedTests"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(
+        edited,
+        [
+            "tests/test_invoice.py::TaxRateTest::test_rate",
+            "tests/test_invoice.py::test_discount_limit",
+            "tests/test_invoice.py::test_total",
+        ]
+    );
+    let lost = audit["lostKills"].as_array().unwrap();
+    assert_eq!(lost.len(), 7);
+    let skipped_total = lost.iter().find(|l| l["description"] == "replace * with /").unwrap();
+    assert_eq!(skipped_total["file"], "billing/invoice.py");
+    assert_eq!(skipped_total["killedBefore"], serde_json::json!(["tests/test_invoice.py::test_total"]));
+    assert_eq!(skipped_total["statusAfter"], "NoCoverage");
+    let loosened = lost.iter().find(|l| l["description"] == "replace + with -").unwrap();
+    assert_eq!(loosened["statusAfter"], "Survived");
+    assert_eq!(
+        loosened["coveredAfter"],
+        serde_json::json!(["tests/test_invoice.py::TaxRateTest::test_rate"])
+    );
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+#[test]
+fn a_strengthening_commit_reports_no_loss_and_exits_0() {
+    let repo = fixture_repo_variant("kill_loss", "strengthened");
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(lost_lines(&run).is_empty(), "{run:?}");
+    assert!(run.stdout.contains("kill-loss audit: 0 of 14 kills by the edited tests lost"), "{run:?}");
+}
+
+#[test]
+fn tests_moved_and_renamed_into_another_file_lose_no_kill() {
+    let repo = fixture_repo_variant("kill_loss", "moved");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_report(&json);
+    let audit = audit_of(&report);
+    assert_eq!(
+        audit["editedTests"],
+        serde_json::json!([
+            "tests/test_invoice.py::test_discount_limit",
+            "tests/test_invoice.py::test_total"
+        ])
+    );
+    assert!(audit["killedBefore"].as_u64().unwrap() > 0, "{audit}");
+    assert_eq!(audit["lostKills"], serde_json::json!([]), "{run:?}");
+}
+
+#[test]
+fn a_change_that_adds_source_and_weakens_a_test_gets_both_checks() {
+    let repo = fixture_repo_variant("kill_loss", "both");
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("mutation delta: 3 of 3 mutants caught on 2 new lines"), "{run:?}");
+    let rate = "TaxRateTest::test_rate";
+    assert_eq!(
+        lost_lines(&run),
+        BTreeSet::from([
+            lost("7", "force condition to True", rate, "survives after"),
+            lost("9", "replace + with -", rate, "survives after"),
+        ]),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
+    let repo = fixture_repo_variant("kill_loss", "both");
+    let python = python();
+    let python = python.to_str().unwrap();
+
+    let run = mutdelta(repo.path(), &["audit-tests", "--commit", "HEAD", "--python", python, "-j", "2"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(lost_lines(&run).len(), 2, "{run:?}");
+    assert!(!run.stdout.contains("mutation delta"), "the added lines are not mutated: {run:?}");
+
+    let skipped = check(repo.path(), &["--commit", "HEAD", "--no-audit"]);
+    assert_eq!(skipped.code, 0, "{skipped:?}");
+    assert!(!skipped.stdout.contains("kill-loss audit"), "{skipped:?}");
+
+    let lines = mutdelta(repo.path(), &["audit-tests", "--lines", "-", "--python", python]);
+    assert_eq!(lines.code, 2, "{lines:?}");
+    assert!(lines.stderr.contains("--lines names lines, not a change"), "{lines:?}");
+}
