@@ -59,21 +59,35 @@ def spans(tree):
     return out
 
 
+class Parsed:
+    def __init__(self, tree, lines):
+        self.tree = tree
+        self.lines = lines
+
+    def holds_code(self, number):
+        """False for a blank or comment-only line, which changes nothing it sits in."""
+        if not 1 <= number <= len(self.lines):
+            return False
+        text = self.lines[number - 1].strip()
+        return bool(text) and not text.startswith(b"#")
+
+
 def parse(path):
     if path is None:
         return None
     try:
         with open(path, "rb") as f:
-            return ast.parse(f.read(), filename=path)
+            source = f.read()
+        return Parsed(ast.parse(source, filename=path), source.splitlines())
     except (OSError, SyntaxError, ValueError):
         return None
 
 
-def selectors_of(tree, lines):
-    """The innermost selector of each line that lies in a statement."""
+def selectors_of(parsed, lines):
+    """The innermost selector of each line that holds code and lies in a statement."""
     found = set()
-    table = spans(tree)
-    for line in lines:
+    table = spans(parsed.tree)
+    for line in filter(parsed.holds_code, lines):
         best = None
         for start, end, selector in table:
             if start <= line <= end and (best is None or end - start < best[1] - best[0]):
@@ -83,9 +97,9 @@ def selectors_of(tree, lines):
     return found
 
 
-def existing(tree):
+def existing(parsed):
     """Every selector the old file defines."""
-    return {selector for _, _, selector in spans(tree)} | {""}
+    return {selector for _, _, selector in spans(parsed.tree)} | {""}
 
 
 def touched(entry):

@@ -168,6 +168,16 @@ class TestRates:
     }
 
     #[test]
+    fn a_test_method_added_to_a_class_selects_nothing_though_blank_lines_around_it_are_added() {
+        let after = BEFORE.replace(
+            "    def test_rate(self):",
+            "    def test_new(self):\n        assert total(1) == 1\n\n    # the rate\n    def test_rate(self):",
+        );
+        // Lines of `after`: 16-17 the new test, 18 blank (inside the class), 19 a comment.
+        assert_eq!(edited(BEFORE, &after, &[], &[16, 17, 18, 19]), Vec::<String>::new());
+    }
+
+    #[test]
     fn a_whole_class_selected_leaves_out_its_tests_own_selectors() {
         let after = BEFORE.replace("rate = 3", "rate = 4").replace("assert True", "assert 1");
         assert_eq!(edited(BEFORE, &after, &[14, 20], &[14, 20]), ["tests/test_x.py::TestRates"]);

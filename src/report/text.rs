@@ -29,7 +29,7 @@ pub fn render(report: &Report) -> String {
     if !report.audit_only {
         let _ = writeln!(out, "{}", summary_line(report));
     }
-    if let Some(audit) = &report.audit {
+    if let Some(audit) = report.audit.as_ref().filter(|audit| report.audit_only || !audit.edited.is_empty()) {
         let _ = writeln!(out, "{}", audit_line(audit));
     }
     out
