@@ -173,7 +173,13 @@ pub fn audit(
         python::select::describe(&edited)
     )));
     let side = PythonCheck::confined(&ctx, edited.clone())?;
-    let (ran, first_step) = side.lines_run(&ctx)?;
+    let Some((ran, first_step)) = side.lines_run(&ctx)? else {
+        notes.push(format!(
+            "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
+            python::select::describe(&edited)
+        ));
+        return Ok(Audit { edited, notes, ..Audit::default() });
+    };
     let ran_lines = AddedLines {
         state: State::Commit(before),
         files: ran,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
 use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::outcome::Outcome;
@@ -136,7 +136,9 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     };
     if audits {
         let change = crate::audit::Change { repo_root: &repo_root, added: &added, after: &base };
-        report.audit = Some(crate::audit::audit(options, &change, &mut timings, events)?);
+        let audit = crate::audit::audit(options, &change, &mut timings, events)
+            .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")?;
+        report.audit = Some(audit);
     }
     timings.wall = start.elapsed();
     report.timings = timings;

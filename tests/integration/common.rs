@@ -56,6 +56,15 @@ pub fn read_report(path: impl AsRef<Path>) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path.as_ref()).unwrap()).unwrap()
 }
 
+/// Reads a JSON report and checks it against the mutation-testing-elements schema.
+pub fn read_valid_report(path: &Path) -> serde_json::Value {
+    let validate = "import json,sys,jsonschema\n\
+                    schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
+                    jsonschema.Draft7Validator(schema).validate(report)";
+    run_ok(Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
+    read_report(path)
+}
+
 /// The mutants of `file` that start on `line`, in a JSON report.
 pub fn mutants_on_line<'a>(
     report: &'a serde_json::Value,

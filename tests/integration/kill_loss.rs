@@ -4,7 +4,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo_variant, mutdelta, python, read_report, snapshot, Run};
+use crate::common::{
+    check, fixture_repo_variant, git, mutdelta, python, read_report, read_valid_report, snapshot, Run,
+};
 
 /// `[MUT-lost]` lines of a run: (line, description, test that killed it, what happens after).
 fn lost_lines(run: &Run) -> BTreeSet<(String, String, String, String)> {
@@ -55,7 +57,7 @@ fn a_weakening_commit_exits_1_naming_each_lost_kill_and_the_test_that_had_it() {
     assert!(!run.stdout.contains("invoice.py:8:"), "{run:?}");
     assert!(run.stdout.contains("kill-loss audit: 7 of 14 kills by the edited tests lost"), "{run:?}");
 
-    let report = read_report(&json);
+    let report = read_valid_report(&json);
     let audit = audit_of(&report);
     let edited: Vec<&str> =
         audit["editedTests"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
@@ -146,4 +148,26 @@ fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
     let lines = mutdelta(repo.path(), &["audit-tests", "--lines", "-", "--python", python]);
     assert_eq!(lines.code, 2, "{lines:?}");
     assert!(lines.stderr.contains("--lines names lines, not a change"), "{lines:?}");
+}
+
+#[test]
+fn a_change_that_fixes_a_failing_test_loses_no_kill_and_says_why() {
+    let repo = fixture_repo_variant("kill_loss", "strengthened");
+    let test_file = repo.path().join("tests/test_invoice.py");
+    let fixed = std::fs::read_to_string(&test_file).unwrap();
+    std::fs::write(&test_file, fixed.replace(r#"== Decimal("7.5")"#, r#"== Decimal("7.4")"#)).unwrap();
+    git(repo.path(), &["commit", "-qam", "break test_total"]);
+    std::fs::write(&test_file, &fixed).unwrap();
+    git(repo.path(), &["commit", "-qam", "fix test_total"]);
+
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "note: the tests the change edits (tests/test_invoice.py::test_total) fail before it, so they killed nothing there"
+        ),
+        "{run:?}"
+    );
+    assert!(lost_lines(&run).is_empty(), "{run:?}");
 }

@@ -1,22 +1,10 @@
 //! The verdicts on the Python fixtures, with the user's repository byte-identical afterwards.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_report, report_schema,
-    run_ok, snapshot,
+    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_valid_report, snapshot,
 };
-
-/// Reads a JSON report and checks it against the mutation-testing-elements schema.
-fn read_valid_report(path: &Path) -> Value {
-    let validate = "import json,sys,jsonschema\n\
-                    schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
-                    jsonschema.Draft7Validator(schema).validate(report)";
-    run_ok(std::process::Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
-    read_report(path)
-}
 
 /// (line, status) of every mutant of `file` in a report.
 fn statuses(report: &Value, file: &str) -> Vec<(u64, String)> {
