@@ -173,7 +173,7 @@ pub fn audit(
         python::select::describe(&edited)
     )));
     let side = PythonCheck::confined(&ctx, edited.clone())?;
-    let Some((ran, first_step)) = side.lines_run(&ctx)? else {
+    let Some(python::LinesRun { lines: ran, step: first_step }) = side.lines_run(&ctx)? else {
         notes.push(format!(
             "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
             python::select::describe(&edited)

@@ -98,10 +98,7 @@ impl PythonCheck {
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
     /// that the check's tests executed, unmutated, under the probe; with the run. `None` when
     /// some of the tests fail.
-    pub fn lines_run(
-        &self,
-        ctx: &Context,
-    ) -> Result<Option<(BTreeMap<PathBuf, BTreeSet<usize>>, StepRecord)>> {
+    pub fn lines_run(&self, ctx: &Context) -> Result<Option<LinesRun>> {
         let log = ctx.logs.join("lines-run.log");
         let probe = coverage::Probe {
             python: &self.python,
@@ -127,7 +124,7 @@ impl PythonCheck {
                 lines.entry(file).or_default().extend(ran);
             }
         }
-        Ok(Some((lines, step)))
+        Ok(Some(LinesRun { lines, step }))
     }
 
     fn pytest(&self) -> bool {
@@ -319,6 +316,12 @@ fn select_each(
         }
     }
     (jobs, uncovered)
+}
+
+/// The source lines some tests ran, per file, and the run that found them.
+pub struct LinesRun {
+    pub lines: BTreeMap<PathBuf, BTreeSet<usize>>,
+    pub step: StepRecord,
 }
 
 /// The baseline's findings before the compile check's are joined in.
