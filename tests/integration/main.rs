@@ -3,6 +3,7 @@
 mod bad_input;
 mod changes;
 mod common;
+mod git_lines;
 mod interrupt;
 mod kill;
 mod properties;
