@@ -1,15 +1,68 @@
 //! A coverage gate's list of added lines: parsed, its paths read against the repository root, checked against the working tree.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 
 /// The list's lines per file, paths relative to `root`, every line present in the working tree.
+///
+/// A relative path is read from the repository root, as `git diff` prints paths, wherever
+/// mutdelta runs (`./pkg/a.py` is `pkg/a.py`); an absolute one must lie inside the repository
+/// once symbolic links are resolved.
 pub fn read(text: &str, root: &Path) -> Result<BTreeMap<PathBuf, BTreeSet<usize>>> {
-    let files = parse_line_list(text)?;
+    let mut files: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
+    for (path, lines) in parse_line_list(text)? {
+        files.entry(relative_to_root(&path, root)?).or_default().extend(lines);
+    }
     check_lines_exist(root, &files)?;
     Ok(files)
+}
+
+/// `path` as a path from the repository root, or an error naming it when it lies outside.
+fn relative_to_root(path: &Path, root: &Path) -> Result<PathBuf> {
+    let outside = || {
+        anyhow!(
+            "the line list names {}, which is outside the repository at {}: list only files of this repository, by paths from its root",
+            path.display(),
+            root.display()
+        )
+    };
+    if path.is_absolute() {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        // The directory is resolved, not the file: a file that is a link stays the file named.
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(outside());
+        };
+        let parent = parent.canonicalize().map_err(|_| {
+            anyhow!(
+                "the line list names {}, which is not in the working tree: list paths relative to the repository root",
+                path.display()
+            )
+        })?;
+        let relative = parent.strip_prefix(&root).map_err(|_| outside())?.join(name);
+        return lexically_normal(&relative).ok_or_else(outside);
+    }
+    lexically_normal(path).ok_or_else(outside)
+}
+
+/// `path` without `.` and with each `..` taken back; None when it climbs above its start or
+/// names nothing.
+fn lexically_normal(path: &Path) -> Option<PathBuf> {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !normal.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(part) => normal.push(part),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!normal.as_os_str().is_empty()).then_some(normal)
 }
 
 /// Parses a coverage gate's list: `path:LINE` / `path:START-END` per line, or a JSON object
@@ -100,6 +153,21 @@ mod tests {
     fn line_list_accepts_a_json_object() {
         let files = parse_line_list(r#"{"a.py": [2, 4]}"#).unwrap();
         assert_eq!(files[Path::new("a.py")], BTreeSet::from([2, 4]));
+    }
+
+    #[test]
+    fn paths_are_read_from_the_repository_root_and_must_stay_inside_it() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("pkg")).unwrap();
+        let root = root.path();
+        let expected = PathBuf::from("pkg/mod.py");
+        assert_eq!(relative_to_root(Path::new("./pkg/mod.py"), root).unwrap(), expected);
+        assert_eq!(relative_to_root(Path::new("pkg/../pkg/./mod.py"), root).unwrap(), expected);
+        assert_eq!(relative_to_root(&root.join("pkg/mod.py"), root).unwrap(), expected);
+        for outside in [Path::new("../elsewhere.py"), Path::new("/etc/hosts"), Path::new(".")] {
+            let err = relative_to_root(outside, root).unwrap_err().to_string();
+            assert!(err.contains("outside the repository"), "{}: {err}", outside.display());
+        }
     }
 
     #[test]

@@ -138,6 +138,41 @@ fn coverage_gate_list_limits_the_mutants_to_its_lines() {
 }
 
 #[test]
+fn a_listed_line_gets_the_same_verdicts_by_a_relative_an_absolute_or_a_linked_path() {
+    let repo = fixture_repo("model_client");
+    let links = tempfile::tempdir().unwrap();
+    let linked = links.path().join("checkout");
+    std::os::unix::fs::symlink(repo.path(), &linked).unwrap();
+    let python = python();
+    let out = tempfile::tempdir().unwrap();
+    let verdicts_of = |entry: String| {
+        let json = out.path().join("r.json");
+        let run = mutdelta_with_stdin(
+            repo.path(),
+            &[
+                "check",
+                "--python",
+                python.to_str().unwrap(),
+                "--lines",
+                "-",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &format!("{entry}\n"),
+        );
+        assert_eq!(run.code, 1, "{entry}: {run:?}");
+        statuses(&read_report(&json), "model_client.py")
+    };
+
+    let plain = verdicts_of("model_client.py:15".to_string());
+    assert!(plain.iter().any(|(_, status)| status == "Survived"), "{plain:?}");
+    assert!(plain.iter().all(|(line, status)| *line == 15 && status != "NoCoverage"), "{plain:?}");
+    assert_eq!(verdicts_of("./model_client.py:15".to_string()), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", repo.path().display())), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", linked.display())), plain);
+}
+
+#[test]
 fn tests_that_import_another_copy_are_refused_by_the_canary() {
     let repo = fixture_repo("model_client");
     let python = python();
