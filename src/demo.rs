@@ -55,6 +55,7 @@ pub fn prepare() -> Result<Demo> {
         out: None,
         cache: true,
         verbose: false,
+        include_reformatted: false,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

@@ -65,6 +65,8 @@ pub struct Options {
     pub cache: bool,
     /// `--verbose`: every verdict printed as it lands.
     pub verbose: bool,
+    /// `--include-reformatted`: also mutate added lines that only reformat or move removed code.
+    pub include_reformatted: bool,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -121,6 +123,7 @@ impl Options {
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,
+            include_reformatted: args.include_reformatted,
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

@@ -8,6 +8,7 @@ mod interrupt;
 mod kill;
 mod properties;
 mod python_fixtures;
+mod reformat;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;

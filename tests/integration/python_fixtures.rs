@@ -210,7 +210,11 @@ fn crashing_and_hanging_mutants_get_verdicts_without_losing_the_worker() {
 
     let report = read_valid_report(&json);
     let mutants = report["files"]["hazards.py"]["mutants"].as_array().unwrap();
-    assert_eq!(mutants.len(), listed.as_array().unwrap().len(), "every listed mutant has a verdict: {run:?}");
+    assert_eq!(
+        mutants.len(),
+        listed["mutants"].as_array().unwrap().len(),
+        "every listed mutant has a verdict: {run:?}"
+    );
     let with = |line: u64, status: &str| {
         mutants
             .iter()
