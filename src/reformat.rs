@@ -11,16 +11,16 @@
 //!   line with one line, or a re-wrapped signature (five lines) with the two it replaced. From
 //!   each added line the longest match is taken.
 //! - Each removed line is matched at most once.
-//! - A match counts only if it holds a line of at least three tokens: a lone `)`, `pass`,
-//!   `return x` or `else:` equal to some removed line is new code; inside a counted match it
-//!   is old code like its neighbours.
+//! - A match counts only if it holds at least three tokens: a lone `)`, `pass`, `return x` or
+//!   `else:` equal to some removed line is new code; inside a longer match (a moved function, a
+//!   list of short items) it is old code like its neighbours.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::plan::Language;
 
-/// A line stands alone as old code only with this many tokens.
+/// A match is old code only with this many tokens: one line of them, or a run of shorter ones.
 const MIN_TOKENS: usize = 3;
 
 /// The added lines of one file, with their text.
@@ -74,7 +74,8 @@ pub fn old_code(
                             .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
                     })
                     .filter(|&(added_len, ..)| {
-                        run.lines[at..at + added_len].iter().any(|line| line.tokens.len() >= MIN_TOKENS)
+                        run.lines[at..at + added_len].iter().map(|line| line.tokens.len()).sum::<usize>()
+                            >= MIN_TOKENS
                     })
                     .max_by_key(|&(added_len, r, l, _)| (added_len, std::cmp::Reverse((r, l))));
                 match best {
@@ -116,6 +117,15 @@ fn longest_match(added: &[Line], removed: &[Line], used: &[bool]) -> Option<(usi
             best = Some((a, r));
         }
         if a == added.len() || r == removed.len() || used[r] {
+            // One run ends where the other's line has only closing brackets left: the diff
+            // showed that side's bracket on a line it kept.
+            let closers_only = |line: &Line, from: usize| line.tokens[from..].iter().all(|t| is_closer(t));
+            if a == added.len() && r < removed.len() && !used[r] && closers_only(&removed[r], r_token) {
+                return Some((a, r + 1));
+            }
+            if r == removed.len() && a < added.len() && closers_only(&added[a], a_token) {
+                return Some((a + 1, r));
+            }
             return best;
         }
         if added[a].tokens[a_token] != removed[r].tokens[r_token] {
@@ -261,7 +271,9 @@ fn python_string(chars: &[char], start: usize, quote: char, prefix: &str) -> (St
 }
 
 /// Removes each comma right before a closing bracket of `lines` (one stream over the run),
-/// unless the comma makes a one-element tuple.
+/// unless the comma makes a one-element tuple. A bracket opened before the run counts its
+/// commas from the run's start; a comma ending the run inside a bracket still open, or right
+/// after one closed in it, is taken for one before a closing bracket on a line the change kept.
 fn drop_trailing_commas(lines: &mut [Line], language: Language) {
     struct Open {
         /// Whether a trailing comma can go: a call, a definition, a list, a set or a block.
@@ -271,6 +283,8 @@ fn drop_trailing_commas(lines: &mut [Line], language: Language) {
     let positions: Vec<(usize, usize)> =
         lines.iter().enumerate().flat_map(|(l, line)| (0..line.tokens.len()).map(move |t| (l, t))).collect();
     let mut stack: Vec<Open> = Vec::new();
+    // The commas of the bracket the run started in, which it may close.
+    let mut outer_commas = 0;
     let mut drop: Vec<(usize, usize)> = Vec::new();
     for (index, &(l, t)) in positions.iter().enumerate() {
         let token = lines[l].tokens[t].as_str();
@@ -292,23 +306,35 @@ fn drop_trailing_commas(lines: &mut [Line], language: Language) {
                 stack.push(Open { droppable, commas: 0 });
             }
             ")" | "]" | "}" => {
-                if let Some(open) = stack.pop() {
-                    if before == Some(",") && (open.droppable || open.commas >= 2) {
-                        drop.push(positions[index - 1]);
-                    }
+                let droppable = match stack.pop() {
+                    Some(open) => open.droppable || open.commas >= 2,
+                    None => std::mem::take(&mut outer_commas) >= 2,
+                };
+                if before == Some(",") && droppable {
+                    drop.push(positions[index - 1]);
                 }
             }
-            "," => {
-                if let Some(open) = stack.last_mut() {
-                    open.commas += 1;
-                }
-            }
+            "," => match stack.last_mut() {
+                Some(open) => open.commas += 1,
+                None => outer_commas += 1,
+            },
             _ => {}
+        }
+    }
+    if let [.., before_last, last] = positions[..] {
+        let token = |(l, t): (usize, usize)| lines[l].tokens[t].as_str();
+        let in_open_group = stack.last().is_some_and(|open| open.droppable || open.commas >= 2);
+        if token(last) == "," && (in_open_group || (stack.is_empty() && is_closer(token(before_last)))) {
+            drop.push(last);
         }
     }
     for &(l, t) in drop.iter().rev() {
         lines[l].tokens.remove(t);
     }
+}
+
+fn is_closer(token: &str) -> bool {
+    matches!(token, ")" | "]" | "}")
 }
 
 fn is_word(token: &str) -> bool {
@@ -375,6 +401,20 @@ mod tests {
     fn a_rewrapped_all_list_is_old_code() {
         let added = "__all__ = [\n    \"a\",\n    \"b\",\n]\n";
         assert_eq!(old_lines(1, added, 1, "__all__ = ['a', 'b']\n"), vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn commas_before_brackets_outside_the_run_do_not_count() {
+        let added = "        parts[\"major\"],\n        parts[\"build\"],\n    )\n";
+        assert_eq!(old_lines(5, added, 5, "            parts['major'], parts['build'])\n"), vec![5, 6, 7]);
+        let added = "    (\n        master_doc,\n        \"manual\",\n    )\n";
+        assert_eq!(old_lines(5, added, 5, "    (master_doc, 'manual'),\n"), vec![5, 6, 7, 8]);
+        let call = "    return format_version(\n        verinfo[\"major\"],\n        verinfo[\"build\"],\n";
+        let old_call =
+            "    return format_version(verinfo['major'],\n                          verinfo['build'])\n";
+        assert_eq!(old_lines(5, call, 5, old_call), vec![5, 6, 7], "its `)` is on a kept line");
+        let items = "    \"a.b\",\n    \"c.d\",\n";
+        assert_eq!(old_lines(5, items, 5, "    'a.b',\n    'c.d',\n"), vec![5, 6], "short lines in a run");
     }
 
     #[test]
