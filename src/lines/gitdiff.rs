@@ -99,7 +99,8 @@ fn side(repo: &Repository, file: &git2::DiffFile<'_>, from: NewSide) -> Result<S
                 .with_context(|| format!("could not read the link {}", path.display()))?;
             target.into_os_string().into_encoded_bytes()
         } else {
-            std::fs::read(&full).with_context(|| format!("could not read {}", path.display()))?
+            let raw = std::fs::read(&full).with_context(|| format!("could not read {}", path.display()))?;
+            as_stored(repo, &path, raw)
         }
     } else {
         anyhow::bail!(
@@ -110,6 +111,43 @@ fn side(repo: &Repository, file: &git2::DiffFile<'_>, from: NewSide) -> Result<S
     };
     let binary = is_binary(repo, &path, &content);
     Ok(Side { path, mode, content, binary })
+}
+
+/// A working-tree file's content as git reads it into a diff: CRLF line endings turned into LF
+/// where git would (`core.autocrlf` true or input, the `text` or `eol` attribute; not for a file
+/// with a NUL byte under `auto`, as git does). Other filters (`filter=`, `ident`) are not run.
+fn as_stored(repo: &Repository, path: &Path, raw: Vec<u8>) -> Vec<u8> {
+    if !raw.windows(2).any(|pair| pair == b"\r\n") {
+        return raw;
+    }
+    let attribute = |name| {
+        git2::AttrValue::from_string(
+            repo.get_attr(path, name, git2::AttrCheckFlags::default()).ok().flatten(),
+        )
+    };
+    let auto = || {
+        let config = repo.config().ok();
+        let autocrlf =
+            config.as_ref().and_then(|config| config.get_string("core.autocrlf").ok()).unwrap_or_default();
+        matches!(autocrlf.to_ascii_lowercase().as_str(), "true" | "input" | "yes" | "on" | "1")
+            && !raw.contains(&0)
+    };
+    let convert = match attribute("text") {
+        git2::AttrValue::False => false,
+        git2::AttrValue::True => true,
+        git2::AttrValue::String("auto") => !raw.contains(&0),
+        _ => !matches!(attribute("eol"), git2::AttrValue::Unspecified) || auto(),
+    };
+    if !convert {
+        return raw;
+    }
+    let mut lf = Vec::with_capacity(raw.len());
+    for (index, &byte) in raw.iter().enumerate() {
+        if byte != b'\r' || raw.get(index + 1) != Some(&b'\n') {
+            lf.push(byte);
+        }
+    }
+    lf
 }
 
 /// git's rule: the `diff` attribute unset (`-diff`, `binary`), else a NUL in the first 8000 bytes.

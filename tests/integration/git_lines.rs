@@ -302,3 +302,17 @@ fn a_histogram_diff_algorithm_is_refused_rather_than_read_differently() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.starts_with("error: the git config sets diff.algorithm=histogram"), "{run:?}");
 }
+
+#[test]
+fn a_working_tree_file_with_crlf_under_autocrlf_adds_only_its_new_line() {
+    let (repo, _) = repo_with(&[("a.py", "x = 1\ny = 2\n")]);
+    git(repo.path(), &["config", "core.autocrlf", "true"]);
+    write(repo.path(), &[("a.py", "x = 1\r\nz = 3\r\ny = 2\r\n")]);
+    let shown = String::from_utf8(git(repo.path(), &["diff", "-U0", "HEAD"]).stdout).unwrap();
+    assert!(shown.contains("@@ -1,0 +2 @@"), "git sees one added line: {shown}");
+
+    let found = find(repo.path(), Target::Base("HEAD".into()));
+
+    assert_eq!(added(&found, "a.py"), vec![2]);
+    assert!(found.removed.is_empty(), "{found:?}");
+}
