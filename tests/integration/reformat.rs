@@ -97,9 +97,12 @@ fn a_commit_that_only_requotes_rewraps_and_moves_code_mutates_nothing() {
     );
     assert!(stderr.contains(&note), "{stderr}");
 
-    let run = check(repo.path(), &["--commit", "HEAD"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains(&note) && run.stdout.contains("nothing to mutate"), "{run:?}");
+    assert_eq!(crate::common::read_report(&json)["mutdelta"]["reformatted"], plan["reformatted"], "{run:?}");
 
     let (kept, _) = listed(repo.path(), &["--include-reformatted"]);
     let kept_lines = mutant_lines(&kept);
