@@ -29,9 +29,8 @@ pub fn run(cli: Cli) -> Exit {
         Command::AuditTests(args) => {
             Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
-        Command::List(args) => {
-            Target::resolve(&args.change, stdin).and_then(|target| list(&directory, &target, args.json))
-        }
+        Command::List(args) => Target::resolve(&args.change, stdin)
+            .and_then(|target| list(&directory, &target, args.json, args.include_reformatted)),
         Command::Mutators => {
             println!("Python\n\n{}", mutators::catalog::render(mutators::catalog::PYTHON));
             print!("Rust\n\n{}", mutators::catalog::render(mutators::catalog::RUST));
@@ -92,8 +91,13 @@ fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
 }
 
 /// `mutdelta list`: the mutants `check` would run.
-fn list(directory: &std::path::Path, target: &Target, as_json: bool) -> Result<Exit> {
-    let plan = run::plan(directory, target)?;
+fn list(
+    directory: &std::path::Path,
+    target: &Target,
+    as_json: bool,
+    include_reformatted: bool,
+) -> Result<Exit> {
+    let plan = run::plan(directory, target, include_reformatted)?;
     for note in &plan.notes {
         eprintln!("note: {note}");
     }

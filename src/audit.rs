@@ -188,7 +188,7 @@ pub fn audit(
         removed: BTreeMap::new(),
         before: None,
     };
-    let old_plan = Plan::make(&ran_lines, &old_base)?;
+    let old_plan = Plan::make(&ran_lines, &old_base, true)?;
     let (ignored, candidates) = split_ignored(old_plan.mutants());
     let mut audit = Audit {
         edited,
@@ -308,7 +308,7 @@ fn carry<'a>(
         removed: BTreeMap::new(),
         before: None,
     };
-    let mut plan = Plan::make(&wanted_lines, after)?;
+    let mut plan = Plan::make(&wanted_lines, after, true)?;
     plan.changed_tests = added
         .files
         .keys()

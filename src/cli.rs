@@ -86,6 +86,9 @@ pub struct ListArgs {
     /// Print the mutants as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list mutants of added lines that only reformat or move removed code.
+    #[arg(long)]
+    pub include_reformatted: bool,
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +99,10 @@ pub struct CheckArgs {
     /// build-then-test), why it did not swap, and what it took.
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Also mutate added lines that only reformat or move removed code (token-equal to removed
+    /// lines, alone or as a run); by default they are passed over as old code.
+    #[arg(long)]
+    pub include_reformatted: bool,
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

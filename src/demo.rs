@@ -56,6 +56,7 @@ pub fn prepare() -> Result<Demo> {
         cache: true,
         verbose: false,
         audit: crate::options::AuditMode::WithTestEdits,
+        include_reformatted: false,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

@@ -12,6 +12,7 @@ pub mod lines;
 pub mod options;
 pub mod plan;
 pub mod python;
+pub mod reformat;
 pub mod report;
 pub mod reproduce;
 pub mod run;

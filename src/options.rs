@@ -77,6 +77,8 @@ pub struct Options {
     /// `--verbose`: every verdict printed as it lands.
     pub verbose: bool,
     pub audit: AuditMode,
+    /// `--include-reformatted`: also mutate added lines that only reformat or move removed code.
+    pub include_reformatted: bool,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -134,6 +136,7 @@ impl Options {
             cache: !args.no_cache,
             verbose: args.verbose,
             audit: if args.no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
+            include_reformatted: args.include_reformatted,
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

@@ -1,11 +1,13 @@
 //! What to mutate: the added executable lines of each source file and their mutants, with a note for every file passed over.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 use mutators::Mutant;
 
 use crate::lines::AddedLines;
+use crate::reformat;
 
 /// The languages mutdelta mutates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,11 +105,14 @@ pub struct Plan {
     pub changed_tests: Vec<PathBuf>,
     /// One line for each file passed over, saying why.
     pub notes: Vec<String>,
+    /// Added executable lines passed over as old code, reformatted or moved (`reformat`), per file.
+    pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
 }
 
 impl Plan {
-    /// Reads each changed file from the copy at `root` and makes the mutants of its added lines.
-    pub fn make(added: &AddedLines, root: &Path) -> Result<Plan> {
+    /// Reads each changed file from the copy at `root` and makes the mutants of its added lines;
+    /// lines that only reformat or move removed code are passed over unless `include_reformatted`.
+    pub fn make(added: &AddedLines, root: &Path, include_reformatted: bool) -> Result<Plan> {
         let mut plan = Plan::default();
         for path in &added.deleted {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
@@ -115,6 +120,7 @@ impl Plan {
         for path in &added.binary {
             plan.notes.push(format!("{}: binary file, skipped", path.display()));
         }
+        let mut sources = Vec::new();
         for (path, lines) in &added.files {
             let Some(language) = Language::of(path) else {
                 plan.notes.push(format!("{}: not a Python or Rust file, skipped", path.display()));
@@ -126,25 +132,30 @@ impl Plan {
                 }
                 continue;
             }
-            let bytes = match std::fs::read(root.join(path)) {
-                Ok(bytes) => bytes,
-                Err(_) => {
-                    plan.notes.push(format!("{}: not in the state under test, skipped", path.display()));
-                    continue;
-                }
-            };
-            if bytes.contains(&0) {
-                plan.notes.push(format!("{}: binary file, skipped", path.display()));
-                continue;
+            match read_source(root, path) {
+                Ok(source) => sources.push((path, language, source, lines)),
+                Err(note) => plan.notes.push(note),
             }
-            let Ok(source) = String::from_utf8(bytes) else {
-                plan.notes.push(format!("{}: not UTF-8 text, skipped", path.display()));
-                continue;
-            };
-            let requested: Vec<usize> = lines.iter().copied().collect();
+        }
+        let old_code = if include_reformatted { BTreeMap::new() } else { old_code(&sources, &added.removed) };
+        for (path, language, source, lines) in sources {
+            let passed = old_code.get(path.as_path());
+            let requested: Vec<usize> = lines
+                .iter()
+                .copied()
+                .filter(|line| !passed.is_some_and(|passed| passed.contains(line)))
+                .collect();
             let found = language
                 .mutate(&source, &requested)
                 .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
+            if let Some(passed) = passed {
+                let passed: Vec<usize> = passed.iter().copied().collect();
+                let executable =
+                    language.mutate(&source, &passed).map(|found| found.executable_lines).unwrap_or_default();
+                if !executable.is_empty() {
+                    plan.reformatted.insert(path.clone(), executable);
+                }
+            }
             if found.executable_lines.is_empty() {
                 continue;
             }
@@ -156,6 +167,12 @@ impl Plan {
                 statements: found.statements,
                 mutants: found.mutants,
             });
+        }
+        let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
+        if reformatted > 0 {
+            plan.notes.push(format!(
+                "{reformatted} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"
+            ));
         }
         Ok(plan)
     }
@@ -174,4 +191,33 @@ impl Plan {
     pub fn line_count(&self) -> usize {
         self.files.iter().map(|file| file.lines.len()).sum()
     }
+}
+
+/// A changed file's text in the copy, or the note saying why it is passed over.
+fn read_source(root: &Path, path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(root.join(path))
+        .map_err(|_| format!("{}: not in the state under test, skipped", path.display()))?;
+    if bytes.contains(&0) {
+        return Err(format!("{}: binary file, skipped", path.display()));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text, skipped", path.display()))
+}
+
+/// The added lines of `sources` that are old code, reformatted or moved.
+fn old_code(
+    sources: &[(&PathBuf, Language, String, &BTreeSet<usize>)],
+    removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
+) -> BTreeMap<PathBuf, BTreeSet<usize>> {
+    let files: Vec<reformat::AddedFile<'_>> = sources
+        .iter()
+        .map(|(path, language, source, lines)| {
+            let text: Vec<&str> = source.lines().collect();
+            reformat::AddedFile {
+                path,
+                language: *language,
+                lines: lines.iter().filter_map(|&n| Some((n, *text.get(n.checked_sub(1)?)?))).collect(),
+            }
+        })
+        .collect();
+    reformat::old_code(&files, removed)
 }

@@ -89,6 +89,10 @@ fn origin(report: &Report) -> Value {
         value["state"] = json!(origin.state.to_text());
         value["scratch"] = json!(origin.scratch);
     }
+    if !report.plan.reformatted.is_empty() {
+        // Added lines passed over as reformatted or moved code, per file.
+        value["reformatted"] = json!(report.plan.reformatted);
+    }
     value
 }
 

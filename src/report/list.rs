@@ -25,7 +25,8 @@ pub fn render_text(plan: &Plan) -> String {
     out
 }
 
-/// The mutants as a JSON array.
+/// `{"mutants": [...], "reformatted": {"path": [lines]}}`: the mutants, and the added executable
+/// lines passed over as reformatted or moved code.
 pub fn render_json(plan: &Plan) -> Value {
     let items: Vec<Value> = plan
         .mutants()
@@ -46,5 +47,7 @@ pub fn render_json(plan: &Plan) -> Value {
             })
         })
         .collect();
-    Value::Array(items)
+    let reformatted: serde_json::Map<String, Value> =
+        plan.reformatted.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
+    json!({ "mutants": items, "reformatted": reformatted })
 }

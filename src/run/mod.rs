@@ -71,9 +71,9 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 }
 
 /// The planned mutants of `target` in the repository at `directory`, without running anything.
-pub fn plan(directory: &Path, target: &Target) -> Result<Plan> {
+pub fn plan(directory: &Path, target: &Target, include_reformatted: bool) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
-    Plan::make(&prepared.added, &prepared.base)
+    Plan::make(&prepared.added, &prepared.base, include_reformatted)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -84,7 +84,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let plan = Plan::make(&added, &base)?;
+    let plan = Plan::make(&added, &base, options.include_reformatted)?;
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();

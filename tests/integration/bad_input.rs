@@ -28,6 +28,8 @@ fn line_lists_naming_what_is_not_there_are_refused() {
     let python = python();
     let cases = [
         ("missing.py:3\n", "missing.py, which is not in the working tree"),
+        ("/etc/hosts:1\n", "/etc/hosts, which is outside the repository"),
+        ("../model_client.py:1\n", "../model_client.py, which is outside the repository"),
         ("model_client.py:999\n", "model_client.py:999, but that file has 16 lines"),
         ("model_client.py:two\n", "line 1 of the line list"),
         ("{\"model_client.py\": \"3\"}", "not a JSON object of the form"),

@@ -3,11 +3,13 @@
 mod bad_input;
 mod changes;
 mod common;
+mod git_lines;
 mod interrupt;
 mod kill;
 mod kill_loss;
 mod properties;
 mod python_fixtures;
+mod reformat;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;

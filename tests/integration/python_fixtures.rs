@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_valid_report, snapshot,
+    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_report, read_valid_report,
+    snapshot,
 };
 
 /// (line, status) of every mutant of `file` in a report.
@@ -126,6 +127,41 @@ fn coverage_gate_list_limits_the_mutants_to_its_lines() {
 }
 
 #[test]
+fn a_listed_line_gets_the_same_verdicts_by_a_relative_an_absolute_or_a_linked_path() {
+    let repo = fixture_repo("model_client");
+    let links = tempfile::tempdir().unwrap();
+    let linked = links.path().join("checkout");
+    std::os::unix::fs::symlink(repo.path(), &linked).unwrap();
+    let python = python();
+    let out = tempfile::tempdir().unwrap();
+    let verdicts_of = |entry: String| {
+        let json = out.path().join("r.json");
+        let run = mutdelta_with_stdin(
+            repo.path(),
+            &[
+                "check",
+                "--python",
+                python.to_str().unwrap(),
+                "--lines",
+                "-",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &format!("{entry}\n"),
+        );
+        assert_eq!(run.code, 1, "{entry}: {run:?}");
+        statuses(&read_report(&json), "model_client.py")
+    };
+
+    let plain = verdicts_of("model_client.py:15".to_string());
+    assert!(plain.iter().any(|(_, status)| status == "Survived"), "{plain:?}");
+    assert!(plain.iter().all(|(line, status)| *line == 15 && status != "NoCoverage"), "{plain:?}");
+    assert_eq!(verdicts_of("./model_client.py:15".to_string()), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", repo.path().display())), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", linked.display())), plain);
+}
+
+#[test]
 fn tests_that_import_another_copy_are_refused_by_the_canary() {
     let repo = fixture_repo("model_client");
     let python = python();
@@ -163,7 +199,11 @@ fn crashing_and_hanging_mutants_get_verdicts_without_losing_the_worker() {
 
     let report = read_valid_report(&json);
     let mutants = report["files"]["hazards.py"]["mutants"].as_array().unwrap();
-    assert_eq!(mutants.len(), listed.as_array().unwrap().len(), "every listed mutant has a verdict: {run:?}");
+    assert_eq!(
+        mutants.len(),
+        listed["mutants"].as_array().unwrap().len(),
+        "every listed mutant has a verdict: {run:?}"
+    );
     let with = |line: u64, status: &str| {
         mutants
             .iter()

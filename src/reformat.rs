@@ -1,0 +1,460 @@
+//! Added lines that are old code reformatted or moved: token-equal, alone or as a run, to lines the same change removes.
+//!
+//! The rule:
+//! - Lines are compared as tokens: whitespace and comments do not count; in Python a string is
+//!   its prefix and value, so `'x'` and `"x"` are equal (in Rust `'x'` is a char: compared as
+//!   written); a trailing comma before a closing bracket does not count, unless it makes a
+//!   one-element tuple (`(x,)`, `a[x,]`).
+//! - A *run* is a stretch of consecutive added (or removed) lines of one file. A match pairs the
+//!   lines of an added run from a line's start with the lines of a removed run of the same
+//!   language from a line's start, when their tokens are equal and both end at a line's end: one
+//!   line with one line, or a re-wrapped signature (five lines) with the two it replaced. From
+//!   each added line the longest match is taken.
+//! - Each removed line is matched at most once.
+//! - A match counts only if it holds at least three tokens: a lone `)`, `pass`, `return x` or
+//!   `else:` equal to some removed line is new code; inside a longer match (a moved function, a
+//!   list of short items) it is old code like its neighbours.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use crate::plan::Language;
+
+/// A match is old code only with this many tokens: one line of them, or a run of shorter ones.
+const MIN_TOKENS: usize = 3;
+
+/// The added lines of one file, with their text.
+#[derive(Debug, Clone)]
+pub struct AddedFile<'a> {
+    pub path: &'a Path,
+    pub language: Language,
+    /// Line number (1-based) to text.
+    pub lines: BTreeMap<usize, &'a str>,
+}
+
+/// The added lines of `added` that are old code, per file: each equal, alone or in a run, to
+/// lines of `removed` (old path to line number to text).
+pub fn old_code(
+    added: &[AddedFile<'_>],
+    removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
+) -> BTreeMap<PathBuf, BTreeSet<usize>> {
+    let mut removed_runs: Vec<Run> = Vec::new();
+    for (path, lines) in removed {
+        let Some(language) = Language::of(path) else { continue };
+        let lines: BTreeMap<usize, &str> = lines.iter().map(|(&n, text)| (n, text.as_str())).collect();
+        removed_runs.extend(runs(&lines, language));
+    }
+    // Where each removed line starts: by its language and first token.
+    let mut starts: HashMap<(Language, &str), Vec<(usize, usize)>> = HashMap::new();
+    for (run_index, run) in removed_runs.iter().enumerate() {
+        for (line_index, line) in run.lines.iter().enumerate() {
+            if let Some(first) = line.tokens.first() {
+                starts.entry((run.language, first.as_str())).or_default().push((run_index, line_index));
+            }
+        }
+    }
+    let mut used: Vec<Vec<bool>> = removed_runs.iter().map(|run| vec![false; run.lines.len()]).collect();
+
+    let mut old = BTreeMap::new();
+    for file in added {
+        let mut passed = BTreeSet::new();
+        for run in runs(&file.lines, file.language) {
+            let mut at = 0;
+            while at < run.lines.len() {
+                let Some(first) = run.lines[at].tokens.first() else {
+                    at += 1;
+                    continue;
+                };
+                let candidates =
+                    starts.get(&(file.language, first.as_str())).map(Vec::as_slice).unwrap_or(&[]);
+                let best = candidates
+                    .iter()
+                    .filter_map(|&(r, l)| {
+                        longest_match(&run.lines[at..], &removed_runs[r].lines[l..], &used[r][l..])
+                            .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
+                    })
+                    .filter(|&(added_len, ..)| {
+                        run.lines[at..at + added_len].iter().map(|line| line.tokens.len()).sum::<usize>()
+                            >= MIN_TOKENS
+                    })
+                    .max_by_key(|&(added_len, r, l, _)| (added_len, std::cmp::Reverse((r, l))));
+                match best {
+                    Some((added_len, r, l, removed_len)) => {
+                        used[r][l..l + removed_len].iter_mut().for_each(|slot| *slot = true);
+                        passed.extend(run.lines[at..at + added_len].iter().map(|line| line.number));
+                        at += added_len;
+                    }
+                    None => at += 1,
+                }
+            }
+        }
+        if !passed.is_empty() {
+            old.insert(file.path.to_path_buf(), passed);
+        }
+    }
+    old
+}
+
+/// The longest match of `added` from its first line with `removed` from its first line, as
+/// (added lines, removed lines), every removed line of it unused.
+fn longest_match(added: &[Line], removed: &[Line], used: &[bool]) -> Option<(usize, usize)> {
+    let (mut a, mut r) = (0, 0);
+    let (mut a_token, mut r_token) = (0, 0);
+    let mut best = None;
+    loop {
+        // Step over ended lines; a match ends where both sides end a line together.
+        while a < added.len() && a_token == added[a].tokens.len() {
+            a += 1;
+            a_token = 0;
+        }
+        while r < removed.len() && r_token == removed[r].tokens.len() {
+            r += 1;
+            r_token = 0;
+        }
+        let a_at_start = a_token == 0;
+        let r_at_start = r_token == 0;
+        if a_at_start && r_at_start && (a, r) != (0, 0) {
+            best = Some((a, r));
+        }
+        if a == added.len() || r == removed.len() || used[r] {
+            // One run ends where the other's line has only closing brackets left: the diff
+            // showed that side's bracket on a line it kept.
+            let closers_only = |line: &Line, from: usize| line.tokens[from..].iter().all(|t| is_closer(t));
+            if a == added.len() && r < removed.len() && !used[r] && closers_only(&removed[r], r_token) {
+                return Some((a, r + 1));
+            }
+            if r == removed.len() && a < added.len() && closers_only(&added[a], a_token) {
+                return Some((a + 1, r));
+            }
+            return best;
+        }
+        if added[a].tokens[a_token] != removed[r].tokens[r_token] {
+            return best;
+        }
+        a_token += 1;
+        r_token += 1;
+    }
+}
+
+/// One line as tokens.
+#[derive(Debug, Clone)]
+struct Line {
+    number: usize,
+    tokens: Vec<String>,
+}
+
+/// Consecutive lines of one file.
+#[derive(Debug, Clone)]
+struct Run {
+    language: Language,
+    lines: Vec<Line>,
+}
+
+/// The stretches of consecutive line numbers in `lines`, tokenized; lines without tokens
+/// (blank, comment only) are kept in a run but match nothing.
+fn runs(lines: &BTreeMap<usize, &str>, language: Language) -> Vec<Run> {
+    let mut runs: Vec<Vec<(usize, &str)>> = Vec::new();
+    let mut previous = None;
+    for (&number, &text) in lines {
+        if previous != Some(number.wrapping_sub(1)) {
+            runs.push(Vec::new());
+        }
+        runs.last_mut().expect("pushed above").push((number, text));
+        previous = Some(number);
+    }
+    runs.into_iter()
+        .map(|run| {
+            let mut lines: Vec<Line> =
+                run.iter().map(|&(number, text)| Line { number, tokens: tokens(text, language) }).collect();
+            drop_trailing_commas(&mut lines, language);
+            // Lines left without tokens cannot start or end a match: they are skipped inside one.
+            Run { language, lines }
+        })
+        .collect()
+}
+
+/// The tokens of one line: words, strings (normalized in Python), single punctuation marks.
+fn tokens(text: &str, language: Language) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if (language == Language::Python && c == '#')
+            || (language == Language::Rust && c == '/' && chars.get(i + 1) == Some(&'/'))
+        {
+            break;
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            match chars.get(i) {
+                Some(&quote @ ('"' | '\'')) if language == Language::Python && is_string_prefix(&word) => {
+                    let (token, end) = python_string(&chars, i, quote, &word.to_ascii_lowercase());
+                    out.push(token);
+                    i = end;
+                }
+                _ => out.push(word),
+            }
+        } else if c == '"' || (c == '\'' && language == Language::Python) {
+            let (token, end) = match language {
+                Language::Python => python_string(&chars, i, c, ""),
+                Language::Rust => quoted(&chars, i, c),
+            };
+            out.push(token);
+            i = end;
+        } else if c == '\'' {
+            // Rust: a char literal, or a lifetime (a quote and a word).
+            let (token, end) = if chars.get(i + 2) == Some(&'\'') || chars.get(i + 1) == Some(&'\\') {
+                quoted(&chars, i, c)
+            } else {
+                ("'".to_string(), i + 1)
+            };
+            out.push(token);
+            i = end;
+        } else {
+            out.push(c.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_string_prefix(word: &str) -> bool {
+    word.len() <= 2 && word.chars().all(|c| "rbfutRBFUT".contains(c))
+}
+
+/// A quoted literal as written, from `start` to its closing quote (or the line's end).
+fn quoted(chars: &[char], start: usize, quote: char) -> (String, usize) {
+    let mut i = start + 1;
+    while i < chars.len() && chars[i] != quote {
+        i += if chars[i] == '\\' { 2 } else { 1 };
+    }
+    let end = (i + 1).min(chars.len());
+    (chars[start..end].iter().collect(), end)
+}
+
+/// A Python string as its prefix and value: quote style (single, double, triple) does not
+/// count, nor `u`; a quote escaped in a non-raw string is the quote.
+fn python_string(chars: &[char], start: usize, quote: char, prefix: &str) -> (String, usize) {
+    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
+    let width = if triple { 3 } else { 1 };
+    let raw = prefix.contains('r');
+    let mut body = String::new();
+    let mut i = start + width;
+    while i < chars.len() {
+        if chars[i] == quote
+            && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)))
+        {
+            i += width;
+            break;
+        }
+        if chars[i] == '\\' && i + 1 < chars.len() {
+            let next = chars[i + 1];
+            if !raw && (next == '\'' || next == '"') {
+                body.push(next);
+            } else {
+                body.push('\\');
+                body.push(next);
+            }
+            i += 2;
+            continue;
+        }
+        body.push(chars[i]);
+        i += 1;
+    }
+    (format!("str:{}:{body}", prefix.replace('u', "")), i)
+}
+
+/// Removes each comma right before a closing bracket of `lines` (one stream over the run),
+/// unless the comma makes a one-element tuple. A bracket opened before the run counts its
+/// commas from the run's start; a comma ending the run inside a bracket still open, or right
+/// after one closed in it, is taken for one before a closing bracket on a line the change kept.
+fn drop_trailing_commas(lines: &mut [Line], language: Language) {
+    struct Open {
+        /// Whether a trailing comma can go: a call, a definition, a list, a set or a block.
+        droppable: bool,
+        commas: usize,
+    }
+    let positions: Vec<(usize, usize)> =
+        lines.iter().enumerate().flat_map(|(l, line)| (0..line.tokens.len()).map(move |t| (l, t))).collect();
+    let mut stack: Vec<Open> = Vec::new();
+    // The commas of the bracket the run started in, which it may close.
+    let mut outer_commas = 0;
+    let mut drop: Vec<(usize, usize)> = Vec::new();
+    for (index, &(l, t)) in positions.iter().enumerate() {
+        let token = lines[l].tokens[t].as_str();
+        let before = index.checked_sub(1).map(|p| lines[positions[p].0].tokens[positions[p].1].as_str());
+        match token {
+            "(" | "[" | "{" => {
+                // Rust generics end in `>` before a call's or definition's parenthesis.
+                let after_name = before.is_some_and(|b| {
+                    b == ")"
+                        || b == "]"
+                        || (b == ">" && language == Language::Rust)
+                        || (is_word(b) && !is_keyword(b, language))
+                });
+                let droppable = match token {
+                    "(" => after_name,
+                    "[" => !after_name,
+                    _ => true,
+                };
+                stack.push(Open { droppable, commas: 0 });
+            }
+            ")" | "]" | "}" => {
+                let droppable = match stack.pop() {
+                    Some(open) => open.droppable || open.commas >= 2,
+                    None => std::mem::take(&mut outer_commas) >= 2,
+                };
+                if before == Some(",") && droppable {
+                    drop.push(positions[index - 1]);
+                }
+            }
+            "," => match stack.last_mut() {
+                Some(open) => open.commas += 1,
+                None => outer_commas += 1,
+            },
+            _ => {}
+        }
+    }
+    if let [.., before_last, last] = positions[..] {
+        let token = |(l, t): (usize, usize)| lines[l].tokens[t].as_str();
+        let in_open_group = stack.last().is_some_and(|open| open.droppable || open.commas >= 2);
+        if token(last) == "," && (in_open_group || (stack.is_empty() && is_closer(token(before_last)))) {
+            drop.push(last);
+        }
+    }
+    for &(l, t) in drop.iter().rev() {
+        lines[l].tokens.remove(t);
+    }
+}
+
+fn is_closer(token: &str) -> bool {
+    matches!(token, ")" | "]" | "}")
+}
+
+fn is_word(token: &str) -> bool {
+    token.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_') && !token.starts_with("str:")
+}
+
+fn is_keyword(word: &str, language: Language) -> bool {
+    const PYTHON: &[&str] = &[
+        "and", "as", "assert", "async", "await", "del", "elif", "else", "except", "for", "from", "if",
+        "import", "in", "is", "lambda", "not", "or", "raise", "return", "while", "with", "yield",
+    ];
+    const RUST: &[&str] = &[
+        "as", "break", "else", "for", "if", "in", "let", "match", "move", "mut", "ref", "return", "while",
+        "yield",
+    ];
+    match language {
+        Language::Python => PYTHON.contains(&word),
+        Language::Rust => RUST.contains(&word),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(start: usize, text: &str) -> BTreeMap<usize, &str> {
+        text.lines().enumerate().map(|(i, line)| (start + i, line)).collect()
+    }
+
+    /// The added lines of `a.py` (from line `added_at`) that are old code, given removed lines of `old.py`.
+    fn old_lines(added_at: usize, added: &str, removed_at: usize, removed: &str) -> Vec<usize> {
+        let file =
+            AddedFile { path: Path::new("a.py"), language: Language::Python, lines: lines(added_at, added) };
+        let removed = BTreeMap::from([(
+            PathBuf::from("old.py"),
+            lines(removed_at, removed).into_iter().map(|(n, text)| (n, text.to_string())).collect(),
+        )]);
+        old_code(&[file], &removed).remove(Path::new("a.py")).unwrap_or_default().into_iter().collect()
+    }
+
+    #[test]
+    fn a_requoted_line_is_old_code_and_an_edited_one_is_not() {
+        assert_eq!(old_lines(3, "__version__ = \"3.0.0\"\n", 3, "__version__ = '3.0.0'\n"), vec![3]);
+        assert_eq!(
+            old_lines(3, "__version__ = \"3.0.1\"\n", 3, "__version__ = '3.0.0'\n"),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            old_lines(3, "x = 'it\\'s'  # why\n", 9, "x  =  \"it's\"\n"),
+            vec![3],
+            "escapes, comments, spaces"
+        );
+    }
+
+    #[test]
+    fn a_rewrapped_signature_is_old_code() {
+        let added = "def parse(\n    text,\n    strict=False,\n):\n";
+        assert_eq!(old_lines(10, added, 10, "def parse(text, strict=False):\n"), vec![10, 11, 12, 13]);
+        let changed = "def parse(\n    text,\n    strict=True,\n):\n";
+        assert_eq!(old_lines(10, changed, 10, "def parse(text, strict=False):\n"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_rewrapped_all_list_is_old_code() {
+        let added = "__all__ = [\n    \"a\",\n    \"b\",\n]\n";
+        assert_eq!(old_lines(1, added, 1, "__all__ = ['a', 'b']\n"), vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn commas_before_brackets_outside_the_run_do_not_count() {
+        let added = "        parts[\"major\"],\n        parts[\"build\"],\n    )\n";
+        assert_eq!(old_lines(5, added, 5, "            parts['major'], parts['build'])\n"), vec![5, 6, 7]);
+        let added = "    (\n        master_doc,\n        \"manual\",\n    )\n";
+        assert_eq!(old_lines(5, added, 5, "    (master_doc, 'manual'),\n"), vec![5, 6, 7, 8]);
+        let call = "    return format_version(\n        verinfo[\"major\"],\n        verinfo[\"build\"],\n";
+        let old_call =
+            "    return format_version(verinfo['major'],\n                          verinfo['build'])\n";
+        assert_eq!(old_lines(5, call, 5, old_call), vec![5, 6, 7], "its `)` is on a kept line");
+        let items = "    \"a.b\",\n    \"c.d\",\n";
+        assert_eq!(old_lines(5, items, 5, "    'a.b',\n    'c.d',\n"), vec![5, 6], "short lines in a run");
+    }
+
+    #[test]
+    fn a_trailing_comma_of_a_one_element_tuple_counts() {
+        assert_eq!(old_lines(1, "values = (x,)\n", 1, "values = (x)\n"), Vec::<usize>::new());
+        assert_eq!(old_lines(1, "values = call(x,)\n", 1, "values = call(x)\n"), vec![1]);
+    }
+
+    #[test]
+    fn a_moved_function_is_old_code_short_lines_included() {
+        let function = "def total(items):\n    if not items:\n        return 0\n    return sum(items)\n";
+        assert_eq!(old_lines(40, function, 5, function), vec![40, 41, 42, 43]);
+    }
+
+    #[test]
+    fn a_short_line_alone_is_new_code() {
+        assert_eq!(old_lines(7, "    return x\n", 20, "    return x\n"), Vec::<usize>::new());
+        assert_eq!(old_lines(7, "    )\n", 20, "    )\n"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn each_removed_line_is_matched_once() {
+        let twice = "total = compute(a, b)\nprint('unrelated')\ntotal = compute(a, b)\n";
+        assert_eq!(old_lines(1, twice, 9, "total = compute(a, b)\n"), vec![1]);
+    }
+
+    #[test]
+    fn rust_chars_and_strings_differ_and_lifetimes_are_words() {
+        let file = |text: &'static str| AddedFile {
+            path: Path::new("src/a.rs"),
+            language: Language::Rust,
+            lines: BTreeMap::from([(1, text)]),
+        };
+        let removed = |text: &str| {
+            BTreeMap::from([(PathBuf::from("src/b.rs"), BTreeMap::from([(4, text.to_string())]))])
+        };
+        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";")).is_empty());
+        assert_eq!(
+            old_code(&[file("fn f<'a>(x: &'a str) {}")], &removed("fn f<'a>(x: &'a str,) {}")).len(),
+            1
+        );
+    }
+}
