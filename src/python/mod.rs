@@ -67,21 +67,31 @@ pub struct PythonCheck {
     memory: coverage::Memory,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     widens: bool,
+    /// What the coverage runs watch, when not the plan's statements: every source line, for
+    /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
+    /// question as its baseline's, which reuses it).
+    watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
 }
 
 impl PythonCheck {
     /// Finds the interpreter and writes the helpers into the scratch directory.
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
         let tests = select::relevant_tests(ctx.plan, &ctx.options.python.extra_tests);
-        PythonCheck::with_tests(ctx, tests, true)
+        PythonCheck::with_tests(ctx, tests, true, None)
     }
 
-    /// A check that runs `tests` alone (never the rest of the suite): what they kill.
+    /// A check that runs `tests` alone (never the rest of the suite), watching every source
+    /// line of `ctx.base`: what they run, and what they kill.
     pub fn confined(ctx: &Context, tests: Vec<String>) -> Result<PythonCheck> {
-        PythonCheck::with_tests(ctx, tests, false)
+        PythonCheck::with_tests(ctx, tests, false, Some(every_source_line(ctx.base)?))
     }
 
-    fn with_tests(ctx: &Context, tests: Vec<String>, widens: bool) -> Result<PythonCheck> {
+    fn with_tests(
+        ctx: &Context,
+        tests: Vec<String>,
+        widens: bool,
+        watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
+    ) -> Result<PythonCheck> {
         let settings = &ctx.options.python;
         let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
         let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python);
@@ -92,11 +102,11 @@ impl PythonCheck {
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
         let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
-        Ok(PythonCheck { python, runner, tests, support, memory, widens })
+        Ok(PythonCheck { python, runner, tests, support, memory, widens, watch })
     }
 
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
-    /// that the check's tests executed, unmutated, under the probe; with the run. `None` when
+    /// that the tests of a confined check executed, unmutated, under the probe; with the run. `None` when
     /// some of the tests fail.
     pub fn lines_run(&self, ctx: &Context) -> Result<Option<LinesRun>> {
         let log = ctx.logs.join("lines-run.log");
@@ -107,7 +117,7 @@ impl PythonCheck {
             support: &self.support,
             tests: &self.tests,
             deselect: &[],
-            targets: every_source_line(ctx.base)?,
+            targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
         };
         let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
         if let Some(run) = measured.decisive() {
@@ -182,7 +192,7 @@ impl PythonCheck {
             support: &self.support,
             tests: &self.tests,
             deselect: &[],
-            targets: coverage::plan_targets(ctx.plan),
+            targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
         };
         let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
         if let Some(run) = measured.decisive() {
