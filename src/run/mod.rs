@@ -245,6 +245,8 @@ mod tests {
             rule: &mutators::catalog::PYTHON[0],
             description: "replace + with -".into(),
             ignored: None,
+            arid: None,
+            likely_equivalent: None,
         };
         let command = CommandRecord {
             argv: vec![format!("round of {reason}")],

@@ -74,7 +74,7 @@ impl Rules<'_, '_> {
     }
 
     fn token(&mut self, i: usize, line: Range<usize>) {
-        if matches!(self.code.roles[i], Role::Pattern | Role::BareString) {
+        if matches!(self.code.roles[i], Role::Pattern | Role::BareString | Role::Annotation) {
             return;
         }
         match self.code.kind(i) {
@@ -228,10 +228,15 @@ impl Rules<'_, '_> {
         })
     }
 
-    /// Replaces a value with `None` unless it already is `None`.
+    /// Replaces a value with `None` unless it already is `None`; a returned `True` or
+    /// `False` is left to the flip of the literal (`None` would act as `False`, or stand for it).
     fn value_to_none(&mut self, mutator: Mutator, from: &str, value: Range<usize>) {
         let code = self.code;
         if value.is_empty() || (value.len() == 1 && code.is(value.start, "None")) {
+            return;
+        }
+        let boolean = value.len() == 1 && (code.is(value.start, "True") || code.is(value.start, "False"));
+        if boolean && mutator == Mutator::ReturnValue {
             return;
         }
         let original = code.source_of(value.clone());
