@@ -48,6 +48,7 @@ pub fn prepare() -> Result<Demo> {
     let options = Options {
         directory: dir.path().to_path_buf(),
         target: Target::Commit("HEAD".to_string()),
+        choice: Default::default(),
         jobs: default_jobs(),
         test_cmd,
         timeout: None,

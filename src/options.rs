@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::{ChangeArgs, CheckArgs, TestToolArg};
+use crate::choose::Choice;
+use crate::cli::{ChangeArgs, CheckArgs, ChoiceArgs, TestToolArg};
 
 /// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub struct Options {
     /// Where to look for the repository.
     pub directory: PathBuf,
     pub target: Target,
+    /// `--no-arid`, `--one-per-line`: which mutants run.
+    pub choice: Choice,
     pub jobs: NonZeroUsize,
     /// `--test-cmd`: any shell command instead of the language's test tool; exit 0 means the
     /// mutant survived.
@@ -84,6 +87,12 @@ impl Target {
     }
 }
 
+impl Choice {
+    pub fn resolve(args: &ChoiceArgs) -> Choice {
+        Choice { arid: !args.no_arid, one_per_line: args.one_per_line }
+    }
+}
+
 fn read_line_list(path: &std::path::Path, stdin: &mut dyn Read) -> Result<String> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
@@ -114,6 +123,7 @@ impl Options {
         Ok(Options {
             directory: directory.unwrap_or_else(|| PathBuf::from(".")),
             target: Target::resolve(&args.change, stdin)?,
+            choice: Choice::resolve(&args.choice),
             jobs,
             test_cmd: args.test_cmd.clone(),
             timeout,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 use mutators::Mutant;
 
+use crate::choose::{self, Choice};
 use crate::lines::AddedLines;
 
 /// The languages mutdelta mutates.
@@ -106,8 +107,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Reads each changed file from the copy at `root` and makes the mutants of its added lines.
-    pub fn make(added: &AddedLines, root: &Path) -> Result<Plan> {
+    /// Reads each changed file from the copy at `root` and makes the mutants of its added
+    /// lines, those `choice` runs.
+    pub fn make(added: &AddedLines, root: &Path, choice: Choice) -> Result<Plan> {
         let mut plan = Plan::default();
         for path in &added.deleted {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
@@ -154,7 +156,7 @@ impl Plan {
                 source,
                 lines: found.executable_lines,
                 statements: found.statements,
-                mutants: found.mutants,
+                mutants: choose::apply(found.mutants, choice),
             });
         }
         Ok(plan)

@@ -263,7 +263,8 @@ pub const PYTHON_ARID: &[Marker] = &[
 ];
 
 /// Rust arid lines. Macro arguments are never mutated, so what these cover is the deletion
-/// of the macro statement (Ignored unless `--no-arid`).
+/// of the macro statement, and the replacement of a body made only of such statements
+/// (Ignored unless `--no-arid`).
 #[rustfmt::skip]
 pub const RUST_ARID: &[Marker] = &[
     marker("debug-assert", "`debug_assert!`, `debug_assert_eq!`, `debug_assert_ne!`", "debug_assert!(len <= cap);"),
@@ -275,7 +276,7 @@ pub const RUST_ARID: &[Marker] = &[
 /// `Survived (likely equivalent: <name>)`, still counted, when they survive.
 #[rustfmt::skip]
 pub const EQUIVALENT: &[Marker] = &[
-    marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "x = 0 → 1 by two rules: one mutant"),
+    marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "not not x: removing either not gives one mutant"),
     marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
     marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false: the rest of the function usually gives the same answer", "if self is other: return True"),
 ];

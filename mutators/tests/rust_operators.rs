@@ -103,11 +103,12 @@ const ROWS: &[Row] = &[
         "fn f(x: u32) {\n    log::debug!(\"x = {}\", x);\n    info!(\"i\");\n    tracing::warn!(x, \"w\");\n    trace!(\"t\");\n    \
          error!(\"e\");\n    g(x);\n}\n",
     ),
-    row(
-        "print-macro is arid",
-        "fn f(x: u32) {\n    println!(\"{x}\");\n    eprintln!(\"e\");\n    print!(\"p\");\n    eprint!(\"q\");\n    dbg!(x);\n    \
-         write!(out, \"x\").unwrap();\n}\n",
-    ),
+    Row {
+        family: "print-macro is arid",
+        source: "fn f(x: u32) {\n    println!(\"{x}\");\n    eprintln!(\"e\");\n    print!(\"p\");\n    eprint!(\"q\");\n    dbg!(x);\n    \
+         write!(out, \"x\").unwrap();\n}\nfn show(x: u32) {\n    println!(\"{x}\");\n}\n",
+        all_lines: true,
+    },
     row(
         "fast-path-guard is likely equivalent",
         "impl Ord for S {\n    fn cmp(&self, other: &Self) -> Ordering {\n        if self.id.ptr_eq(&other.id) {\n            \

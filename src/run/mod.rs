@@ -18,6 +18,7 @@ use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::outcome::Outcome;
 use self::record::StepRecord;
 use crate::cargo::CargoCheck;
+use crate::choose::Choice;
 use crate::lines;
 use crate::options::{Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
@@ -69,9 +70,9 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 }
 
 /// The planned mutants of `target` in the repository at `directory`, without running anything.
-pub fn plan(directory: &Path, target: &Target) -> Result<Plan> {
+pub fn plan(directory: &Path, target: &Target, choice: Choice) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
-    Plan::make(&prepared.added, &prepared.base)
+    Plan::make(&prepared.added, &prepared.base, choice)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -82,7 +83,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let plan = Plan::make(&added, &base)?;
+    let plan = Plan::make(&added, &base, options.choice)?;
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();

@@ -10,7 +10,7 @@ use crate::common::{
 };
 
 /// Reads a JSON report and checks it against the mutation-testing-elements schema.
-fn read_valid_report(path: &Path) -> Value {
+pub(crate) fn read_valid_report(path: &Path) -> Value {
     let validate = "import json,sys,jsonschema\n\
                     schema=json.load(open(sys.argv[1])); report=json.load(open(sys.argv[2]))\n\
                     jsonschema.Draft7Validator(schema).validate(report)";

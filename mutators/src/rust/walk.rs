@@ -93,6 +93,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         if matches!(sig.safety, syn::Safety::Unsafe(_)) {
             return; // mutating it could break memory safety rather than a test
         }
+        if let Some(rule) = super::arid::body_rule(block) {
+            self.marks.arid(braces.clone(), rule);
+        }
         self.replace_body(sig, block, braces);
         self.visit_block(block);
     }
