@@ -253,7 +253,7 @@ const fn marker(name: &'static str, covers: &'static str, example: &'static str)
 #[rustfmt::skip]
 pub const PYTHON_ARID: &[Marker] = &[
     marker("logging", "a call on `logging.`, or of `.debug/.info/.warning/.warn/.error/.exception/.critical/.log` on a name `log`, `logger`, `*_log`, `*_logger` (any case, leading _ dropped)", "logger.info(\"retrying %s\", url)"),
-    marker("print", "a call of the builtin `print`", "print(\"done\", file=sys.stderr)"),
+    marker("print", "a call of the builtin `print`, unless its `file=` is a stream other than `sys.stdout`/`sys.stderr` (writing to it is the function's job)", "print(\"done\", file=sys.stderr)"),
     marker("warnings-warn", "a call of `warnings.warn` or `warnings.warn_explicit`", "warnings.warn(\"deprecated\", DeprecationWarning)"),
     marker("sleep", "a call of `time.sleep` or `asyncio.sleep` (with its `await`)", "time.sleep(0.5)"),
     marker("assert", "an `assert` statement in a source file", "assert n >= 0, \"n must not be negative\""),
@@ -269,7 +269,7 @@ pub const PYTHON_ARID: &[Marker] = &[
 pub const RUST_ARID: &[Marker] = &[
     marker("debug-assert", "`debug_assert!`, `debug_assert_eq!`, `debug_assert_ne!`", "debug_assert!(len <= cap);"),
     marker("log-macro", "`trace!`, `debug!`, `info!`, `warn!`, `error!`, with or without a path (`log::`, `tracing::`)", "log::debug!(\"miss: {key}\");"),
-    marker("print-macro", "`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`", "eprintln!(\"warning: {msg}\");"),
+    marker("print-macro", "`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`; not `println!(\"cargo:...\")`, a build script's instruction", "eprintln!(\"warning: {msg}\");"),
 ];
 
 /// Likely-equivalent mutants, in both languages: either not made, or reported as

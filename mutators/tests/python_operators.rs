@@ -93,7 +93,8 @@ const ROWS: &[Row] = &[
     },
     Row {
         family: "print is arid",
-        source: "def f(x):\n    print(\"x =\", x + 1)\n    y = x.print(1)\n    return y\n",
+        source: "def f(x, out):\n    print(\"x =\", x + 1)\n    y = x.print(1)\n    print(\"y\", file=sys.stderr)\n    \
+                 print(y, file=out)\n    return y\n",
     },
     Row {
         family: "warnings-warn is arid",

@@ -106,7 +106,7 @@ const ROWS: &[Row] = &[
     Row {
         family: "print-macro is arid",
         source: "fn f(x: u32) {\n    println!(\"{x}\");\n    eprintln!(\"e\");\n    print!(\"p\");\n    eprint!(\"q\");\n    dbg!(x);\n    \
-         write!(out, \"x\").unwrap();\n}\nfn show(x: u32) {\n    println!(\"{x}\");\n}\n",
+         write!(out, \"x\").unwrap();\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\nfn show(x: u32) {\n    println!(\"{x}\");\n}\n",
         all_lines: true,
     },
     row(

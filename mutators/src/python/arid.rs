@@ -88,7 +88,9 @@ fn chain(code: &Code, start: usize, end: usize, marks: &mut Marks) {
                         {
                             Some(rule("logging"))
                         }
-                        ("print", None, "print") => Some(rule("print")),
+                        ("print", None, "print") if !writes_to_a_stream(code, i, close) => {
+                            Some(rule("print"))
+                        }
                         ("warnings", Some("warnings"), "warn" | "warn_explicit") => {
                             Some(rule("warnings-warn"))
                         }
@@ -111,6 +113,28 @@ fn chain(code: &Code, start: usize, end: usize, marks: &mut Marks) {
             _ => return,
         }
     }
+}
+
+/// A `file=` argument other than `sys.stdout` or `sys.stderr` in the call whose parentheses
+/// are at `open` and `close`: `print(line, file=out)` writes what the function is for.
+fn writes_to_a_stream(code: &Code, open: usize, close: usize) -> bool {
+    let mut depth = 0usize;
+    for i in open + 1..close {
+        match code.text(i) {
+            _ if code.kind(i) != Kind::Op => {}
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth = depth.saturating_sub(1),
+            "=" if depth == 0 && code.is(i - 1, "file") => {
+                let value: Vec<&str> = (i + 1..close).take(4).map(|j| code.text(j)).collect();
+                return !matches!(
+                    value.as_slice(),
+                    ["sys", ".", "stdout" | "stderr", "," | ")"] | ["sys", ".", "stdout" | "stderr"]
+                );
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `log`, `logger`, `_LOG`, `audit_logger`, `request_log`.
