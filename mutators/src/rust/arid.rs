@@ -5,13 +5,6 @@ use syn::{Block, Expr, Stmt};
 use crate::catalog::{Marker, RUST_ARID};
 use crate::marks::named;
 
-/// `println!("cargo:rustc-cfg=...")`: a build script telling cargo what to do, not output.
-fn is_cargo_instruction(mac: &syn::Macro) -> bool {
-    let first = mac.tokens.clone().into_iter().next();
-    let Some(proc_macro2::TokenTree::Literal(literal)) = first else { return false };
-    syn::parse_str::<syn::LitStr>(&literal.to_string()).is_ok_and(|text| text.value().starts_with("cargo:"))
-}
-
 /// The arid rule of a function body made only of arid statements (the first one's): replacing
 /// that body is deleting them.
 pub(crate) fn body_rule(block: &Block) -> Option<&'static Marker> {
@@ -30,7 +23,6 @@ pub(crate) fn statement_rule(stmt: &Stmt) -> Option<&'static Marker> {
     let rule = match name.as_str() {
         "debug_assert" | "debug_assert_eq" | "debug_assert_ne" => "debug-assert",
         "trace" | "debug" | "info" | "warn" | "error" => "log-macro",
-        "println" | "print" if is_cargo_instruction(mac) => return None,
         "println" | "eprintln" | "print" | "eprint" | "dbg" => "print-macro",
         _ => return None,
     };
