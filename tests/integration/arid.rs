@@ -185,3 +185,21 @@ fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_
     let last = run.stdout.lines().last().unwrap();
     assert!(last.contains("1 line with survivors"), "{last}");
 }
+
+#[test]
+fn mutators_lists_every_arid_and_equivalence_rule_with_its_example() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let run = mutdelta(dir.path(), &["mutators"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    use mutators::catalog::{EQUIVALENT, PYTHON_ARID, RUST_ARID};
+    for marker in PYTHON_ARID.iter().chain(RUST_ARID).chain(EQUIVALENT) {
+        let row = run.stdout.lines().find(|line| line.starts_with(&format!("{} ", marker.name)));
+        let row = row.unwrap_or_else(|| panic!("no row for {}: {run:?}", marker.name));
+        assert!(row.trim_end().ends_with(marker.example), "{row}");
+    }
+    let sections = ["Arid lines, Python", "Arid lines, Rust", "Likely-equivalent mutants"];
+    let at: Vec<usize> = sections.iter().map(|s| run.stdout.find(s).expect(s)).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{run:?}");
+}
