@@ -269,3 +269,16 @@ fn a_guard_that_does_more_than_return_is_no_fast_path() {
         all_mutants("def f(a, b):\n    if a is b:\n        log(a)\n        return a\n    return b\n");
     assert!(mutants.iter().all(|m| m.likely_equivalent.is_none()));
 }
+
+#[test]
+fn type_parameters_and_aliases_are_annotations() {
+    let source = "type Pair[T: (int, str)] = tuple[T, T] | None\ndef f[T: int](x: T = 1) -> list[T | None]:\n    return [x, 2]\n";
+    let mutants = all_mutants(source);
+    let made: Vec<String> = mutants.iter().map(|m| format!("{}:{}", m.line, m.original)).collect();
+    let alias_deleted = "1:type Pair[T: (int, str)] = tuple[T, T] | None";
+    assert_eq!(
+        made,
+        [alias_deleted, "2:1", "2:1", "3:[x, 2]", "3:2", "3:2"],
+        "the alias may go, its type stays"
+    );
+}

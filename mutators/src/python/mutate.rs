@@ -198,7 +198,9 @@ impl Rules<'_, '_> {
             self.value_to_none(Mutator::ReturnValue, "return <value>", statement.start + 1..statement.end);
         }
         if shape.single_targets {
-            if let Some(&last_equals) = shape.equals.last() {
+            // A `type` alias's value is a type, which is never mutated.
+            let alias = |&last_equals: &usize| code.roles.get(last_equals + 1) == Some(&Role::Annotation);
+            if let Some(&last_equals) = shape.equals.last().filter(|e| !alias(e)) {
                 self.value_to_none(Mutator::NoneValue, "<target> = <value>", last_equals + 1..statement.end);
             }
         }
