@@ -1,5 +1,6 @@
 //! Python mutants: a line rewriter over a real tokenization of the whole file.
 
+mod annotation;
 mod arid;
 mod equivalent;
 mod mutate;
