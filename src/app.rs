@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 
+use crate::choose::Choice;
 use crate::cli::{Cli, Command};
 use crate::console::Console;
 use crate::exit::Exit;
@@ -30,10 +31,9 @@ pub fn run(cli: Cli) -> Exit {
             Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
         Command::List(args) => Target::resolve(&args.change, stdin)
-            .and_then(|target| list(&directory, &target, args.json, args.include_reformatted)),
+            .and_then(|target| list(&directory, &target, Choice::resolve(&args.choice), args.json)),
         Command::Mutators => {
-            println!("Python\n\n{}", mutators::catalog::render(mutators::catalog::PYTHON));
-            print!("Rust\n\n{}", mutators::catalog::render(mutators::catalog::RUST));
+            print!("{}", catalog_text());
             Ok(Exit::Clean)
         }
         Command::Demo => demo(),
@@ -90,14 +90,24 @@ fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
         .with_context(|| format!("could not write the JSON report to {}", path.display()))
 }
 
+/// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
+fn catalog_text() -> String {
+    use mutators::catalog::{render, render_markers, EQUIVALENT, PYTHON, PYTHON_ARID, RUST, RUST_ARID};
+    let arid = "mutants that lie wholly inside: Ignored with the rule's name; --no-arid runs them";
+    format!(
+        "Python\n\n{}\nRust\n\n{}\nArid lines, Python ({arid})\n\n{}\nArid lines, Rust ({arid})\n\n{}\n\
+         Likely-equivalent mutants\n\n{}",
+        render(PYTHON),
+        render(RUST),
+        render_markers(PYTHON_ARID),
+        render_markers(RUST_ARID),
+        render_markers(EQUIVALENT),
+    )
+}
+
 /// `mutdelta list`: the mutants `check` would run.
-fn list(
-    directory: &std::path::Path,
-    target: &Target,
-    as_json: bool,
-    include_reformatted: bool,
-) -> Result<Exit> {
-    let plan = run::plan(directory, target, include_reformatted)?;
+fn list(directory: &std::path::Path, target: &Target, choice: Choice, as_json: bool) -> Result<Exit> {
+    let plan = run::plan(directory, target, choice)?;
     for note in &plan.notes {
         eprintln!("note: {note}");
     }

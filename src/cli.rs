@@ -79,30 +79,44 @@ pub struct ChangeArgs {
     pub lines: Option<PathBuf>,
 }
 
+/// Which mutants are run.
+#[derive(Debug, Args, Default)]
+pub struct ChoiceArgs {
+    /// Run the mutants of arid lines too (logging, print, assert, `__main__` guards, help
+    /// texts, ...: `mutdelta mutators` lists the rules); by default they are Ignored.
+    #[arg(long)]
+    pub no_arid: bool,
+    /// At most one mutant per added line: a deletion or forced condition before an operator
+    /// swap before a literal change (see README).
+    #[arg(long)]
+    pub one_per_line: bool,
+    /// Also mutate added lines that only reformat or move removed code (token-equal to removed
+    /// lines, alone or as a run); by default they are passed over as old code.
+    #[arg(long)]
+    pub include_reformatted: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
+    #[command(flatten)]
+    pub choice: ChoiceArgs,
     /// Print the mutants as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Also list mutants of added lines that only reformat or move removed code.
-    #[arg(long)]
-    pub include_reformatted: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
+    #[command(flatten)]
+    pub choice: ChoiceArgs,
     /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
     /// build-then-test), why it did not swap, and what it took.
     #[arg(short = 'v', long)]
     pub verbose: bool,
-    /// Also mutate added lines that only reformat or move removed code (token-equal to removed
-    /// lines, alone or as a run); by default they are passed over as old code.
-    #[arg(long)]
-    pub include_reformatted: bool,
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

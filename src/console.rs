@@ -70,8 +70,8 @@ fn verdict_line(result: &MutantResult, path: &Path) -> String {
         None => "not run".to_string(),
     };
     format!(
-        "{:?} {}:{}:{} {} ({how}, {} ms)",
-        outcome.status,
+        "{} {}:{}:{} {} ({how}, {} ms)",
+        result.verdict(),
         path.display(),
         mutant.start.line,
         mutant.start.column,

@@ -48,6 +48,7 @@ pub fn prepare() -> Result<Demo> {
     let options = Options {
         directory: dir.path().to_path_buf(),
         target: Target::Commit("HEAD".to_string()),
+        choice: Default::default(),
         jobs: default_jobs(),
         test_cmd,
         timeout: None,
@@ -56,7 +57,6 @@ pub fn prepare() -> Result<Demo> {
         cache: true,
         verbose: false,
         audit: crate::options::AuditMode::WithTestEdits,
-        include_reformatted: false,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
     };

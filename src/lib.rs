@@ -4,6 +4,7 @@ pub mod app;
 pub mod audit;
 pub mod cache;
 pub mod cargo;
+pub mod choose;
 pub mod cli;
 pub mod console;
 pub mod demo;

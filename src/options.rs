@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::{ChangeArgs, CheckArgs, TestToolArg};
+use crate::choose::Choice;
+use crate::cli::{ChangeArgs, CheckArgs, ChoiceArgs, TestToolArg};
 
 /// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +63,8 @@ pub struct Options {
     /// Where to look for the repository.
     pub directory: PathBuf,
     pub target: Target,
+    /// `--no-arid`, `--one-per-line`: which mutants run.
+    pub choice: Choice,
     pub jobs: NonZeroUsize,
     /// `--test-cmd`: any shell command instead of the language's test tool; exit 0 means the
     /// mutant survived.
@@ -77,8 +80,6 @@ pub struct Options {
     /// `--verbose`: every verdict printed as it lands.
     pub verbose: bool,
     pub audit: AuditMode,
-    /// `--include-reformatted`: also mutate added lines that only reformat or move removed code.
-    pub include_reformatted: bool,
     pub python: PythonSettings,
     pub rust: RustSettings,
 }
@@ -95,6 +96,16 @@ impl Target {
         } else {
             Target::Staged
         })
+    }
+}
+
+impl Choice {
+    pub fn resolve(args: &ChoiceArgs) -> Choice {
+        Choice {
+            arid: !args.no_arid,
+            one_per_line: args.one_per_line,
+            include_reformatted: args.include_reformatted,
+        }
     }
 }
 
@@ -128,6 +139,7 @@ impl Options {
         Ok(Options {
             directory: directory.unwrap_or_else(|| PathBuf::from(".")),
             target: Target::resolve(&args.change, stdin)?,
+            choice: Choice::resolve(&args.choice),
             jobs,
             test_cmd: args.test_cmd.clone(),
             timeout,
@@ -136,7 +148,6 @@ impl Options {
             cache: !args.no_cache,
             verbose: args.verbose,
             audit: if args.no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
-            include_reformatted: args.include_reformatted,
             python: PythonSettings {
                 interpreter: args.python.clone(),
                 extra_tests: args.tests.clone(),

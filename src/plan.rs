@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 use mutators::Mutant;
 
+use crate::choose::{self, Choice};
 use crate::lines::AddedLines;
 use crate::reformat;
 
@@ -110,9 +111,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Reads each changed file from the copy at `root` and makes the mutants of its added lines;
-    /// lines that only reformat or move removed code are passed over unless `include_reformatted`.
-    pub fn make(added: &AddedLines, root: &Path, include_reformatted: bool) -> Result<Plan> {
+    /// Reads each changed file from the copy at `root` and makes the mutants of its added
+    /// lines, those `choice` runs; lines that only reformat or move removed code are passed
+    /// over unless `choice.include_reformatted`.
+    pub fn make(added: &AddedLines, root: &Path, choice: Choice) -> Result<Plan> {
         let mut plan = Plan::default();
         for path in &added.deleted {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
@@ -137,7 +139,8 @@ impl Plan {
                 Err(note) => plan.notes.push(note),
             }
         }
-        let old_code = if include_reformatted { BTreeMap::new() } else { old_code(&sources, &added.removed) };
+        let old_code =
+            if choice.include_reformatted { BTreeMap::new() } else { old_code(&sources, &added.removed) };
         for (path, language, source, lines) in sources {
             let passed = old_code.get(path.as_path());
             let requested: Vec<usize> = lines
@@ -165,7 +168,7 @@ impl Plan {
                 source,
                 lines: found.executable_lines,
                 statements: found.statements,
-                mutants: found.mutants,
+                mutants: choose::apply(found.mutants, choice),
             });
         }
         let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();

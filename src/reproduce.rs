@@ -33,6 +33,7 @@ struct MutantEntry {
     location: Location,
     status: String,
     status_reason: Option<String>,
+    likely_equivalent: Option<String>,
     #[serde(default)]
     covered_by: Vec<String>,
     #[serde(default)]
@@ -147,8 +148,9 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
     let reason = m.status_reason.as_deref().unwrap_or("");
     let _ = writeln!(
         out,
-        "verdict: {}{}",
+        "verdict: {}{}{}",
         m.status,
+        m.likely_equivalent.as_ref().map(|rule| format!(" (likely equivalent: {rule})")).unwrap_or_default(),
         if reason.is_empty() { String::new() } else { format!(": {reason}") }
     );
     for line in unified_diff(&found.path, &found.source, &found.mutated()?).lines() {

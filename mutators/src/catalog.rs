@@ -81,7 +81,7 @@ const fn rule(mutator: Mutator, from: &'static str, to: &'static [&'static str],
 }
 
 /// Python. Nothing is mutated inside f-strings, docstrings, bare string statements,
-/// comments or `case` patterns; type annotations are code like any other.
+/// comments, `case` patterns or type annotations (of parameters, returns and variables).
 #[rustfmt::skip]
 pub const PYTHON: &[Rule] = &[
     rule(ArithmeticOperator, "+", &["-"], "binary only"),
@@ -147,7 +147,7 @@ pub const PYTHON: &[Rule] = &[
 
     rule(StatementDeletion, "<simple statement>", &["pass"], "not pass, return, import, global, nonlocal, assert, break, continue, `...`, docstrings, nor assignments to a name some nonlocal declares"),
 
-    rule(ReturnValue, "return <value>", &["None"], "not when <value> is None"),
+    rule(ReturnValue, "return <value>", &["None"], "not when <value> is None, True or False (the flip of the literal stands for it)"),
 
     rule(LoopControl, "break", &["continue"], ""),
     rule(LoopControl, "continue", &["break"], ""),
@@ -207,7 +207,7 @@ pub const RUST: &[Rule] = &[
 
     rule(StringLiteral, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
 
-    rule(StatementDeletion, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let, nor println!, eprintln!, print!, eprint!, dbg!, trace!, debug!, info!, warn!, error!"),
+    rule(StatementDeletion, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let (output, logging and debug_assert! statements are arid lines)"),
 
     rule(ConditionForcing, "if <condition>", &["true", "false"], "not if let, nor a true/false literal"),
     rule(ConditionForcing, "while <condition>", &["false"], "never true: the loop would hang; not while let"),
@@ -232,6 +232,62 @@ pub const RUST: &[Rule] = &[
     rule(FunctionBody, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
 ];
 
+/// A rule that marks mutants rather than making them: an arid line (mutants nobody acts on,
+/// reported Ignored with the rule's name) or a likely-equivalent mutant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker {
+    /// The rule's name, as reports print it.
+    pub name: &'static str,
+    /// What it covers, and what happens to the mutants there.
+    pub covers: &'static str,
+    /// A line it applies to.
+    pub example: &'static str,
+}
+
+const fn marker(name: &'static str, covers: &'static str, example: &'static str) -> Marker {
+    Marker { name, covers, example }
+}
+
+/// Python arid lines: a mutant whose whole span lies inside one of these is Ignored (unless
+/// `--no-arid`); a call that is a whole statement covers that statement, so its deletion too.
+#[rustfmt::skip]
+pub const PYTHON_ARID: &[Marker] = &[
+    marker("logging", "a call on `logging.`, or of `.debug/.info/.warning/.warn/.error/.exception/.critical/.log` on a name `log`, `logger`, `*_log`, `*_logger` (any case, leading _ dropped)", "logger.info(\"retrying %s\", url)"),
+    marker("print", "a call of the builtin `print`, unless its `file=` is a stream other than `sys.stdout`/`sys.stderr` (writing to it is the function's job)", "print(\"done\", file=sys.stderr)"),
+    marker("warnings-warn", "a call of `warnings.warn` or `warnings.warn_explicit`", "warnings.warn(\"deprecated\", DeprecationWarning)"),
+    marker("sleep", "a call of `time.sleep` or `asyncio.sleep` (with its `await`)", "time.sleep(0.5)"),
+    marker("assert", "an `assert` statement in a source file", "assert n >= 0, \"n must not be negative\""),
+    marker("main-guard", "`if __name__ == \"__main__\":` and its block", "if __name__ == \"__main__\": main()"),
+    marker("repr", "a `__repr__` method, its `def` line and body", "def __repr__(self): return f\"P({self.x})\""),
+    marker("argparse-text", "the value of a `help=`, `usage=`, `description=`, `epilog=`, `title=` or `metavar=` argument of `add_argument`, `ArgumentParser`, `add_parser`, `add_subparsers`, `add_argument_group`, `add_mutually_exclusive_group`", "p.add_argument(\"-n\", help=\"how many\")"),
+];
+
+/// Rust arid lines. Macro arguments are never mutated, so what these cover is the deletion
+/// of the macro statement, and the replacement of a body made only of such statements
+/// (Ignored unless `--no-arid`).
+#[rustfmt::skip]
+pub const RUST_ARID: &[Marker] = &[
+    marker("debug-assert", "`debug_assert!`, `debug_assert_eq!`, `debug_assert_ne!`", "debug_assert!(len <= cap);"),
+    marker("log-macro", "`trace!`, `debug!`, `info!`, `warn!`, `error!`, with or without a path (`log::`, `tracing::`)", "log::debug!(\"miss: {key}\");"),
+    marker("print-macro", "`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`; a build script's `println!(\"cargo:...\")` too (build configuration: a test run seldom tells)", "eprintln!(\"warning: {msg}\");"),
+];
+
+/// Likely-equivalent mutants, in both languages: either not made, or reported as
+/// `Survived (likely equivalent: <name>)`, still counted, when they survive.
+#[rustfmt::skip]
+pub const EQUIVALENT: &[Marker] = &[
+    marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "not not x: removing either not gives one mutant"),
+    marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
+    marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false: the rest of the function usually gives the same answer", "if self is other: return True"),
+];
+
+/// The markers as an aligned, human-readable table.
+pub fn render_markers(markers: &[Marker]) -> String {
+    let rows: Vec<[String; 3]> =
+        markers.iter().map(|m| [m.name.to_string(), m.covers.to_string(), m.example.to_string()]).collect();
+    aligned(["NAME", "COVERS", "EXAMPLE"], &rows)
+}
+
 /// The row of `rules` that says what `from` becomes under `mutator`, if any.
 pub fn lookup(rules: &'static [Rule], mutator: Mutator, from: &str) -> Option<&'static Rule> {
     rules.iter().find(|rule| rule.from == from && rule.mutator == mutator)
@@ -253,7 +309,6 @@ pub fn targets(rules: &'static [Rule], mutator: Mutator, from: &str) -> &'static
 
 /// The rules as an aligned, human-readable table.
 pub fn render(rules: &[Rule]) -> String {
-    let header = ["MUTATOR", "FROM", "TO", "NOTE"].map(String::from);
     let rows: Vec<[String; 4]> = rules
         .iter()
         .map(|rule| {
@@ -261,14 +316,19 @@ pub fn render(rules: &[Rule]) -> String {
             [rule.mutator.name().to_string(), rule.from.to_string(), to.join(", "), rule.note.to_string()]
         })
         .collect();
-    let mut widths = [0; 4];
-    for row in std::iter::once(&header).chain(&rows) {
+    aligned(["MUTATOR", "FROM", "TO", "NOTE"], &rows)
+}
+
+fn aligned<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let header = header.map(String::from);
+    let mut widths = [0; N];
+    for row in std::iter::once(&header).chain(rows) {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
+    for row in std::iter::once(&header).chain(rows) {
         let mut line = String::new();
         for (cell, width) in row.iter().zip(widths) {
             line.push_str(&format!("{cell:<width$}  "));

@@ -1,6 +1,7 @@
 //! Pure mutant generation: source text and added line numbers in, mutants out (no processes, no files).
 
 pub mod catalog;
+mod marks;
 mod pragma;
 pub mod python;
 pub mod rust;
@@ -36,6 +37,12 @@ pub struct Mutant {
     pub description: String,
     /// Set when a `mutdelta: skip <reason>` pragma covers the line.
     pub ignored: Option<String>,
+    /// The arid-line rule (`catalog::PYTHON_ARID`, `catalog::RUST_ARID`) whose code holds
+    /// the whole edit: a mutant nobody would act on.
+    pub arid: Option<&'static catalog::Marker>,
+    /// The likely-equivalence rule (`catalog::EQUIVALENT`) this mutant fits: if it survives,
+    /// it is probably the same program.
+    pub likely_equivalent: Option<&'static catalog::Marker>,
 }
 
 impl Mutant {
@@ -104,14 +111,26 @@ impl Edit {
             rule: self.rule,
             description: self.description,
             ignored,
+            arid: None,
+            likely_equivalent: None,
         }
     }
 }
 
-/// Sorts mutants by (span start, replacement, span end) and drops repeated edits.
-pub(crate) fn sort_and_dedup(mutants: &mut Vec<Mutant>) {
+/// Sorts mutants by (span start, replacement, span end) and drops those that change nothing
+/// or whose lines read as an earlier mutant's do (two rules, one edit): what the
+/// `duplicate` rule of `catalog::EQUIVALENT` says.
+pub(crate) fn sort_and_dedup(source: &str, mutants: &mut Vec<Mutant>) {
     mutants.sort_by(|a, b| {
         (a.span.start, &a.replacement, a.span.end).cmp(&(b.span.start, &b.replacement, b.span.end))
     });
-    mutants.dedup_by(|a, b| a.span == b.span && a.replacement == b.replacement);
+    let mut seen = std::collections::HashSet::new();
+    mutants.retain(|m| {
+        let line_start = source[..m.span.start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = source[m.span.end..].find('\n').map_or(source.len(), |i| m.span.end + i);
+        let before = &source[line_start..line_end];
+        let after =
+            [&source[line_start..m.span.start], &m.replacement, &source[m.span.end..line_end]].concat();
+        after != before && seen.insert((line_start, line_end, after))
+    });
 }

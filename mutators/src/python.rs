@@ -1,5 +1,8 @@
 //! Python mutants: a line rewriter over a real tokenization of the whole file.
 
+mod annotation;
+mod arid;
+mod equivalent;
 mod mutate;
 mod structure;
 mod tokenize;
@@ -7,13 +10,15 @@ mod tokenize;
 use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::marks::Marks;
 use crate::pragma::{self, Pragma};
 use crate::{Edit, FileMutants, Mutant, MutateError};
 use structure::Code;
 
 /// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
 /// and which of those lines are executable. Mutants starting on a line with a
-/// `# mutdelta: skip <reason>` comment are marked ignored.
+/// `# mutdelta: skip <reason>` comment are marked ignored; those in arid code carry its rule,
+/// those that force a fast-path guard to false their likely-equivalence rule.
 pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
     let code = parse(source)?;
     let skipped = skip_pragmas(&code)?;
@@ -32,7 +37,11 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
         .collect();
     let mut mutants: Vec<Mutant> =
         mutate::edits(&code, &wanted).into_iter().map(|edit| finish(&code, edit, &skipped)).collect();
-    crate::sort_and_dedup(&mut mutants);
+    crate::sort_and_dedup(source, &mut mutants);
+    let mut marks = Marks::default();
+    arid::find(&code, &mut marks);
+    equivalent::find(&code, &mut marks);
+    marks.apply(&mut mutants);
     Ok(FileMutants { executable_lines, statements, mutants })
 }
 

@@ -1,6 +1,8 @@
 //! Rust mutants: edits at the spans of a syn syntax tree, applied as text so formatting stays.
 
+mod arid;
 mod body;
+mod equivalent;
 mod rules;
 mod source;
 mod walk;
@@ -16,7 +18,8 @@ use walk::Walker;
 /// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
 /// and which of those lines are executable. Mutants covered by a `// mutdelta: skip <reason>`
 /// comment (on their line, or alone on a line above their item, statement or match arm)
-/// are marked ignored.
+/// are marked ignored; those in arid code carry its rule, those that force a fast-path guard
+/// to false their likely-equivalence rule.
 pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
     let _spans = SpanScope;
     let parsed = source::parse(source)?;
@@ -35,8 +38,9 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     by_line.extend(walker.pragma_targets);
     let skipped = Skipped { by_line, covered: walker.covered };
     let mut mutants: Vec<Mutant> =
-        walker.edits.into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
-    crate::sort_and_dedup(&mut mutants);
+        std::mem::take(&mut walker.edits).into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
+    crate::sort_and_dedup(source, &mut mutants);
+    walker.marks.apply(&mut mutants);
     let statements = executable_lines.iter().map(|&line| line..=line).collect();
     Ok(FileMutants { executable_lines, statements, mutants })
 }

@@ -244,3 +244,41 @@ fn each_executable_line_belongs_to_its_whole_statement() {
     assert_eq!(found.executable_lines, [1, 3, 4, 6, 8, 9]);
     assert_eq!(found.statements, [1..=1, 2..=5, 2..=5, 6..=6, 7..=8, 9..=9]);
 }
+
+#[test]
+fn edits_that_leave_the_same_line_make_one_mutant() {
+    // Removing either `not` leaves `x = not y`: one mutant, the first in source order.
+    let mutants = all_mutants("x = not not y\n");
+    assert_eq!(of(&mutants, "UnaryOperator"), ["1:not →"]);
+    assert_eq!(mutants.iter().find(|m| m.mutator().name() == "UnaryOperator").unwrap().start.column, 5);
+}
+
+#[test]
+fn an_identity_test_against_none_is_no_fast_path() {
+    let mutants = all_mutants(
+        "def f(a, b):\n    if a is None:\n        return b\n    if a is b:\n        return a\n    return b\n",
+    );
+    let marked: Vec<usize> =
+        mutants.iter().filter(|m| m.likely_equivalent.is_some()).map(|m| m.line).collect();
+    assert_eq!(marked, [4]);
+}
+
+#[test]
+fn a_guard_that_does_more_than_return_is_no_fast_path() {
+    let mutants =
+        all_mutants("def f(a, b):\n    if a is b:\n        log(a)\n        return a\n    return b\n");
+    assert!(mutants.iter().all(|m| m.likely_equivalent.is_none()));
+}
+
+#[test]
+fn type_parameters_and_aliases_are_annotations() {
+    let source = "type Pair[T: (int, str)] = tuple[T, T] | None\ndef f[T: int](x: T = 1) -> list[T | None]:\n    return [x, 2]\n";
+    let mutants = all_mutants(source);
+    let made: Vec<String> = mutants.iter().map(|m| format!("{}:{}", m.line, m.original)).collect();
+    let alias_deleted = "1:type Pair[T: (int, str)] = tuple[T, T] | None";
+    assert_eq!(
+        made,
+        [alias_deleted, "2:1", "2:1", "3:[x, 2]", "3:2", "3:2"],
+        "the alias may go, its type stays"
+    );
+}

@@ -1,14 +1,15 @@
-//! One snapshot per Python mutator family, and proof that every mutant shown compiles.
+//! One snapshot per Python mutator family, arid rule and equivalence rule, and proof that every mutant shown compiles.
 
 mod support;
 
-use mutators::catalog::{Rule, PYTHON};
+use mutators::catalog::{Rule, EQUIVALENT, PYTHON, PYTHON_ARID};
 use mutators::python::{executable_lines, mutate};
 use mutators::Mutant;
 use support::{json_string, run_python};
 
 struct Row {
-    /// The family the row is about; it must show up among the row's mutants.
+    /// The family, arid rule or equivalence rule the row is about (its first word); it must
+    /// show up among the row's mutants.
     family: &'static str,
     source: &'static str,
 }
@@ -84,6 +85,57 @@ const ROWS: &[Row] = &[
         family: "ignored by pragma",
         source: "x = a + 1  # mutdelta: skip logging only\n",
     },
+    Row {
+        family: "logging is arid",
+        source: "log = logging.getLogger(\"app\")\ndef f(x, logger):\n    logger.info(\"x is %s\", x + 1)\n    \
+                 self.audit_logger.warning(\"w\")\n    logging.debug(\"d\")\n    _LOG.error(\"e\", exc_info=True)\n    \
+                 return math.log(x + 1)\n",
+    },
+    Row {
+        family: "print is arid",
+        source: "def f(x, out):\n    print(\"x =\", x + 1)\n    y = x.print(1)\n    print(\"y\", file=sys.stderr)\n    \
+                 print(y, file=out)\n    return y\n",
+    },
+    Row {
+        family: "warnings-warn is arid",
+        source: "if old:\n    warnings.warn(\"old\", DeprecationWarning, stacklevel=2)\n",
+    },
+    Row {
+        family: "sleep is arid",
+        source: "time.sleep(0.5)\nasync def f():\n    await asyncio.sleep(1)\n    await other.sleep(1)\n",
+    },
+    Row {
+        family: "assert is arid",
+        source: "def f(n):\n    assert n >= 0, \"negative\"\n    return n - 1\n",
+    },
+    Row {
+        family: "main-guard is arid",
+        source: "def main():\n    return 1\nif __name__ == \"__main__\":\n    sys.exit(main() + 1)\nx = 2\n",
+    },
+    Row {
+        family: "repr is arid",
+        source: "class P:\n    def __repr__(self):\n        return \"P(%d)\" % (self.x + 1)\n    def size(self):\n        \
+                 return self.x + 1\n",
+    },
+    Row {
+        family: "argparse-text is arid",
+        source: "p = argparse.ArgumentParser(description=\"Tool\", epilog=\"bye\")\n\
+                 p.add_argument(\"-n\", type=int, default=1, help=\"how \" + \"many\", metavar=\"N\")\n",
+    },
+    Row {
+        family: "fast-path-guard is likely equivalent",
+        source: "def __eq__(self, other):\n    if self is other:\n        return True\n    if other is None:\n        return False\n    \
+                 if self.items is other.items: return True\n    if self is not other:\n        return self.items == other.items\n",
+    },
+    Row {
+        family: "NumberLiteral outside annotations",
+        source: "def f(x: \"Foo\" = 1, *a: int | None, y: Literal[1] = 2, z=lambda b: b + 1) -> \"Bar[0]\":\n    \
+                 v: Dict[str, \"X\"] = {\"k\": 1}\n    w: Literal[3]\n    return v\n",
+    },
+    Row {
+        family: "BooleanLiteral returns keep no None",
+        source: "def f(x):\n    if x:\n        return True\n    return False\n",
+    },
 ];
 
 fn mutants_of(row: &Row) -> Vec<Mutant> {
@@ -96,8 +148,7 @@ fn operator_families() {
     let rows: Vec<(&Row, Vec<Mutant>)> = ROWS.iter().map(|row| (row, mutants_of(row))).collect();
     assert_every_mutant_compiles(&rows);
     for (row, mutants) in &rows {
-        let shows_family = mutants.iter().any(|m| m.mutator().name() == row.family || m.ignored.is_some());
-        assert!(shows_family, "row {} has no mutant of its family", row.family);
+        assert!(support::shows_family(row.family, mutants), "row {} has no mutant of its family", row.family);
         insta::assert_snapshot!(row.family.replace(' ', "_"), support::render_mutants(row.source, mutants));
     }
 }
@@ -137,4 +188,12 @@ fn every_catalog_row_makes_a_mutant_of_some_table_row() {
         .map(|rule| format!("{} {}", rule.mutator, rule.from))
         .collect();
     assert!(unmade.is_empty(), "catalog rows that no table row exercises: {unmade:?}");
+}
+
+#[test]
+fn every_arid_and_equivalence_mark_is_put_on_a_mutant_of_some_table_row() {
+    let mutants: Vec<Mutant> = ROWS.iter().flat_map(mutants_of).collect();
+    assert_eq!(support::unused_markers(PYTHON_ARID, &mutants), Vec::<&str>::new());
+    // Of the equivalence rules only the fast-path guard marks; the others make no mutant.
+    assert_eq!(support::unused_markers(EQUIVALENT, &mutants), ["duplicate", "bool-return-none"]);
 }

@@ -435,3 +435,24 @@ fn a_two_thousand_line_file_yields_thousands_of_mutants() {
     // How long it takes is measured by `cargo bench -p mutators`, not asserted here.
     assert!(found.mutants.len() > 5_000);
 }
+
+#[test]
+fn a_pointer_test_with_an_else_or_a_negation_is_no_fast_path() {
+    let source = "fn f(a: &Rc<u8>, b: &Rc<u8>) -> bool {\n    if Rc::ptr_eq(a, b) {\n        return true;\n    } else {\n        g();\n    }\n    \
+                  if !Rc::ptr_eq(a, b) {\n        return false;\n    }\n    if (Rc::ptr_eq(a, b)) {\n        return true;\n    }\n    **a == **b\n}\n";
+    let marked: Vec<usize> =
+        all_mutants(source).iter().filter(|m| m.likely_equivalent.is_some()).map(|m| m.line).collect();
+    assert_eq!(marked, [10], "only the guard without else, negation or more");
+}
+
+#[test]
+fn a_pragma_wins_over_an_arid_rule_and_a_tail_macro_is_no_statement_to_delete() {
+    let source = "fn f(x: u8) {\n    println!(\"{x}\"); // mutdelta: skip shown to users\n    dbg!(x)\n}\n";
+    let mutants = all_mutants(source);
+    let deletions: Vec<(usize, Option<&str>, bool)> = mutants
+        .iter()
+        .filter(|m| m.mutator().name() == "StatementDeletion")
+        .map(|m| (m.line, m.ignored.as_deref(), m.arid.is_some()))
+        .collect();
+    assert_eq!(deletions, [(2, Some("shown to users"), true)]);
+}

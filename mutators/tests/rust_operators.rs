@@ -1,13 +1,14 @@
-//! One snapshot per Rust mutator family, and proof that every mutant shown still parses.
+//! One snapshot per Rust mutator family, arid rule and equivalence rule, and proof that every mutant shown still parses.
 
 mod support;
 
-use mutators::catalog::{Rule, RUST};
+use mutators::catalog::{Rule, EQUIVALENT, RUST, RUST_ARID};
 use mutators::rust::{executable_lines, mutate};
 use mutators::Mutant;
 
 struct Row {
-    /// The family the row is about; it must show up among the row's mutants.
+    /// The family, arid rule or equivalence rule the row is about (its first word); it must
+    /// show up among the row's mutants.
     family: &'static str,
     source: &'static str,
     /// Request every line (as for a new file), not only the executable ones: body
@@ -93,6 +94,28 @@ const ROWS: &[Row] = &[
         "fn f(a: i32) -> i32 {\n    let b = a + 1; // mutdelta: skip logging only\n    // mutdelta: skip cache warm-up\n    \
          if a > b {\n        g(a - 1);\n    }\n    a * b\n}\n",
     ),
+    row(
+        "debug-assert is arid",
+        "fn f(a: u32) {\n    debug_assert!(a > 0);\n    debug_assert_eq!(a, 1);\n    core::debug_assert_ne!(a, 2);\n    assert!(a > 0);\n}\n",
+    ),
+    row(
+        "log-macro is arid",
+        "fn f(x: u32) {\n    log::debug!(\"x = {}\", x);\n    info!(\"i\");\n    tracing::warn!(x, \"w\");\n    trace!(\"t\");\n    \
+         error!(\"e\");\n    g(x);\n}\n",
+    ),
+    Row {
+        family: "print-macro is arid",
+        source: "fn f(x: u32) {\n    println!(\"{x}\");\n    eprintln!(\"e\");\n    print!(\"p\");\n    eprint!(\"q\");\n    dbg!(x);\n    \
+         write!(out, \"x\").unwrap();\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\nfn show(x: u32) {\n    println!(\"{x}\");\n}\n",
+        all_lines: true,
+    },
+    row(
+        "fast-path-guard is likely equivalent",
+        "impl Ord for S {\n    fn cmp(&self, other: &Self) -> Ordering {\n        if self.id.ptr_eq(&other.id) {\n            \
+         return Ordering::Equal;\n        }\n        if std::ptr::eq(self, other) {\n            return Ordering::Equal;\n        }\n        \
+         if Rc::ptr_eq(&self.a, &other.a) { return Ordering::Less; }\n        if self.x == other.x {\n            return Ordering::Equal;\n        }\n        \
+         if ptr::eq(self, other) {\n            g();\n            return Ordering::Equal;\n        }\n        self.x.cmp(&other.x)\n    }\n}\n",
+    ),
 ];
 
 fn mutants_of(row: &Row) -> Vec<Mutant> {
@@ -109,8 +132,7 @@ fn operator_families() {
     let rows: Vec<(&Row, Vec<Mutant>)> = ROWS.iter().map(|row| (row, mutants_of(row))).collect();
     assert_every_mutant_parses(&rows);
     for (row, mutants) in &rows {
-        let shows_family = mutants.iter().any(|m| m.mutator().name() == row.family || m.ignored.is_some());
-        assert!(shows_family, "row {} has no mutant of its family", row.family);
+        assert!(support::shows_family(row.family, mutants), "row {} has no mutant of its family", row.family);
         insta::assert_snapshot!(row.family.replace(' ', "_"), support::render_mutants(row.source, mutants));
     }
 }
@@ -144,4 +166,12 @@ fn every_catalog_row_makes_a_mutant_of_some_table_row() {
         .map(|rule| format!("{} {}", rule.mutator, rule.from))
         .collect();
     assert!(unmade.is_empty(), "catalog rows that no table row exercises: {unmade:?}");
+}
+
+#[test]
+fn every_arid_and_equivalence_mark_is_put_on_a_mutant_of_some_table_row() {
+    let mutants: Vec<Mutant> = ROWS.iter().flat_map(mutants_of).collect();
+    assert_eq!(support::unused_markers(RUST_ARID, &mutants), Vec::<&str>::new());
+    // Of the equivalence rules only the fast-path guard marks; the others make no mutant.
+    assert_eq!(support::unused_markers(EQUIVALENT, &mutants), ["duplicate", "bool-return-none"]);
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{MutantResult, Report};
+use super::{MutantResult, Report, Status};
 use crate::run::record::{CommandRecord, RunRecord};
 
 /// The report as a mutation-testing-elements document.
@@ -57,6 +57,12 @@ fn mutant(result: &MutantResult) -> Value {
         "statusReason": result.outcome.reason,
         "duration": millis(result.outcome.duration),
     });
+    if let Some(rule) = mutant.arid.filter(|_| result.outcome.status == Status::Ignored) {
+        value["arid"] = json!(rule.name);
+    }
+    if let Some(rule) = result.likely_equivalent() {
+        value["likelyEquivalent"] = json!(rule.name);
+    }
     if !result.outcome.covered_by.is_empty() {
         value["coveredBy"] = json!(result.outcome.covered_by);
     }

@@ -12,8 +12,12 @@ pub fn render_text(plan: &Plan) -> String {
         let file = &plan.files[planned.file];
         let m = &planned.mutant;
         let ignored = m.ignored.as_ref().map(|reason| format!(" [ignored: {reason}]")).unwrap_or_default();
+        let equivalent = m
+            .likely_equivalent
+            .map(|rule| format!(" [likely equivalent if it survives: {}]", rule.name))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{} {}:{}:{}: {}{ignored}\n",
+            "{} {}:{}:{}: {}{ignored}{equivalent}\n",
             planned.id,
             file.path.display(),
             m.start.line,
@@ -44,6 +48,8 @@ pub fn render_json(plan: &Plan) -> Value {
                 "replacement": m.replacement,
                 "description": m.description,
                 "ignored": m.ignored,
+                "arid": m.arid.map(|rule| rule.name),
+                "likelyEquivalent": m.likely_equivalent.map(|rule| rule.name),
             })
         })
         .collect();

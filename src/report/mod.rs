@@ -45,6 +45,21 @@ pub struct MutantResult {
     pub outcome: Outcome,
 }
 
+impl MutantResult {
+    /// The likely-equivalence rule that labels the verdict: only a survivor carries one.
+    pub fn likely_equivalent(&self) -> Option<&'static mutators::catalog::Marker> {
+        self.planned.mutant.likely_equivalent.filter(|_| self.outcome.status == Status::Survived)
+    }
+
+    /// `Survived (likely equivalent: fast-path-guard)`, or the status alone.
+    pub fn verdict(&self) -> String {
+        match self.likely_equivalent() {
+            Some(rule) => format!("{:?} (likely equivalent: {})", self.outcome.status, rule.name),
+            None => format!("{:?}", self.outcome.status),
+        }
+    }
+}
+
 /// Everything a reporter needs.
 #[derive(Debug, Clone, Default)]
 pub struct Report {

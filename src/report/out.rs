@@ -114,6 +114,8 @@ fn options_json(options: &Options) -> Value {
     json!({
         "directory": options.directory,
         "target": target,
+        "arid": options.choice.arid,
+        "onePerLine": options.choice.one_per_line,
         "jobs": options.jobs.get(),
         "testCmd": options.test_cmd,
         "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),

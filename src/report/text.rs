@@ -7,7 +7,8 @@ use similar::TextDiff;
 use super::{MutantResult, Report, Status};
 use crate::audit::{Audit, LostKill};
 
-/// The whole report as the terminal shows it.
+/// The whole report as the terminal shows it: the survivors, the kills the change loses, then
+/// the survivors likely equivalent, apart from the others.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for note in &report.plan.notes {
@@ -18,13 +19,27 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "note: {note}");
         }
     }
-    for result in &report.results {
+    let (likely_equivalent, others): (Vec<&MutantResult>, Vec<&MutantResult>) =
+        report.results.iter().partition(|result| result.likely_equivalent().is_some());
+    for result in others {
         render_result(&mut out, report, result);
     }
     if let Some(audit) = &report.audit {
         for lost in &audit.lost {
             render_lost(&mut out, lost);
         }
+    }
+    if !likely_equivalent.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLikely equivalent (counted as survived; check by hand that the program really differs):"
+        );
+        for result in likely_equivalent {
+            render_result(&mut out, report, result);
+        }
+    }
+    if let Some(arid) = arid_note(report) {
+        let _ = writeln!(out, "{arid}");
     }
     if !report.audit_only {
         let _ = writeln!(out, "{}", summary_line(report));
@@ -75,6 +90,27 @@ pub fn audit_line(audit: &Audit) -> String {
     )
 }
 
+/// `note: 3 mutants on arid lines ignored (logging 2, print 1); --no-arid runs them`.
+fn arid_note(report: &Report) -> Option<String> {
+    let mut by_rule: Vec<(&str, usize)> = Vec::new();
+    let arid = report.results.iter().filter(|r| r.outcome.status == Status::Ignored);
+    for rule in arid.filter_map(|r| r.planned.mutant.arid) {
+        match by_rule.iter_mut().find(|(name, _)| *name == rule.name) {
+            Some((_, count)) => *count += 1,
+            None => by_rule.push((rule.name, 1)),
+        }
+    }
+    let total: usize = by_rule.iter().map(|(_, count)| count).sum();
+    let rules: Vec<String> = by_rule.iter().map(|(name, count)| format!("{name} {count}")).collect();
+    (total > 0).then(|| {
+        format!(
+            "note: {total} {} on arid lines ignored ({}); --no-arid runs them",
+            plural(total, "mutant", "mutants"),
+            rules.join(", ")
+        )
+    })
+}
+
 fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
     let file = &report.plan.files[result.planned.file];
     let mutant = &result.planned.mutant;
@@ -82,9 +118,14 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
     let what = &mutant.description;
     match result.outcome.status {
         Status::Killed | Status::Ignored => return,
-        Status::Survived => {
-            let _ = writeln!(out, "[MUT-survived] {place}: {what}");
-        }
+        Status::Survived => match result.likely_equivalent() {
+            Some(rule) => {
+                let _ = writeln!(out, "[MUT-survived] {place}: {what} (likely equivalent: {})", rule.name);
+            }
+            None => {
+                let _ = writeln!(out, "[MUT-survived] {place}: {what}");
+            }
+        },
         Status::NoCoverage => {
             let _ = writeln!(out, "[MUT-nocoverage] {place}: {what}: no relevant test runs this line");
         }

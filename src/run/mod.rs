@@ -18,6 +18,7 @@ use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::outcome::Outcome;
 use self::record::StepRecord;
 use crate::cargo::CargoCheck;
+use crate::choose::Choice;
 use crate::lines;
 use crate::options::{AuditMode, Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
@@ -71,9 +72,9 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 }
 
 /// The planned mutants of `target` in the repository at `directory`, without running anything.
-pub fn plan(directory: &Path, target: &Target, include_reformatted: bool) -> Result<Plan> {
+pub fn plan(directory: &Path, target: &Target, choice: Choice) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
-    Plan::make(&prepared.added, &prepared.base, include_reformatted)
+    Plan::make(&prepared.added, &prepared.base, choice)
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -84,7 +85,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let plan = Plan::make(&added, &base, options.include_reformatted)?;
+    let plan = Plan::make(&added, &base, options.choice)?;
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();
@@ -264,6 +265,8 @@ mod tests {
             rule: &mutators::catalog::PYTHON[0],
             description: "replace + with -".into(),
             ignored: None,
+            arid: None,
+            likely_equivalent: None,
         };
         let command = CommandRecord {
             argv: vec![format!("round of {reason}")],

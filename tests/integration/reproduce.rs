@@ -97,6 +97,10 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
     let overview = read_report(record.join("run.json"));
     assert_eq!(overview["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(overview["options"]["target"]["commit"], "HEAD");
+    assert_eq!(
+        (&overview["options"]["arid"], &overview["options"]["onePerLine"]),
+        (&Value::Bool(true), &Value::Bool(false))
+    );
     assert!(overview["state"].as_str().unwrap().starts_with("commit "), "{overview}");
     let steps = overview["steps"].as_array().unwrap();
     let baseline = steps.iter().find(|s| s["step"] == "baseline").expect("the baseline's record");

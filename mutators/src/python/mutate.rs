@@ -74,7 +74,7 @@ impl Rules<'_, '_> {
     }
 
     fn token(&mut self, i: usize, line: Range<usize>) {
-        if matches!(self.code.roles[i], Role::Pattern | Role::BareString) {
+        if matches!(self.code.roles[i], Role::Pattern | Role::BareString | Role::Annotation) {
             return;
         }
         match self.code.kind(i) {
@@ -198,7 +198,9 @@ impl Rules<'_, '_> {
             self.value_to_none(Mutator::ReturnValue, "return <value>", statement.start + 1..statement.end);
         }
         if shape.single_targets {
-            if let Some(&last_equals) = shape.equals.last() {
+            // A `type` alias's value is a type, which is never mutated.
+            let alias = |&last_equals: &usize| code.roles.get(last_equals + 1) == Some(&Role::Annotation);
+            if let Some(&last_equals) = shape.equals.last().filter(|e| !alias(e)) {
                 self.value_to_none(Mutator::NoneValue, "<target> = <value>", last_equals + 1..statement.end);
             }
         }
@@ -228,10 +230,15 @@ impl Rules<'_, '_> {
         })
     }
 
-    /// Replaces a value with `None` unless it already is `None`.
+    /// Replaces a value with `None` unless it already is `None`; a returned `True` or
+    /// `False` is left to the flip of the literal (`None` would act as `False`, or stand for it).
     fn value_to_none(&mut self, mutator: Mutator, from: &str, value: Range<usize>) {
         let code = self.code;
         if value.is_empty() || (value.len() == 1 && code.is(value.start, "None")) {
+            return;
+        }
+        let boolean = value.len() == 1 && (code.is(value.start, "True") || code.is(value.start, "False"));
+        if boolean && mutator == Mutator::ReturnValue {
             return;
         }
         let original = code.source_of(value.clone());

@@ -28,6 +28,9 @@ pub(crate) enum Role {
     LoopIn,
     /// `match` or `case` used as a keyword.
     SoftKeyword,
+    /// A type: a parameter, return or variable annotation, type parameters, a `type` alias's
+    /// value. Never mutated.
+    Annotation,
 }
 
 /// A compound statement header: `keyword ... :`.
@@ -74,6 +77,7 @@ impl<'a> Code<'a> {
         code.lines = code.shape_lines(line_ranges);
         code.mark_loop_ins();
         code.mark_bare_strings();
+        code.mark_annotations();
         code
     }
 
@@ -251,12 +255,39 @@ impl<'a> Code<'a> {
     }
 
     /// Indentation width of the line holding token `i`, tabs to multiples of 8 as Python does.
-    fn indent_of(&self, i: usize) -> usize {
+    pub(crate) fn indent_of(&self, i: usize) -> usize {
         let start = self.tokens[i].span.start;
         let line_start = self.src[..start].rfind(['\n', '\r']).map_or(0, |p| p + 1);
         self.src[line_start..start]
             .chars()
             .fold(0, |width, c| if c == '\t' { (width / 8 + 1) * 8 } else { width + 1 })
+    }
+
+    /// The index of the bracket closing the one opened at token `open`, if any.
+    pub(crate) fn closing(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for i in open..self.tokens.len() {
+            match self.text(i) {
+                _ if self.kind(i) != Kind::Op => {}
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The last logical line of the block a header on line `line` (an index into `lines`)
+    /// opens: the lines after it that are indented deeper.
+    pub(crate) fn block_end(&self, line: usize) -> usize {
+        let indent = self.indent_of(self.lines[line].tokens.start);
+        let deeper = self.lines[line + 1..].iter().take_while(|l| self.indent_of(l.tokens.start) > indent);
+        line + deeper.count()
     }
 
     /// The first `in` after a `for` at the same bracket depth belongs to the loop.

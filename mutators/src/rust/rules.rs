@@ -19,10 +19,6 @@ const BINARY_FAMILIES: [Mutator; 5] = [
     Mutator::AssignmentOperator,
 ];
 
-/// Macros whose statements are never deleted: output and logging, which tests rarely check.
-const ARID_MACROS: &[&str] =
-    &["println", "eprintln", "print", "eprint", "dbg", "trace", "debug", "info", "warn", "error"];
-
 impl Walker<'_, '_> {
     /// One edit per catalog target of `from` under `mutator`, unless `keep` refuses it.
     fn swaps(&mut self, mutator: Mutator, from: &str, span: Range<usize>, keep: impl Fn(&str) -> bool) {
@@ -116,7 +112,7 @@ impl Walker<'_, '_> {
     pub(crate) fn delete_statement(&mut self, stmt: &Stmt) {
         let deletable = match stmt {
             Stmt::Expr(expr, Some(_)) => has_effect_only(expr),
-            Stmt::Macro(statement) => statement.semi_token.is_some() && !is_arid(&statement.mac),
+            Stmt::Macro(statement) => statement.semi_token.is_some(),
             _ => false,
         };
         if deletable {
@@ -180,7 +176,7 @@ fn has_effect_only(expr: &Expr) -> bool {
     match expr {
         Expr::Call(_) | Expr::MethodCall(_) | Expr::Assign(_) => true,
         Expr::Binary(binary) => is_assignment(&binary.op),
-        Expr::Macro(mac) => !is_arid(&mac.mac),
+        Expr::Macro(_) => true,
         Expr::Try(tried) => has_effect_only(&tried.expr),
         Expr::Await(awaited) => has_effect_only(&awaited.base),
         _ => false,
@@ -201,10 +197,6 @@ fn is_assignment(op: &BinOp) -> bool {
             | BinOp::ShlAssign(_)
             | BinOp::ShrAssign(_)
     )
-}
-
-fn is_arid(mac: &syn::Macro) -> bool {
-    mac.path.segments.last().is_some_and(|last| ARID_MACROS.iter().any(|name| last.ident == name))
 }
 
 /// `let` in a condition, alone or in a `&&` chain.

@@ -9,6 +9,7 @@ use syn::{Attribute, Block, ImplItem, Item, Pat, Signature, Stmt, TraitItem};
 
 use super::source::Source;
 use crate::catalog::Rule;
+use crate::marks::Marks;
 use crate::Edit;
 
 /// Walks a file, collecting the edits of the wanted lines, the function bodies and the
@@ -25,6 +26,8 @@ pub(crate) struct Walker<'p, 'a> {
     pub bodies: Vec<Range<usize>>,
     /// Items, statements and match arms a pragma above them covers, with its reason.
     pub covered: Vec<(Range<usize>, String)>,
+    /// Arid statements and fast-path guards.
+    pub marks: Marks,
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
@@ -33,7 +36,15 @@ impl<'p, 'a> Walker<'p, 'a> {
         wanted: &'p [bool],
         pragma_targets: HashMap<usize, String>,
     ) -> Self {
-        Walker { source, wanted, pragma_targets, edits: Vec::new(), bodies: Vec::new(), covered: Vec::new() }
+        Walker {
+            source,
+            wanted,
+            pragma_targets,
+            edits: Vec::new(),
+            bodies: Vec::new(),
+            covered: Vec::new(),
+            marks: Marks::default(),
+        }
     }
 
     pub(crate) fn walk(&mut self, file: &syn::File) {
@@ -82,6 +93,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         if matches!(sig.safety, syn::Safety::Unsafe(_)) {
             return; // mutating it could break memory safety rather than a test
         }
+        if let Some(rule) = super::arid::body_rule(block) {
+            self.marks.arid(braces.clone(), rule);
+        }
         self.replace_body(sig, block, braces);
         self.visit_block(block);
     }
@@ -121,6 +135,9 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
             return self.visit_item(item);
         }
         self.claim_pragma(stmt);
+        if let Some(rule) = super::arid::statement_rule(stmt) {
+            self.marks.arid(self.source.node(stmt), rule);
+        }
         self.delete_statement(stmt);
         visit::visit_stmt(self, stmt);
     }
@@ -145,6 +162,9 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     }
 
     fn visit_expr_if(&mut self, expr: &'ast syn::ExprIf) {
+        if super::equivalent::is_fast_path(expr) {
+            self.marks.fast_paths.push(self.source.node(&expr.cond));
+        }
         self.force_if(expr);
         visit::visit_expr_if(self, expr);
     }

@@ -43,6 +43,33 @@ pub fn run_python(script: &str, input: &str) -> String {
     stdout
 }
 
+/// Whether a table row named `family` shows what it is about: its first word is the mutator
+/// family, arid rule or equivalence rule of one of its mutants ("ignored by pragma": one is
+/// ignored).
+pub fn shows_family(family: &str, mutants: &[mutators::Mutant]) -> bool {
+    let word = family.split(' ').next().unwrap_or_default();
+    mutants.iter().any(|m| {
+        m.mutator().name() == word
+            || (word == "ignored" && m.ignored.is_some())
+            || m.arid.is_some_and(|rule| rule.name == word)
+            || m.likely_equivalent.is_some_and(|rule| rule.name == word)
+    })
+}
+
+/// Every marker of `markers` put on some mutant of `mutants`, by name; the names of those
+/// no mutant carries.
+pub fn unused_markers(
+    markers: &'static [mutators::catalog::Marker],
+    mutants: &[mutators::Mutant],
+) -> Vec<&'static str> {
+    let used: Vec<&str> = mutants
+        .iter()
+        .flat_map(|m| m.arid.into_iter().chain(m.likely_equivalent))
+        .map(|rule| rule.name)
+        .collect();
+    markers.iter().filter(|marker| !used.contains(&marker.name)).map(|marker| marker.name).collect()
+}
+
 /// A table row's source and its mutants, as its snapshot shows them.
 pub fn render_mutants(source: &str, mutants: &[mutators::Mutant]) -> String {
     let one_line = |text: &str| format!("{text:?}");
@@ -50,8 +77,13 @@ pub fn render_mutants(source: &str, mutants: &[mutators::Mutant]) -> String {
     out.push_str("----\n");
     for m in mutants {
         let ignored = m.ignored.as_deref().map(|r| format!("  (ignored: {r})")).unwrap_or_default();
+        let arid = m.arid.map(|rule| format!("  (arid: {})", rule.name)).unwrap_or_default();
+        let equivalent = m
+            .likely_equivalent
+            .map(|rule| format!("  (likely equivalent: {})", rule.name))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{}:{:<3} {} → {}  {}: {}{ignored}\n",
+            "{}:{:<3} {} → {}  {}: {}{ignored}{arid}{equivalent}\n",
             m.start.line,
             m.start.column,
             one_line(&m.original),

@@ -1,0 +1,151 @@
+//! Which of a file's mutants a check runs: those on arid lines settled as Ignored (unless `--no-arid`), and with `--one-per-line` at most one per line.
+
+use mutators::catalog::Mutator::{self, *};
+use mutators::Mutant;
+
+/// `--no-arid` and `--one-per-line`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// Mutants on arid lines are Ignored, with the rule's name (else they are run).
+    pub arid: bool,
+    /// At most one mutant per added line: the first of `PREFERENCE`.
+    pub one_per_line: bool,
+    /// Added lines that only reformat or move removed code are mutated too (else passed over).
+    pub include_reformatted: bool,
+}
+
+impl Default for Choice {
+    fn default() -> Self {
+        Choice { arid: true, one_per_line: false, include_reformatted: false }
+    }
+}
+
+/// With `--one-per-line`, the families in the order a line's mutant is picked from. The
+/// mutants that remove or short-circuit what the line does come first: they are seldom
+/// equivalent, and when one survives nothing checks the line at all, which is the finding a
+/// one-comment review wants. Operator swaps follow (a surviving boundary swap is a finding
+/// about one case), literal changes come last (the most often equivalent or arbitrary).
+pub const PREFERENCE: &[Mutator] = &[
+    StatementDeletion,
+    ConditionForcing,
+    ReturnValue,
+    FunctionBody,
+    MatchArmDeletion,
+    LoopControl,
+    NoneValue,
+    BooleanOperator,
+    ComparisonOperator,
+    IdentityOperator,
+    MembershipOperator,
+    ArithmeticOperator,
+    BitwiseOperator,
+    AssignmentOperator,
+    UnaryOperator,
+    BooleanLiteral,
+    NumberLiteral,
+    StringLiteral,
+];
+
+/// The mutants of one file (in source order) that a check with `choice` runs, in source order.
+pub fn apply(mut mutants: Vec<Mutant>, choice: Choice) -> Vec<Mutant> {
+    for mutant in &mut mutants {
+        // A pragma's reason wins over an arid rule's.
+        if !choice.arid || mutant.ignored.is_some() {
+            mutant.arid = None;
+        }
+        if let Some(rule) = mutant.arid {
+            mutant.ignored = Some(format!("arid line: {}", rule.name));
+        }
+    }
+    if choice.one_per_line {
+        mutants = one_per_line(mutants);
+    }
+    mutants
+}
+
+/// Per line, the mutant to run: one that is not ignored nor likely equivalent if there is
+/// one, then the first family of `PREFERENCE`, then the first in source order.
+fn one_per_line(mutants: Vec<Mutant>) -> Vec<Mutant> {
+    let rank = |m: &Mutant| {
+        let family = PREFERENCE.iter().position(|&f| f == m.mutator()).unwrap_or(PREFERENCE.len());
+        (m.ignored.is_some(), m.likely_equivalent.is_some(), family)
+    };
+    let mut best: Vec<(usize, usize)> = Vec::new(); // (line, index of its mutant)
+    for (index, mutant) in mutants.iter().enumerate() {
+        match best.iter_mut().find(|(line, _)| *line == mutant.line) {
+            Some((_, kept)) if rank(mutant) < rank(&mutants[*kept]) => *kept = index,
+            Some(_) => {}
+            None => best.push((mutant.line, index)),
+        }
+    }
+    let mut keep: Vec<usize> = best.into_iter().map(|(_, index)| index).collect();
+    keep.sort_unstable();
+    mutants
+        .into_iter()
+        .enumerate()
+        .filter(|(index, _)| keep.binary_search(index).is_ok())
+        .map(|(_, m)| m)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mutants(source: &str) -> Vec<Mutant> {
+        let lines = mutators::python::executable_lines(source).unwrap();
+        mutators::python::mutate(source, &lines).unwrap().mutants
+    }
+
+    #[test]
+    fn every_family_has_a_place_in_the_preference() {
+        for rules in [mutators::catalog::PYTHON, mutators::catalog::RUST] {
+            for rule in rules {
+                assert!(PREFERENCE.contains(&rule.mutator), "{} is not ranked", rule.mutator);
+            }
+        }
+    }
+
+    #[test]
+    fn arid_mutants_are_ignored_with_their_rule_unless_arid_lines_are_tested() {
+        let source =
+            "print(a + 1)\nb = a + 1  # mutdelta: skip counted elsewhere\nprint(b)  # mutdelta: skip noise\n";
+        let chosen = apply(mutants(source), Choice::default());
+        let reasons: Vec<(usize, &str)> =
+            chosen.iter().map(|m| (m.line, m.ignored.as_deref().unwrap_or("-"))).collect();
+        assert!(
+            reasons.iter().filter(|(line, _)| *line == 1).all(|(_, r)| *r == "arid line: print"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons.iter().filter(|(line, _)| *line != 1).all(|(_, r)| !r.starts_with("arid")),
+            "{reasons:?}"
+        );
+        assert!(chosen.iter().filter(|m| m.line == 3).all(|m| m.arid.is_none()), "the pragma's reason wins");
+
+        let tested = apply(mutants(source), Choice { arid: false, ..Choice::default() });
+        assert!(tested.iter().filter(|m| m.line == 1).all(|m| m.ignored.is_none() && m.arid.is_none()));
+        assert_eq!(tested.len(), chosen.len(), "--no-arid runs the same mutants");
+    }
+
+    #[test]
+    fn one_per_line_keeps_the_first_preferred_family_of_each_line() {
+        let source = "x = a + 1\nif a > 1:\n    print(a)\nreturn a * 2\nif self is other:\n    return True\n";
+        let chosen = apply(mutants(source), Choice { one_per_line: true, ..Choice::default() });
+        let picked: Vec<(usize, &str)> = chosen.iter().map(|m| (m.line, m.mutator().name())).collect();
+        assert_eq!(
+            picked,
+            [
+                (1, "StatementDeletion"),
+                (2, "ConditionForcing"),
+                (3, "StatementDeletion"),
+                (4, "ReturnValue"),
+                (5, "ConditionForcing"),
+                (6, "BooleanLiteral"),
+            ]
+        );
+        assert!(chosen[2].ignored.is_some(), "a line with only arid mutants keeps one, ignored");
+        assert!(chosen[4].likely_equivalent.is_none(), "the forcing to True, not the fast-path one");
+        assert_eq!(chosen[1].replacement, "False", "ties go to source order: False sorts first");
+    }
+}

@@ -1,0 +1,204 @@
+//! Arid lines, likely-equivalent mutants and `--one-per-line`, on fixture repositories: the marks `list` shows and the verdicts `check` gives.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo, mutdelta, read_valid_report};
+
+/// `mutdelta list --json` of the fixture's last commit, with `extra` options.
+fn listed(repo: &std::path::Path, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["list", "--commit", "HEAD", "--json"];
+    args.extend_from_slice(extra);
+    let run = mutdelta(repo, &args);
+    assert_eq!(run.code, 0, "{run:?}");
+    serde_json::from_str::<Value>(&run.stdout).unwrap()["mutants"].as_array().unwrap().clone()
+}
+
+fn line(mutant: &Value) -> u64 {
+    mutant["line"].as_u64().unwrap()
+}
+
+/// (line, rule) of every mutant marked arid.
+fn arid_marks(mutants: &[Value]) -> BTreeSet<(u64, String)> {
+    mutants.iter().filter_map(|m| m["arid"].as_str().map(|rule| (line(m), rule.to_string()))).collect()
+}
+
+/// The mutator names of the mutants on `at`.
+fn families_on(mutants: &[Value], at: u64) -> Vec<&str> {
+    mutants.iter().filter(|m| line(m) == at).map(|m| m["mutatorName"].as_str().unwrap()).collect()
+}
+
+fn marks(pairs: &[(u64, &str)]) -> BTreeSet<(u64, String)> {
+    pairs.iter().map(|&(line, rule)| (line, rule.to_string())).collect()
+}
+
+#[test]
+fn list_marks_each_python_arid_rule_and_the_fast_path_guard() {
+    let repo = fixture_repo("arid_lines");
+
+    let mutants = listed(repo.path(), &[]);
+
+    let expected = marks(&[
+        (7, "logging"),
+        (21, "repr"),
+        (25, "logging"),
+        (26, "print"),
+        (27, "assert"),
+        (36, "warnings-warn"),
+        (37, "sleep"),
+        (41, "argparse-text"),
+        (42, "argparse-text"),
+        (46, "main-guard"),
+        (47, "main-guard"),
+    ]);
+    assert_eq!(arid_marks(&mutants), expected);
+    for m in mutants.iter().filter(|m| !m["arid"].is_null()) {
+        assert_eq!(m["ignored"], format!("arid line: {}", m["arid"].as_str().unwrap()), "{m}");
+    }
+    let on_argparse_line: Vec<(&str, &str)> = mutants
+        .iter()
+        .filter(|m| line(m) == 42)
+        .map(|m| (m["original"].as_str().unwrap(), m["arid"].as_str().unwrap_or("-")))
+        .collect();
+    assert!(on_argparse_line.contains(&("\"the factor\"", "argparse-text")), "{on_argparse_line:?}");
+    assert!(
+        on_argparse_line.contains(&("\"-k\"", "-")),
+        "the option's name is no help text: {on_argparse_line:?}"
+    );
+    assert!(on_argparse_line.contains(&("2", "-")), "nor is its default: {on_argparse_line:?}");
+
+    let equivalent: Vec<(u64, &str, &str)> = mutants
+        .iter()
+        .filter_map(|m| {
+            let rule = m["likelyEquivalent"].as_str()?;
+            Some((line(m), m["replacement"].as_str().unwrap(), rule))
+        })
+        .collect();
+    assert_eq!(equivalent, [(16, "False", "fast-path-guard")], "`if self is other:` forced to False");
+
+    // Type annotations get no mutant: the signatures and `-> ...` lines have none, and line 24
+    // only its default value's.
+    for signature in [11, 15, 20, 31, 35, 40] {
+        assert_eq!(families_on(&mutants, signature), Vec::<&str>::new(), "line {signature}");
+    }
+    let defaults: Vec<(&str, u64)> = mutants
+        .iter()
+        .filter(|m| line(m) == 24)
+        .map(|m| (m["original"].as_str().unwrap(), m["column"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(defaults, [("2", 31), ("2", 31)]);
+    assert_eq!(families_on(&mutants, 17), ["BooleanLiteral"], "`return True` gets no `return None`");
+    let negations: Vec<&str> =
+        families_on(&mutants, 32).into_iter().filter(|f| *f == "UnaryOperator").collect();
+    assert_eq!(negations, ["UnaryOperator"], "either `not` of `not not value` removed reads the same");
+}
+
+#[test]
+fn no_arid_runs_the_arid_mutants_and_one_per_line_keeps_one_per_line() {
+    let repo = fixture_repo("arid_lines");
+    let default = listed(repo.path(), &[]);
+
+    let tested = listed(repo.path(), &["--no-arid"]);
+    let single = listed(repo.path(), &["--one-per-line"]);
+
+    assert_eq!(tested.len(), default.len(), "the same mutants");
+    assert!(tested.iter().all(|m| m["ignored"].is_null() && m["arid"].is_null()), "none ignored");
+    let mut per_line: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for m in &single {
+        per_line.entry(line(m)).or_default().push(m["mutatorName"].as_str().unwrap());
+    }
+    let lines_with_mutants: BTreeSet<u64> = default.iter().map(line).collect();
+    assert_eq!(per_line.keys().copied().collect::<BTreeSet<u64>>(), lines_with_mutants);
+    assert!(per_line.values().all(|picked| picked.len() == 1), "{per_line:?}");
+    assert_eq!(per_line[&12], ["StatementDeletion"], "a deletion before `self.x = None`");
+    assert_eq!(per_line[&16], ["ConditionForcing"]);
+    assert!(single.iter().all(|m| m["likelyEquivalent"].is_null()), "not the fast-path forcing");
+    assert_eq!(per_line[&18], ["ReturnValue"], "a return value before operator swaps");
+    assert_eq!(per_line[&24], ["NumberLiteral"]);
+}
+
+#[test]
+fn list_marks_each_rust_arid_rule_and_the_pointer_equality_fast_path() {
+    let repo = fixture_repo("rust_arid");
+
+    let mutants = listed(repo.path(), &[]);
+
+    let expected =
+        marks(&[(12, "debug-assert"), (13, "log-macro"), (21, "print-macro"), (22, "print-macro")]);
+    assert_eq!(arid_marks(&mutants), expected, "line 21: the body of `show` is only a println!");
+    let equivalent: Vec<(u64, &str)> = mutants
+        .iter()
+        .filter(|m| !m["likelyEquivalent"].is_null())
+        .map(|m| (line(m), m["replacement"].as_str().unwrap()))
+        .collect();
+    assert_eq!(equivalent, [(42, "false")], "`if Rc::ptr_eq(..)` forced to false");
+    assert_eq!(families_on(&mutants, 18).iter().filter(|f| **f == "UnaryOperator").count(), 1, "`!!`");
+
+    let tested = listed(repo.path(), &["--no-arid"]);
+    assert!(tested.iter().all(|m| m["ignored"].is_null()), "--no-arid runs the macro deletions");
+    assert_eq!(tested.len(), mutants.len());
+}
+
+#[test]
+fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_likely_equivalent() {
+    let repo = fixture_repo("arid_lines");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "a likely-equivalent survivor still counts: {run:?}");
+    let report = read_valid_report(&json);
+    let mutants = report["files"]["shapes.py"]["mutants"].as_array().unwrap();
+    let mut survived = Vec::new();
+    for m in mutants {
+        match m["status"].as_str().unwrap() {
+            "Killed" => assert!(m["arid"].is_null() && m["likelyEquivalent"].is_null(), "{m}"),
+            "Ignored" => {
+                let rule = m["arid"].as_str().unwrap_or_else(|| panic!("ignored without an arid rule: {m}"));
+                assert_eq!(m["statusReason"], format!("arid line: {rule}"), "{m}");
+            }
+            "Survived" => survived.push(m),
+            other => panic!("{other}: {m}"),
+        }
+    }
+    assert_eq!(survived.len(), 1, "{survived:?}");
+    let guard = survived[0];
+    assert_eq!(
+        (&guard["location"]["start"]["line"], &guard["replacement"], &guard["likelyEquivalent"]),
+        (&Value::from(16), &Value::from("False"), &Value::from("fast-path-guard"))
+    );
+    let printed = mutants.iter().filter(|m| m["arid"] == "print").count();
+    assert_eq!(
+        printed, 2,
+        "the print call of `scaled` (its deletion, its string); the `__main__` block's is main-guard"
+    );
+
+    let heading = run.stdout.find("Likely equivalent (counted as survived").expect("a section apart");
+    let survivor =
+        "[MUT-survived] shapes.py:16: force condition to False (likely equivalent: fast-path-guard)";
+    assert!(run.stdout[heading..].contains(survivor), "{run:?}");
+    assert_eq!(run.stdout.matches("[MUT-survived]").count(), 1, "{run:?}");
+    assert!(run.stdout.contains("on arid lines ignored (") && run.stdout.contains("print 2"), "{run:?}");
+    let last = run.stdout.lines().last().unwrap();
+    assert!(last.contains("1 line with survivors"), "{last}");
+}
+
+#[test]
+fn mutators_lists_every_arid_and_equivalence_rule_with_its_example() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let run = mutdelta(dir.path(), &["mutators"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    use mutators::catalog::{EQUIVALENT, PYTHON_ARID, RUST_ARID};
+    for marker in PYTHON_ARID.iter().chain(RUST_ARID).chain(EQUIVALENT) {
+        let row = run.stdout.lines().find(|line| line.starts_with(&format!("{} ", marker.name)));
+        let row = row.unwrap_or_else(|| panic!("no row for {}: {run:?}", marker.name));
+        assert!(row.trim_end().ends_with(marker.example), "{row}");
+    }
+    let sections = ["Arid lines, Python", "Arid lines, Rust", "Likely-equivalent mutants"];
+    let at: Vec<usize> = sections.iter().map(|s| run.stdout.find(s).expect(s)).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{run:?}");
+}
