@@ -173,8 +173,8 @@ pub fn audit(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
         python::select::describe(&edited)
     )));
-    let side = PythonCheck::confined(&ctx, edited.clone())?;
-    let Some(python::LinesRun { lines: ran, step: first_step }) = side.lines_run(&ctx)? else {
+    let old_side = PythonCheck::confined(&ctx, edited.clone())?;
+    let Some(python::LinesRun { lines: ran, step: first_step }) = old_side.lines_run(&ctx)? else {
         notes.push(format!(
             "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
             python::select::describe(&edited)
@@ -202,11 +202,11 @@ pub fn audit(
     if candidates.is_empty() {
         return Ok(audit);
     }
-    let ctx = Context { plan: &old_plan, ..ctx };
-    let checked = check_language(&side, &ctx, candidates, timings, events)?;
-    audit.steps.extend(checked.steps);
+    let old_ctx = Context { plan: &old_plan, ..ctx };
+    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?;
+    audit.steps.extend(before_results.steps);
     let killed: Vec<&MutantResult> =
-        checked.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
+        before_results.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
     audit.killed_before = killed.len();
     if killed.is_empty() {
         return Ok(audit);
@@ -225,9 +225,10 @@ pub fn audit(
         return Ok(audit);
     }
     events(Event::Note(format!(
-        "kill-loss audit: {} of {} mutants were killed by the edited tests; testing them after the change",
+        "kill-loss audit: the edited tests killed {} of {} {}; testing those after the change",
         killed.len(),
-        audit.tried
+        audit.tried,
+        if audit.tried == 1 { "mutant" } else { "mutants" }
     )));
     let new_scratch = Scratch::create()?;
     let new_base = new_scratch.path().join("copy-0");
@@ -245,11 +246,46 @@ pub fn audit(
     let side = PythonCheck::new(&ctx)?;
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?;
     audit.steps.extend(checked.steps);
-    for result in checked.results {
-        if !result.outcome.status.is_missed() {
+    let seemingly_lost: Vec<(&MutantResult, MutantResult)> = checked
+        .results
+        .into_iter()
+        .filter(|result| result.outcome.status.is_missed())
+        .map(|result| (carried.origins[&result.planned.id], result))
+        .collect();
+    if seemingly_lost.is_empty() {
+        return Ok(audit);
+    }
+
+    // A kill is reported lost only if it happens again before the change: a test that depends
+    // on timing or on other tests can fail once by chance, and that kill was never the tests'.
+    events(Event::Note(format!(
+        "kill-loss audit: {} of those kills no test makes after the change; running them again before it to confirm them",
+        seemingly_lost.len()
+    )));
+    let again = Scratch::create()?;
+    let again_base = again.path().join("copy-0");
+    worktree::materialize(&repo, State::Commit(before), &again_base)?;
+    let again_logs = again.subdir("logs")?;
+    let again_ctx = Context { base: &again_base, scratch: &again, logs: &again_logs, ..old_ctx };
+    let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
+    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?;
+    audit.steps.extend(confirmed.steps);
+    let held: BTreeSet<usize> = confirmed
+        .results
+        .iter()
+        .filter(|result| result.outcome.status.is_caught())
+        .map(|result| result.planned.id)
+        .collect();
+    let unconfirmed = seemingly_lost.len() - held.len();
+    if unconfirmed > 0 {
+        audit.notes.push(format!(
+            "{unconfirmed} of the kills the change seemed to lose did not happen again before it when run again (a test that depends on timing or on other tests?): not reported as lost"
+        ));
+    }
+    for (old, result) in seemingly_lost {
+        if !held.contains(&old.planned.id) {
             continue;
         }
-        let old = &carried.origins[&result.planned.id];
         let old_file = &old_plan.files[old.planned.file];
         let killed_by = if old.outcome.killed_by.is_empty() {
             old.outcome.covered_by.clone()

@@ -202,10 +202,11 @@ impl PythonCheck {
         let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
         let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
-        let first_round = FirstRound {
-            preload: map.outside_modules.clone(),
-            tests_run: map.tests.iter().map(|test| test.id.clone()).collect(),
-        };
+        // Sorted: the shards' maps come in the order they finished, and the second round's
+        // question (which tests it leaves out) must read the same on a re-run to be reused.
+        let mut tests_run: Vec<String> = map.tests.iter().map(|test| test.id.clone()).collect();
+        tests_run.sort();
+        let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run };
         Ok(Selected { jobs, uncovered, baseline: measured.took, first_round, step })
     }
 

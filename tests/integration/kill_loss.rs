@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo_variant, git, mutdelta, python, read_report, read_valid_report, snapshot, Run,
+    check, fixture_repo_variant, git, mutdelta, mutdelta_in_tmp, python, read_report, read_valid_report,
+    snapshot, Run,
 };
 
 /// `[MUT-lost]` lines of a run: (line, description, test that killed it, what happens after).
@@ -170,4 +171,42 @@ fn a_change_that_fixes_a_failing_test_loses_no_kill_and_says_why() {
         "{run:?}"
     );
     assert!(lost_lines(&run).is_empty(), "{run:?}");
+}
+
+#[test]
+fn a_kill_that_does_not_happen_again_before_the_change_is_not_reported_lost() {
+    // Before the change, test_total fails on a wrong total only the first time it sees one (it
+    // leaves a marker in the temporary directory): a flaky test. The change deletes it, so the
+    // kill it once made looks lost, but running that mutant again before the change does not
+    // kill it.
+    let repo = fixture_repo_variant("kill_loss", "strengthened");
+    let test_file = repo.path().join("tests/test_invoice.py");
+    let strengthened = std::fs::read_to_string(&test_file).unwrap();
+    let flaky = strengthened.replace(
+        "def test_total():\n    assert total(3, Decimal(\"2.5\")) == Decimal(\"7.5\")\n    assert total(0, Decimal(\"2.5\")) == 0\n",
+        "def test_total():\n    import os, tempfile\n    marker = os.path.join(tempfile.gettempdir(), \"failed-once\")\n    if total(3, Decimal(\"2.5\")) != Decimal(\"7.5\") and not os.path.exists(marker):\n        open(marker, \"w\").close()\n        raise AssertionError(\"a wrong total, the first time only\")\n",
+    );
+    assert_ne!(flaky, strengthened);
+    std::fs::write(&test_file, &flaky).unwrap();
+    git(repo.path(), &["commit", "-qam", "a flaky total test"]);
+    let start = flaky.find("def test_total():").unwrap();
+    let end = flaky[start..].find("\n\n\n").unwrap() + start + 3;
+    std::fs::write(&test_file, format!("{}{}", &flaky[..start], &flaky[end..])).unwrap();
+    git(repo.path(), &["commit", "-qam", "delete the flaky test"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+
+    let run = mutdelta_in_tmp(
+        repo.path(),
+        tmp.path(),
+        &["check", "--commit", "HEAD", "--python", python.to_str().unwrap(), "-j", "2"],
+    );
+
+    assert!(tmp.path().join("failed-once").exists(), "the flaky test failed once: {run:?}");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(lost_lines(&run).is_empty(), "{run:?}");
+    assert!(
+        run.stdout.contains("note: 1 of the kills the change seemed to lose did not happen again before it"),
+        "{run:?}"
+    );
 }
