@@ -498,11 +498,14 @@ impl LanguageCheck for PythonCheck {
         if open.is_empty() {
             return Ok(None);
         }
-        let mut targets: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
+        // A set per file: the first round's verdicts come in the order they landed, and the
+        // question (the lines watched) must read the same on a re-run to be reused.
+        let mut watched: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
         for planned in &open {
             let file = &ctx.plan.files[planned.file];
-            targets.entry(file.path.clone()).or_default().extend(file.statement_of(planned.mutant.line));
+            watched.entry(file.path.clone()).or_default().extend(file.statement_of(planned.mutant.line));
         }
+        let targets = watched.into_iter().map(|(path, lines)| (path, lines.into_iter().collect())).collect();
         let probe = coverage::Probe {
             python: &self.python,
             runner: &self.runner,

@@ -92,7 +92,12 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
     for (step, exits) in coverage_steps(&alone) {
         assert_eq!(exits, ["exit code 0"], "one job, one process: {step}");
     }
-    assert_eq!(probe_files(repo.path()), 2, "both coverage runs are kept");
+    assert_eq!(
+        probe_files(repo.path()),
+        2,
+        "both coverage runs are kept, and the re-run asks the same questions: {:?}",
+        coverage_steps(&report(json("again.json")))
+    );
     for (step, exits) in coverage_steps(&again) {
         assert!(step.contains("(reused: an earlier run measured the same files"), "{step}");
         assert!(exits.is_empty(), "nothing ran for {step}: {exits:?}");
