@@ -52,6 +52,7 @@ fn has_module(python: &Path, module: &str) -> bool {
 /// the repository, else `python3`; and checks that it is Python 3.
 pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<PathBuf> {
     let candidate = if let Some(path) = explicit {
+        let path = &venv_interpreter(path)?;
         // Tests run in temporary copies: a relative path must not change its meaning there.
         // (Not canonicalised: a venv's python is a symlink that must keep its venv.)
         if path.components().count() > 1 {
@@ -77,6 +78,32 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Pat
             candidate.display()
         ),
     }
+}
+
+/// `--python DIR`: a virtual environment's directory stands for its interpreter.
+fn venv_interpreter(path: &Path) -> Result<PathBuf> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let inside = path.join("bin/python");
+    if inside.exists() {
+        return Ok(inside);
+    }
+    bail!(
+        "--python {} is a directory with no bin/python in it: give the interpreter itself, or a virtual environment's directory",
+        path.display()
+    )
+}
+
+/// pytest must be importable by `python` when it runs the tests.
+pub fn require_pytest(python: &Path) -> Result<()> {
+    if has_module(python, "pytest") {
+        return Ok(());
+    }
+    bail!(
+        "pytest is not installed for {python}, the interpreter mutdelta found: install it there (`{python} -m pip install pytest`) or pass the project's interpreter with --python",
+        python = python.display()
+    )
 }
 
 /// The environment of every test process in the copy at `root`: the copy (and its `src/`) first

@@ -95,6 +95,9 @@ impl PythonCheck {
         let settings = &ctx.options.python;
         let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
         let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python);
+        if runner.is_pytest() {
+            interpreter::require_pytest(&python)?;
+        }
         let support = ctx.scratch.subdir("support")?;
         std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;

@@ -74,7 +74,21 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 /// The planned mutants of `target` in the repository at `directory`, without running anything.
 pub fn plan(directory: &Path, target: &Target, choice: Choice) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
-    Plan::make(&prepared.added, &prepared.base, choice)
+    let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
+    plan.notes.extend(nothing_staged(target, &prepared.added));
+    Ok(plan)
+}
+
+/// A note when the staged change (the default target) is empty: the user most likely meant
+/// a commit or a branch.
+fn nothing_staged(target: &Target, added: &lines::AddedLines) -> Option<String> {
+    let empty = added.files.is_empty()
+        && added.removed.is_empty()
+        && added.deleted.is_empty()
+        && added.binary.is_empty();
+    (*target == Target::Staged && empty).then(|| {
+        "nothing is staged: stage a change to check it, or try --commit HEAD or --base main".to_string()
+    })
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -85,7 +99,8 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let plan = Plan::make(&added, &base, options.choice)?;
+    let mut plan = Plan::make(&added, &base, options.choice)?;
+    plan.notes.extend(nothing_staged(&options.target, &added));
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();

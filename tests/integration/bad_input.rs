@@ -73,3 +73,46 @@ fn zero_jobs_is_refused() {
     let repo = fixture_repo("model_client");
     assert_refused(&mutdelta(repo.path(), &["check", "-j", "0"]), "-j 0 would run nothing");
 }
+
+#[test]
+fn an_interpreter_without_pytest_is_named_with_the_command_that_installs_it() {
+    let repo = fixture_repo("model_client");
+    let envs = tempfile::tempdir().unwrap();
+    let bare = envs.path().join("bare");
+    crate::common::run_ok(
+        std::process::Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&bare),
+    );
+    let interpreter = bare.join("bin/python");
+    let run =
+        mutdelta(repo.path(), &["check", "--commit", "HEAD", "--python", interpreter.to_str().unwrap()]);
+    assert_refused(&run, &format!("pytest is not installed for {}", interpreter.display()));
+    assert!(run.stderr.contains(&format!("`{} -m pip install pytest`", interpreter.display())), "{run:?}");
+}
+
+#[test]
+fn python_given_a_virtual_environments_directory_uses_its_interpreter() {
+    let repo = fixture_repo("model_client");
+    let venv = python().parent().unwrap().parent().unwrap().to_path_buf();
+    let run =
+        mutdelta(repo.path(), &["check", "--commit", "HEAD", "-j", "2", "--python", venv.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "the fixture's survivors, found with the venv's pytest: {run:?}");
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15: delete statement"), "{run:?}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let run =
+        mutdelta(repo.path(), &["check", "--commit", "HEAD", "--python", empty.path().to_str().unwrap()]);
+    assert_refused(&run, "is a directory with no bin/python in it");
+}
+
+#[test]
+fn a_plain_check_with_nothing_staged_says_so_and_names_the_other_changes() {
+    let repo = fixture_repo("model_client");
+    let run = mutdelta(repo.path(), &["check", "--python", python().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "note: nothing is staged: stage a change to check it, or try --commit HEAD or --base main"
+        ),
+        "{run:?}"
+    );
+}
