@@ -23,11 +23,13 @@ impl Console {
         let mut err = std::io::stderr().lock();
         let _ = match event {
             Event::BaselinePassed { duration, what } => {
-                writeln!(err, "baseline: {what} pass unmutated in {:.2} s", duration.as_secs_f64())
+                writeln!(err, "baseline: {what} passed unmutated in {:.2} s", duration.as_secs_f64())
             }
             Event::Note(text) => writeln!(err, "{text}"),
             Event::MutantsStarting { total, workers } => {
-                writeln!(err, "testing {total} mutants in {workers} parallel copies")
+                let mutants = if total == 1 { "mutant" } else { "mutants" };
+                let copies = if workers == 1 { "copy" } else { "parallel copies" };
+                writeln!(err, "testing {total} {mutants} in {workers} {copies}")
             }
             Event::MutantFinished { result, path, done, total } if self.verbose => {
                 writeln!(err, "[{done}/{total}] {}", verdict_line(result, path))

@@ -123,9 +123,10 @@ impl Plan {
             plan.notes.push(format!("{}: binary file, skipped", path.display()));
         }
         let mut sources = Vec::new();
+        let mut other_files = Vec::new();
         for (path, lines) in &added.files {
             let Some(language) = Language::of(path) else {
-                plan.notes.push(format!("{}: not a Python or Rust file, skipped", path.display()));
+                other_files.push(path.display().to_string());
                 continue;
             };
             if language.is_test_file(path) {
@@ -138,6 +139,15 @@ impl Plan {
                 Ok(source) => sources.push((path, language, source, lines)),
                 Err(note) => plan.notes.push(note),
             }
+        }
+        match other_files.as_slice() {
+            [] => {}
+            [one] => plan.notes.push(format!("{one}: not a Python or Rust file, skipped")),
+            many => plan.notes.push(format!(
+                "{} files that are not Python or Rust skipped: {}",
+                many.len(),
+                many.join(", ")
+            )),
         }
         let old_code =
             if choice.include_reformatted { BTreeMap::new() } else { old_code(&sources, &added.removed) };

@@ -78,6 +78,18 @@ fn a_change_without_python_lines_has_nothing_to_mutate() {
 
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("note: README.md: not a Python or Rust file, skipped"), "{run:?}");
+
+    std::fs::write(repo.path().join("CHANGES.txt"), "more docs\n").unwrap();
+    std::fs::write(repo.path().join("setup.cfg"), "[metadata]\n").unwrap();
+    git(repo.path(), &["add", "CHANGES.txt", "setup.cfg"]);
+    let run = check(repo.path(), &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let notes: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("note: ")).collect();
+    assert_eq!(
+        notes,
+        ["note: 3 files that are not Python or Rust skipped: CHANGES.txt, README.md, setup.cfg"],
+        "one line for them all: {run:?}"
+    );
     assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
 }
 

@@ -271,7 +271,7 @@ fn the_whole_suite_decides_what_the_changes_own_tests_let_through() {
     let json = out.path().join("r.json");
     let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
     assert_eq!(run.code, 1, "one true survivor: {run:?}");
-    assert!(run.stderr.contains("baseline: the rest of the test suite pass unmutated"), "{run:?}");
+    assert!(run.stderr.contains("baseline: the rest of the test suite passed unmutated"), "{run:?}");
     let verdicts = verdicts_with_killers(&read_valid_report(&json), "pkg/text.py");
     let on = |line: u64| verdicts.iter().filter(move |(l, _, _)| *l == line);
     // `"split_list",` is a continuation line of a multi-line `__all__`, run at import only:
