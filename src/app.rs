@@ -70,9 +70,10 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
-    let mut console = Console::new(options.verbose);
+    let mut console = Console::new(options.verbose, options.quiet);
     let report = run::check(options, &mut |event| console.hear(event))?;
-    print!("{}", report::text::render(&report));
+    let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
+    print!("{text}");
     std::io::stdout().flush()?;
     console.finish(&report.timings);
     if let Some(path) = &options.json {

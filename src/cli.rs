@@ -115,8 +115,12 @@ pub struct CheckArgs {
     pub choice: ChoiceArgs,
     /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
     /// build-then-test), why it did not swap, and what it took.
-    #[arg(short = 'v', long)]
+    #[arg(short = 'v', long, conflicts_with = "quiet")]
     pub verbose: bool,
+    /// Print the summary lines alone, and nothing while the check runs; the exit status says
+    /// the rest.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,

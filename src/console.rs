@@ -8,18 +8,22 @@ use crate::report::{MutantResult, Timings};
 use crate::run::Event;
 
 /// Writes one line per phase; per mutant, a counter when standard error is a terminal, or with
-/// `--verbose` a line with its verdict and how it ran.
+/// `--verbose` a line with its verdict and how it ran; with `--quiet`, nothing.
 pub struct Console {
     live: bool,
     verbose: bool,
+    quiet: bool,
 }
 
 impl Console {
-    pub fn new(verbose: bool) -> Console {
-        Console { live: std::io::stderr().is_terminal(), verbose }
+    pub fn new(verbose: bool, quiet: bool) -> Console {
+        Console { live: std::io::stderr().is_terminal(), verbose, quiet }
     }
 
     pub fn hear(&mut self, event: Event) {
+        if self.quiet {
+            return;
+        }
         let mut err = std::io::stderr().lock();
         let _ = match event {
             Event::BaselinePassed { duration, what } => {
@@ -46,6 +50,9 @@ impl Console {
 impl Console {
     /// The time each phase took, once the report is printed.
     pub fn finish(&self, timings: &Timings) {
+        if self.quiet {
+            return;
+        }
         let seconds = |d: std::time::Duration| d.as_secs_f64();
         eprintln!(
             "phases: diff {:.2} s, mutants made {:.3} s, compile check {:.2} s (beside the baseline), baseline {:.2} s, mutants tested {:.2} s; total {:.2} s; peak memory {}",

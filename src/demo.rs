@@ -56,6 +56,7 @@ pub fn prepare() -> Result<Demo> {
         out: None,
         cache: true,
         verbose: false,
+        quiet: false,
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },

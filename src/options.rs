@@ -79,6 +79,8 @@ pub struct Options {
     pub cache: bool,
     /// `--verbose`: every verdict printed as it lands.
     pub verbose: bool,
+    /// `--quiet`: the summary lines alone.
+    pub quiet: bool,
     pub audit: AuditMode,
     pub python: PythonSettings,
     pub rust: RustSettings,
@@ -147,6 +149,7 @@ impl Options {
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,
+            quiet: args.quiet,
             audit: if args.no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             python: PythonSettings {
                 interpreter: args.python.clone(),

@@ -41,6 +41,14 @@ pub fn render(report: &Report) -> String {
     if let Some(arid) = arid_note(report) {
         let _ = writeln!(out, "{arid}");
     }
+    out.push_str(&summary(report));
+    out
+}
+
+/// The summary lines alone: the mutation delta's, and the kill-loss audit's when it read
+/// edited tests (what `--quiet` prints).
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
     if !report.audit_only {
         let _ = writeln!(out, "{}", summary_line(report));
     }

@@ -337,3 +337,18 @@ fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran() {
     assert!(survivor.contains("(swap, ") || survivor.contains("(fork: "), "{survivor}");
     assert!(survivor.ends_with(" ms)"), "{survivor}");
 }
+
+#[test]
+fn quiet_prints_the_summary_alone_and_the_exit_status_says_the_rest() {
+    let repo = fixture_repo("model_client");
+    let run = check(repo.path(), &["--commit", "HEAD", "-q"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(lines[0].starts_with("mutation delta: 2 of 6 mutants caught on 2 new lines"), "{run:?}");
+    assert_eq!(run.stderr, "", "nothing while it runs, no phases line: {run:?}");
+
+    let both = check(repo.path(), &["--commit", "HEAD", "-q", "-v"]);
+    assert_eq!(both.code, 2, "{both:?}");
+    assert!(both.stderr.contains("cannot be used with"), "{both:?}");
+}
