@@ -114,7 +114,9 @@ fn unread_test_code(added: &AddedLines) -> Vec<String> {
 pub struct Change<'a> {
     pub repo_root: &'a Path,
     pub added: &'a AddedLines,
-    /// A copy of the state after the change, no test run in it yet.
+    /// The copy of the state after the change that the check tested (its mutated files
+    /// restored): read, and duplicated for the audit's own runs, so that the state is the one
+    /// the check saw even when the working tree changes meanwhile.
     pub after: &'a Path,
 }
 
