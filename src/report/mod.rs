@@ -114,7 +114,10 @@ pub struct Summary {
     /// Killed + Timeout + Survived + NoCoverage: the mutation score's denominator.
     pub scored: usize,
     pub lines: usize,
+    /// Added lines with a mutant that Survived.
     pub lines_with_survivors: usize,
+    /// Added lines with a NoCoverage mutant and none that Survived: no test runs them.
+    pub lines_not_run: usize,
     pub compile_errors: usize,
     pub runtime_errors: usize,
     pub ignored: usize,
@@ -123,12 +126,15 @@ pub struct Summary {
 impl Report {
     pub fn summary(&self) -> Summary {
         let count = |status: Status| self.results.iter().filter(|r| r.outcome.status == status).count();
-        let lines_with_survivors: BTreeSet<_> = self
-            .results
-            .iter()
-            .filter(|r| r.outcome.status.is_missed())
-            .map(|r| (r.planned.file, r.planned.mutant.line))
-            .collect();
+        let lines_with = |status: Status| -> BTreeSet<_> {
+            self.results
+                .iter()
+                .filter(|r| r.outcome.status == status)
+                .map(|r| (r.planned.file, r.planned.mutant.line))
+                .collect()
+        };
+        let lines_with_survivors = lines_with(Status::Survived);
+        let lines_not_run = lines_with(Status::NoCoverage).difference(&lines_with_survivors).count();
         Summary {
             caught: self.results.iter().filter(|r| r.outcome.status.is_caught()).count(),
             scored: self
@@ -138,6 +144,7 @@ impl Report {
                 .count(),
             lines: self.plan.line_count(),
             lines_with_survivors: lines_with_survivors.len(),
+            lines_not_run,
             compile_errors: count(Status::CompileError),
             runtime_errors: count(Status::RuntimeError),
             ignored: count(Status::Ignored),

@@ -171,7 +171,8 @@ pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
     diff.unified_diff().context_radius(1).header(&format!("a/{path}"), &format!("b/{path}")).to_string()
 }
 
-/// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors`.
+/// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
+/// test runs`.
 pub fn summary_line(report: &Report) -> String {
     if report.results.is_empty() {
         return "mutation delta: nothing to mutate: the change adds no executable Python or Rust lines"
@@ -187,6 +188,14 @@ pub fn summary_line(report: &Report) -> String {
         summary.lines_with_survivors,
         plural(summary.lines_with_survivors, "line", "lines"),
     );
+    if summary.lines_not_run > 0 {
+        let _ = write!(
+            line,
+            ", {} {} no test runs",
+            summary.lines_not_run,
+            plural(summary.lines_not_run, "line", "lines")
+        );
+    }
     let mut uncounted = Vec::new();
     if summary.compile_errors > 0 {
         uncounted.push(format!("{} unviable", summary.compile_errors));

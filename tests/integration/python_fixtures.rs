@@ -78,6 +78,10 @@ fn line_whose_only_test_is_skipped_is_never_killed() {
         verdicts.iter().all(|(_, s)| s == "Survived" || s == "NoCoverage"),
         "a skipped test catches nothing: {verdicts:?}"
     );
+    assert!(
+        run.stdout.contains("mutation delta: 0 of 11 mutants caught on 4 new lines; 0 lines with survivors, 3 lines no test runs"),
+        "lines that no test runs are counted apart from lines with survivors: {run:?}"
+    );
     assert_eq!(snapshot(repo.path()), before);
 }
 
