@@ -130,19 +130,16 @@ pub fn audit(
     let added = change.added;
     let mut notes = unread_test_code(added);
     let files = touched_files(added);
+    if files.is_empty() {
+        return Ok(Audit { notes, ..Audit::default() });
+    }
     let Some(before) = added.before else {
-        if files.is_empty() {
-            return Ok(Audit { notes, ..Audit::default() });
-        }
         notes.push(
             "the change has no commit before it, so no test of it existed before: nothing to audit"
                 .to_string(),
         );
         return Ok(Audit { notes, ..Audit::default() });
     };
-    if files.is_empty() {
-        return Ok(Audit { notes, ..Audit::default() });
-    }
     if options.test_cmd.is_some() {
         notes.push("--test-cmd runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
         return Ok(Audit { notes, ..Audit::default() });

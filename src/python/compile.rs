@@ -1,13 +1,12 @@
 //! The compile check: the changed files and every mutant compiled in one interpreter, each mutant within its top-level statement.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use super::interpreter;
 use crate::plan::{Language, Plan, PlannedMutant};
 
 const SCRIPT: &str = include_str!("compile_check.py");
@@ -62,24 +61,6 @@ pub fn compile_check(
 
 /// Runs the script in `python` with `request` on its standard input.
 fn run(python: &Path, request: &serde_json::Value) -> Result<Answers> {
-    let mut child = Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("could not start {}", python.display()))?;
-    let input = serde_json::to_vec(request)?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let output = child.wait_with_output()?;
-    writer.join().map_err(|_| anyhow!("the compile check's writer panicked"))??;
-    if !output.status.success() {
-        bail!(
-            "the compile check failed in {}: {}",
-            python.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    serde_json::from_slice(&output.stdout).context("the compile check printed something unexpected")
+    let output = interpreter::run_script(python, SCRIPT, "the compile check", &serde_json::to_vec(request)?)?;
+    serde_json::from_slice(&output).context("the compile check printed something unexpected")
 }

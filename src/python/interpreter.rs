@@ -1,9 +1,10 @@
 //! The interpreter that runs the tests, their environment in a copy, and the command line of one test run.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::run::process::TestCommand;
 
@@ -78,6 +79,28 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Pat
             candidate.display()
         ),
     }
+}
+
+/// Runs one of mutdelta's helper scripts in `python` with `input` on its standard input, and
+/// returns what it printed; `what` names it in errors.
+pub fn run_script(python: &Path, script: &str, what: &str, input: &[u8]) -> Result<Vec<u8>> {
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start {}", python.display()))?;
+    let input = input.to_vec();
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // Written beside the read: a script that answers while it reads never blocks on a full pipe.
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output()?;
+    writer.join().map_err(|_| anyhow!("{what}'s writer panicked"))??;
+    if !output.status.success() {
+        bail!("{what} failed in {}: {}", python.display(), String::from_utf8_lossy(&output.stderr).trim());
+    }
+    Ok(output.stdout)
 }
 
 /// `--python DIR`: a virtual environment's directory stands for its interpreter.

@@ -112,17 +112,7 @@ impl PythonCheck {
     /// that the tests of a confined check executed, unmutated, under the probe; with the run. `None` when
     /// some of the tests fail.
     pub fn lines_run(&self, ctx: &Context) -> Result<Option<LinesRun>> {
-        let log = ctx.logs.join("lines-run.log");
-        let probe = coverage::Probe {
-            python: &self.python,
-            runner: &self.runner,
-            root: ctx.base,
-            support: &self.support,
-            tests: &self.tests,
-            deselect: &[],
-            targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
-        };
-        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
+        let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"))?;
         if let Some(run) = measured.decisive() {
             if run.exit == crate::run::process::Exit::Code(1) {
                 return Ok(None);
@@ -188,16 +178,7 @@ impl PythonCheck {
                 step: StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[&run]) },
             });
         }
-        let probe = coverage::Probe {
-            python: &self.python,
-            runner: &self.runner,
-            root: ctx.base,
-            support: &self.support,
-            tests: &self.tests,
-            deselect: &[],
-            targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
-        };
-        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
+        let measured = self.measure_tests(ctx, &log)?;
         if let Some(run) = measured.decisive() {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
@@ -211,6 +192,21 @@ impl PythonCheck {
         tests_run.sort();
         let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run };
         Ok(Selected { jobs, uncovered, baseline: measured.took, first_round, step })
+    }
+
+    /// The check's tests, unmutated, under the probe watching what the check watches (every
+    /// source line when confined, else the plan's statements); their output goes to `log`.
+    fn measure_tests(&self, ctx: &Context, log: &Path) -> Result<coverage::Measured> {
+        let probe = coverage::Probe {
+            python: &self.python,
+            runner: &self.runner,
+            root: ctx.base,
+            support: &self.support,
+            tests: &self.tests,
+            deselect: &[],
+            targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
+        };
+        coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, log)
     }
 
     /// pytest's arguments before the tests, in every run of a mutant.

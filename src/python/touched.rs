@@ -1,12 +1,12 @@
 //! Which tests a change edits or deletes: pytest selectors of the state before it, read from the test files' syntax trees (`touched.py`).
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::json;
+
+use super::interpreter;
 
 const SCRIPT: &str = include_str!("touched.py");
 
@@ -43,24 +43,9 @@ pub fn edited_tests(
             })
         })
         .collect();
-    let mut child = Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("could not start {}", python.display()))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    stdin.write_all(serde_json::to_string(&request)?.as_bytes())?;
-    drop(stdin);
-    let output = child.wait_with_output()?;
-    if !output.status.success() {
-        bail!(
-            "reading the edited tests failed: {}",
-            String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or("no output")
-        );
-    }
-    let answers: Vec<Vec<String>> = serde_json::from_slice(&output.stdout)
+    let output =
+        interpreter::run_script(python, SCRIPT, "reading the edited tests", &serde_json::to_vec(&request)?)?;
+    let answers: Vec<Vec<String>> = serde_json::from_slice(&output)
         .map_err(|err| anyhow!("reading the edited tests answered something unexpected: {err}"))?;
     if answers.len() != files.len() {
         bail!("reading the edited tests answered for {} of {} files", answers.len(), files.len());

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{MutantResult, Report, Status};
-use crate::run::record::{CommandRecord, RunRecord};
+use crate::run::record::{CommandRecord, RunRecord, StepRecord};
 
 /// The report as a mutation-testing-elements document.
 pub fn render(report: &Report) -> Value {
@@ -49,10 +49,7 @@ fn mutant(result: &MutantResult) -> Value {
         "mutatorName": mutant.mutator().name(),
         "replacement": mutant.replacement,
         "description": mutant.description,
-        "location": {
-            "start": { "line": mutant.start.line, "column": mutant.start.column },
-            "end": { "line": mutant.end.line, "column": mutant.end.column },
-        },
+        "location": location(mutant),
         "status": result.outcome.status,
         "statusReason": result.outcome.reason,
         "duration": millis(result.outcome.duration),
@@ -75,18 +72,29 @@ fn mutant(result: &MutantResult) -> Value {
     value
 }
 
-/// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
-fn origin(report: &Report) -> Value {
-    let steps: Vec<Value> = report
-        .steps
+/// Where a mutant's edit starts and ends, as the schema writes it.
+fn location(mutant: &mutators::Mutant) -> Value {
+    json!({
+        "start": { "line": mutant.start.line, "column": mutant.start.column },
+        "end": { "line": mutant.end.line, "column": mutant.end.column },
+    })
+}
+
+/// Runs before any mutant (baselines, canaries), each with its step's name.
+fn steps(steps: &[StepRecord]) -> Vec<Value> {
+    steps
         .iter()
         .map(|step| {
             let mut value = run(&step.record);
             value["step"] = json!(step.step);
             value
         })
-        .collect();
-    let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps });
+        .collect()
+}
+
+/// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
+fn origin(report: &Report) -> Value {
+    let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps(&report.steps) });
     if let Some(audit) = &report.audit {
         value["audit"] = audit_section(audit);
     }
@@ -114,23 +122,11 @@ fn audit_section(audit: &crate::audit::Audit) -> Value {
                 "mutatorName": mutant.mutator().name(),
                 "replacement": mutant.replacement,
                 "description": mutant.description,
-                "location": {
-                    "start": { "line": mutant.start.line, "column": mutant.start.column },
-                    "end": { "line": mutant.end.line, "column": mutant.end.column },
-                },
+                "location": location(mutant),
                 "killedBefore": lost.killed_by,
                 "statusAfter": lost.after,
                 "coveredAfter": lost.ran_after,
             })
-        })
-        .collect();
-    let steps: Vec<Value> = audit
-        .steps
-        .iter()
-        .map(|step| {
-            let mut value = run(&step.record);
-            value["step"] = json!(step.step);
-            value
         })
         .collect();
     json!({
@@ -139,7 +135,7 @@ fn audit_section(audit: &crate::audit::Audit) -> Value {
         "killedBefore": audit.killed_before,
         "lostKills": lost,
         "notes": audit.notes,
-        "steps": steps,
+        "steps": steps(&audit.steps),
     })
 }
 

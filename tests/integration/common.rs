@@ -143,20 +143,11 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A repository whose first commit is the fixture's `before/` and second its `after/`.
 pub fn fixture_repo(name: &str) -> TempDir {
-    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let fixture = Path::new(FIXTURES).join(name);
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    copy_tree(&fixture.join("before"), dir.path());
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "before"]);
-    copy_tree(&fixture.join("after"), dir.path());
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "the change"]);
-    dir
+    fixture_repo_variant(name, "after")
 }
 
-/// A repository whose first commit is the fixture's `before/` and second its `variant/`, which
-/// replaces it whole (files it lacks are deleted).
+/// A repository whose first commit is the fixture's `before/` and second the same with the
+/// files of its `variant/` written over it.
 pub fn fixture_repo_variant(name: &str, variant: &str) -> TempDir {
     let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
     let fixture = Path::new(FIXTURES).join(name);
@@ -164,10 +155,9 @@ pub fn fixture_repo_variant(name: &str, variant: &str) -> TempDir {
     copy_tree(&fixture.join("before"), dir.path());
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-q", "-m", "before"]);
-    git(dir.path(), &["rm", "-rq", "."]);
     copy_tree(&fixture.join(variant), dir.path());
     git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", variant]);
+    git(dir.path(), &["commit", "-q", "-m", "the change"]);
     dir
 }
 
