@@ -6,12 +6,13 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result};
 
 use crate::choose::Choice;
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, MergeArgs};
 use crate::console::Console;
 use crate::exit::Exit;
 use crate::options::{Options, Target};
 use crate::report::{self, Report};
 use crate::run::{self, Interrupted, INTERRUPTED};
+use crate::shard::Shard;
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
@@ -30,8 +31,16 @@ pub fn run(cli: Cli) -> Exit {
         Command::AuditTests(args) => {
             Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
-        Command::List(args) => Target::resolve(&args.change, stdin)
-            .and_then(|target| list(&directory, &target, Choice::resolve(&args.choice), args.json)),
+        Command::List(args) => args
+            .shard
+            .as_deref()
+            .map(Shard::parse)
+            .transpose()
+            .and_then(|shard| Ok((shard, Target::resolve(&args.change, stdin)?)))
+            .and_then(|(shard, target)| {
+                list(&directory, &target, Choice::resolve(&args.choice), shard, args.json)
+            }),
+        Command::Merge(args) => merge(&args),
         Command::Mutators => {
             print!("{}", catalog_text());
             Ok(Exit::Clean)
@@ -82,13 +91,41 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
-    Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
+    Ok(report::gate::exit(&report.gate()))
 }
 
 fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(&report::json::render(report))?;
+    write_document(&report::json::render(report), path)
+}
+
+fn write_document(document: &serde_json::Value, path: &std::path::Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(document)?;
     std::fs::write(path, text + "\n")
         .with_context(|| format!("could not write the JSON report to {}", path.display()))
+}
+
+/// `mutdelta merge`: the shards' reports joined, its summary lines, and the exit status the
+/// unsharded check would have.
+fn merge(args: &MergeArgs) -> Result<Exit> {
+    let mut documents = Vec::new();
+    for path in &args.reports {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("could not read the shard report {}", path.display()))?;
+        let document: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
+            anyhow::anyhow!("{} is not JSON ({err}): give the file a shard's --json wrote", path.display())
+        })?;
+        documents.push((path.display().to_string(), document));
+    }
+    let named: Vec<(String, &serde_json::Value)> =
+        documents.iter().map(|(name, document)| (name.clone(), document)).collect();
+    let merged = report::merge::merge_named(&named)?;
+    let gate = report::gate::read(&merged)?;
+    print!("{}", report::text::summary_lines(&gate));
+    std::io::stdout().flush()?;
+    if let Some(path) = &args.json {
+        write_document(&merged, path)?;
+    }
+    Ok(report::gate::exit(&gate))
 }
 
 /// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
@@ -107,8 +144,14 @@ fn catalog_text() -> String {
 }
 
 /// `mutdelta list`: the mutants `check` would run.
-fn list(directory: &std::path::Path, target: &Target, choice: Choice, as_json: bool) -> Result<Exit> {
-    let plan = run::plan(directory, target, choice)?;
+fn list(
+    directory: &std::path::Path,
+    target: &Target,
+    choice: Choice,
+    shard: Option<Shard>,
+    as_json: bool,
+) -> Result<Exit> {
+    let plan = run::plan(directory, target, choice, shard)?;
     for note in &plan.notes {
         eprintln!("note: {note}");
     }

@@ -36,6 +36,9 @@ pub enum Command {
     /// Print one mutant of a JSON report: where, its diff, its verdict and why, what ran, and a
     /// command that reproduces it.
     Show(ShowArgs),
+    /// Join the --json reports of every shard of a `check --shard K/N` run into one report,
+    /// print its summary, and exit as the unsharded check would.
+    Merge(MergeArgs),
     /// Write one mutant of a JSON report into a new copy of the state it tested (printed), or
     /// into the checkout --to names.
     Apply(ApplyArgs),
@@ -47,6 +50,16 @@ pub struct ShowArgs {
     pub report: PathBuf,
     /// The mutant's id in the report.
     pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' reports, written by `check --shard K/N --json FILE`: one per shard, any order.
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Write the merged mutation-testing-elements JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +118,9 @@ pub struct ListArgs {
     /// Print the mutants as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Only the mutants shard K of N (0-based) would test.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +162,10 @@ pub struct CheckArgs {
     /// code into a process that collected the tests once.
     #[arg(long)]
     pub no_swap: bool,
+    /// Test only shard K of N (0-based: 0/4 to 3/4) of the planned mutants, split evenly by
+    /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long)]
     pub no_audit: bool,

@@ -52,6 +52,7 @@ pub fn prepare() -> Result<Demo> {
         jobs: default_jobs(),
         test_cmd,
         timeout: None,
+        shard: None,
         json: None,
         out: None,
         cache: true,

@@ -18,4 +18,5 @@ pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod scratch;
+pub mod shard;
 pub mod worktree;

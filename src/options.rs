@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::choose::Choice;
 use crate::cli::{ChangeArgs, CheckArgs, ChoiceArgs, TestToolArg};
+use crate::shard::Shard;
 
 /// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,8 @@ pub struct Options {
     pub test_cmd: Option<String>,
     /// `--timeout`: per mutant.
     pub timeout: Option<Duration>,
+    /// `--shard`: test only this shard's share of the mutants.
+    pub shard: Option<Shard>,
     /// `--json`: where to write the mutation-testing-elements report.
     pub json: Option<PathBuf>,
     /// `--out`: where to keep the run record.
@@ -145,6 +148,7 @@ impl Options {
             jobs,
             test_cmd: args.test_cmd.clone(),
             timeout,
+            shard: args.shard.as_deref().map(Shard::parse).transpose()?,
             json: args.json.clone(),
             out: args.out.clone(),
             cache: !args.no_cache,
@@ -180,6 +184,9 @@ impl Options {
         }
         if args.no_audit {
             bail!("--no-audit leaves audit-tests nothing to do: use `mutdelta check` to mutate the added lines alone");
+        }
+        if args.shard.is_some() {
+            bail!("audit-tests mutates no added lines to split over shards: leave out --shard");
         }
         if args.test_cmd.is_some() {
             bail!("audit-tests runs the edited tests alone with pytest: leave out --test-cmd");

@@ -108,6 +108,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Added executable lines passed over as old code, reformatted or moved (`reformat`), per file.
     pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
+    /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
+    pub share: Option<crate::shard::Share>,
 }
 
 impl Plan {
@@ -190,8 +192,18 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Every mutant, numbered from 1 in file and source order.
+    /// The mutants this run tests: those of its shard with `--shard`, else every one.
     pub fn mutants(&self) -> Vec<PlannedMutant> {
+        let mut mutants = self.all_mutants();
+        if let Some(share) = &self.share {
+            mutants.retain(|planned| share.ids.contains(&planned.id));
+        }
+        mutants
+    }
+
+    /// Every mutant of the plan, numbered from 1 in file and source order (the same numbers in
+    /// every shard).
+    pub fn all_mutants(&self) -> Vec<PlannedMutant> {
         self.files
             .iter()
             .enumerate()
@@ -199,6 +211,11 @@ impl Plan {
             .enumerate()
             .map(|(index, (file, mutant))| PlannedMutant { id: index + 1, file, mutant: mutant.clone() })
             .collect()
+    }
+
+    /// How many mutants the whole plan has (every shard's).
+    pub fn mutant_count(&self) -> usize {
+        self.files.iter().map(|file| file.mutants.len()).sum()
     }
 
     pub fn line_count(&self) -> usize {

@@ -103,6 +103,20 @@ fn origin(report: &Report) -> Value {
         value["state"] = json!(origin.state.to_text());
         value["scratch"] = json!(origin.scratch);
     }
+    let added: BTreeMap<String, &[usize]> = report
+        .plan
+        .files
+        .iter()
+        .map(|file| (file.path.display().to_string(), file.lines.as_slice()))
+        .collect();
+    value["addedLines"] = json!(added);
+    value["plan"] = json!({
+        "mutants": report.plan.mutant_count(),
+        "digest": crate::shard::digest(&report.plan, &report.tests),
+    });
+    if let Some(share) = &report.plan.share {
+        value["shard"] = json!({ "index": share.shard.index, "count": share.shard.count });
+    }
     if !report.plan.reformatted.is_empty() {
         // Added lines passed over as reformatted or moved code, per file.
         value["reformatted"] = json!(report.plan.reformatted);

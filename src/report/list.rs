@@ -25,12 +25,26 @@ pub fn render_text(plan: &Plan) -> String {
             m.description
         ));
     }
-    out.push_str(&format!("{} mutants on {} added executable lines\n", mutants.len(), plan.line_count()));
+    match &plan.share {
+        Some(share) => out.push_str(&format!(
+            "{} of the plan's {} mutants fall to shard {} ({} added executable lines in all)\n",
+            mutants.len(),
+            share.planned,
+            share.shard,
+            plan.line_count()
+        )),
+        None => out.push_str(&format!(
+            "{} mutants on {} added executable lines\n",
+            mutants.len(),
+            plan.line_count()
+        )),
+    }
     out
 }
 
 /// `{"mutants": [...], "reformatted": {"path": [lines]}}`: the mutants, and the added executable
-/// lines passed over as reformatted or moved code.
+/// lines passed over as reformatted or moved code; with `--shard`, `"shard": {"index", "count",
+/// "planned"}` (the plan's mutants in all).
 pub fn render_json(plan: &Plan) -> Value {
     let items: Vec<Value> = plan
         .mutants()
@@ -55,5 +69,10 @@ pub fn render_json(plan: &Plan) -> Value {
         .collect();
     let reformatted: serde_json::Map<String, Value> =
         plan.reformatted.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
-    json!({ "mutants": items, "reformatted": reformatted })
+    let mut value = json!({ "mutants": items, "reformatted": reformatted });
+    if let Some(share) = &plan.share {
+        value["shard"] =
+            json!({ "index": share.shard.index, "count": share.shard.count, "planned": share.planned });
+    }
+    value
 }

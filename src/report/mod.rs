@@ -1,21 +1,23 @@
 //! The results of a check and the outputs built from them: terminal text and mutation-testing-elements JSON.
 
+pub mod gate;
 pub mod json;
 pub mod list;
+pub mod merge;
 pub mod out;
 pub mod text;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, PlannedMutant};
 use crate::run::outcome::Outcome;
 use crate::run::record::StepRecord;
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
     Killed,
     Survived,
@@ -107,9 +109,13 @@ pub struct Timings {
     pub wall: Duration,
 }
 
-/// The counts behind the last line of the report and the exit status.
+/// The counts behind the summary line of the mutation delta and the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
+    /// Every verdict, of any status.
+    pub mutants: usize,
+    /// With `--shard`: the shard, and how many mutants the whole plan has.
+    pub shard: Option<(crate::shard::Shard, usize)>,
     pub caught: usize,
     /// Killed + Timeout + Survived + NoCoverage: the mutation score's denominator.
     pub scored: usize,
@@ -136,6 +142,8 @@ impl Report {
         let lines_with_survivors = lines_with(Status::Survived);
         let lines_not_run = lines_with(Status::NoCoverage).difference(&lines_with_survivors).count();
         Summary {
+            mutants: self.results.len(),
+            shard: self.plan.share.as_ref().map(|share| (share.shard, share.planned)),
             caught: self.results.iter().filter(|r| r.outcome.status.is_caught()).count(),
             scored: self
                 .results
@@ -151,10 +159,59 @@ impl Report {
         }
     }
 
+    /// What the summary lines say and the exit status follows.
+    pub fn gate(&self) -> Gate {
+        Gate {
+            summary: self.summary(),
+            audit: self.audit.as_ref().map(|audit| AuditSummary {
+                edited: audit.edited.clone(),
+                tried: audit.tried,
+                killed_before: audit.killed_before,
+                lost: audit.lost.len(),
+            }),
+            audit_only: self.audit_only,
+        }
+    }
+
     /// True when some added line has a mutant that no test caught, or whose run broke, or the
     /// change loses a kill its tests made before it.
     pub fn has_missed(&self) -> bool {
-        self.results.iter().any(|r| r.outcome.status.is_missed() || r.outcome.status == Status::RuntimeError)
-            || self.audit.as_ref().is_some_and(|audit| !audit.lost.is_empty())
+        self.gate().fails()
+    }
+}
+
+impl Summary {
+    /// Some mutant Survived or had NoCoverage, or its test run broke.
+    pub fn has_missed(&self) -> bool {
+        self.scored > self.caught || self.runtime_errors > 0
+    }
+}
+
+/// The counts of the kill-loss audit's summary line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuditSummary {
+    /// The tests the change edits or deletes.
+    pub edited: Vec<String>,
+    /// Mutants made on the source they ran before the change.
+    pub tried: usize,
+    pub killed_before: usize,
+    /// Kills no test makes after the change.
+    pub lost: usize,
+}
+
+/// Everything the summary lines say and the exit status follows: from a `Report`, or read back
+/// from a JSON document (`gate::read`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Gate {
+    pub summary: Summary,
+    pub audit: Option<AuditSummary>,
+    /// Only the audit ran (`audit-tests`).
+    pub audit_only: bool,
+}
+
+impl Gate {
+    /// True when the check fails: a mutant missed or broke, or a kill was lost.
+    pub fn fails(&self) -> bool {
+        self.summary.has_missed() || self.audit.as_ref().is_some_and(|audit| audit.lost > 0)
     }
 }

@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use similar::TextDiff;
 
-use super::{MutantResult, Report, Status};
-use crate::audit::{Audit, LostKill};
+use super::{AuditSummary, Gate, MutantResult, Report, Status, Summary};
+use crate::audit::LostKill;
 
 /// The whole report as the terminal shows it: the survivors, the kills the change loses, then
 /// the survivors likely equivalent, apart from the others.
@@ -48,11 +48,16 @@ pub fn render(report: &Report) -> String {
 /// The summary lines alone: the mutation delta's, and the kill-loss audit's when it read
 /// edited tests (what `--quiet` prints).
 pub fn summary(report: &Report) -> String {
+    summary_lines(&report.gate())
+}
+
+/// The summary lines of `gate`, from a report or read back from a JSON document.
+pub fn summary_lines(gate: &Gate) -> String {
     let mut out = String::new();
-    if !report.audit_only {
-        let _ = writeln!(out, "{}", summary_line(report));
+    if !gate.audit_only {
+        let _ = writeln!(out, "{}", delta_line(&gate.summary));
     }
-    if let Some(audit) = report.audit.as_ref().filter(|audit| report.audit_only || !audit.edited.is_empty()) {
+    if let Some(audit) = gate.audit.as_ref().filter(|audit| gate.audit_only || !audit.edited.is_empty()) {
         let _ = writeln!(out, "{}", audit_line(audit));
     }
     out
@@ -83,13 +88,13 @@ fn render_lost(out: &mut String, lost: &LostKill) {
 }
 
 /// `kill-loss audit: 1 of 12 kills lost (2 edited tests; 30 mutants of the source they ran)`.
-pub fn audit_line(audit: &Audit) -> String {
+pub fn audit_line(audit: &AuditSummary) -> String {
     if audit.edited.is_empty() {
         return "kill-loss audit: the change edits or deletes no test that existed before it".to_string();
     }
     format!(
         "kill-loss audit: {} of {} {} by the edited tests lost (edited or deleted: {}; {} {} of the source they ran)",
-        audit.lost.len(),
+        audit.lost,
         audit.killed_before,
         plural(audit.killed_before, "kill", "kills"),
         crate::python::select::describe(&audit.edited),
@@ -174,13 +179,28 @@ pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
 /// test runs`.
 pub fn summary_line(report: &Report) -> String {
-    if report.results.is_empty() {
-        return "mutation delta: nothing to mutate: the change adds no executable Python or Rust lines"
-            .to_string();
+    delta_line(&report.summary())
+}
+
+/// The mutation delta's line; a shard's says which shard and how much of the plan it holds.
+fn delta_line(summary: &Summary) -> String {
+    let label = match summary.shard {
+        Some((shard, planned)) => {
+            if summary.mutants == 0 && planned > 0 {
+                return format!(
+                    "mutation delta, shard {shard}: none of the plan's {planned} {} fall to this shard; nothing to test here",
+                    plural(planned, "mutant", "mutants")
+                );
+            }
+            format!("mutation delta, shard {shard} ({} of the plan's {planned} mutants)", summary.mutants)
+        }
+        None => "mutation delta".to_string(),
+    };
+    if summary.mutants == 0 {
+        return format!("{label}: nothing to mutate: the change adds no executable Python or Rust lines");
     }
-    let summary = report.summary();
     let mut line = format!(
-        "mutation delta: {} of {} mutants caught on {} new {}; {} {} with survivors",
+        "{label}: {} of {} mutants caught on {} new {}; {} {} with survivors",
         summary.caught,
         summary.scored,
         summary.lines,

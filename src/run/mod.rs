@@ -25,6 +25,7 @@ use crate::plan::{Language, Plan, PlannedMutant};
 use crate::python::PythonCheck;
 use crate::report::{MutantResult, Origin, Report, Status, Timings};
 use crate::scratch::Scratch;
+use crate::shard::Shard;
 use crate::worktree;
 
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
@@ -71,11 +72,15 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
     Ok(Prepared { repo_root, scratch, base, added })
 }
 
-/// The planned mutants of `target` in the repository at `directory`, without running anything.
-pub fn plan(directory: &Path, target: &Target, choice: Choice) -> Result<Plan> {
+/// The planned mutants of `target` in the repository at `directory` (those of `shard` when
+/// given), without running anything.
+pub fn plan(directory: &Path, target: &Target, choice: Choice, shard: Option<Shard>) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
+    if let Some(shard) = shard {
+        crate::shard::restrict(&mut plan, shard);
+    }
     Ok(plan)
 }
 
@@ -101,6 +106,9 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     timings.diff = lap();
     let mut plan = Plan::make(&added, &base, options.choice)?;
     plan.notes.extend(nothing_staged(&options.target, &added));
+    if let Some(shard) = options.shard {
+        crate::shard::restrict(&mut plan, shard);
+    }
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     timings.generate = lap();
@@ -145,8 +153,11 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     }
     let audits = match options.audit {
         AuditMode::Only => true,
+        // One shard audits, so that the merged report holds the audit once.
         AuditMode::WithTestEdits => {
-            !matches!(options.target, Target::Lines(_)) && crate::audit::touches_tests(&added)
+            !matches!(options.target, Target::Lines(_))
+                && options.shard.is_none_or(|shard| shard.index == 0)
+                && crate::audit::touches_tests(&added)
         }
         AuditMode::Off => false,
     };

@@ -1,0 +1,234 @@
+//! `mutdelta merge`: the JSON reports of every shard of one split joined into the document an unsharded check writes, once they are proven to be exactly that split.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Result};
+use serde_json::{json, Map, Value};
+
+/// The shards' documents joined into one; each is named by its place ("report 2") in errors.
+pub fn merge(documents: &[Value]) -> Result<Value> {
+    let named: Vec<(String, &Value)> =
+        documents.iter().enumerate().map(|(i, document)| (format!("report {}", i + 1), document)).collect();
+    merge_named(&named)
+}
+
+/// The shards' documents joined into one, each named (by its file) in errors.
+///
+/// The result has the shape of an unsharded report: every file once with all its mutants in
+/// id order; `performance` summed over the shards (machine time spent, not the matrix's wall
+/// time); `config` and the `mutdelta` section from shard 0 (the shards agree on them, the plan
+/// digest proves it), with each shard's steps (baselines, canaries) in `steps` marked with
+/// `"shard"`, the kill-loss audit from the shard that ran it, and in `shards` each shard's own
+/// scratch directory and `performance`; no `shard` and no top-level `scratch`.
+pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
+    if documents.is_empty() {
+        bail!("nothing to merge: give the --json report of every shard");
+    }
+    let shards: Vec<ShardReport> =
+        documents.iter().map(|(name, document)| ShardReport::read(name, document)).collect::<Result<_>>()?;
+    let first = &shards[0];
+    for other in &shards[1..] {
+        first.same_run(other)?;
+    }
+    let count = first.count;
+    let mut by_index: BTreeMap<usize, &ShardReport> = BTreeMap::new();
+    for shard in &shards {
+        if let Some(earlier) = by_index.insert(shard.index, shard) {
+            bail!(
+                "{} and {} are both shard {}/{count}: give each shard's report once",
+                earlier.name,
+                shard.name,
+                shard.index
+            );
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|index| !by_index.contains_key(index))
+        .map(|index| format!("{index}/{count}"))
+        .collect();
+    match missing.as_slice() {
+        [] => {}
+        [one] => bail!(
+            "shard {one} is missing: give the --json report of every shard, 0/{count} to {}/{count}",
+            count - 1
+        ),
+        many => bail!(
+            "shards {} are missing: give the --json report of every shard, 0/{count} to {}/{count}",
+            many.join(", "),
+            count - 1
+        ),
+    }
+    let ordered: Vec<&ShardReport> = by_index.into_values().collect();
+    check_mutants(&ordered, first.planned)?;
+    Ok(join(&ordered))
+}
+
+/// What a shard's document says about its place in the split.
+struct ShardReport<'a> {
+    name: &'a str,
+    document: &'a Value,
+    index: usize,
+    count: usize,
+    planned: u64,
+    digest: &'a str,
+    state: &'a Value,
+}
+
+impl<'a> ShardReport<'a> {
+    fn read(name: &'a str, document: &'a Value) -> Result<ShardReport<'a>> {
+        let section = &document["mutdelta"];
+        if !section.is_object() || !document["files"].is_object() {
+            bail!("{name} is not a report written by mutdelta's --json: write each shard's with `mutdelta check --shard K/N --json FILE`");
+        }
+        let shard = &section["shard"];
+        let (Some(index), Some(count)) = (shard["index"].as_u64(), shard["count"].as_u64()) else {
+            bail!("{name} is not a shard's report (it has no mutdelta.shard): write each shard's with `mutdelta check --shard K/N --json FILE`");
+        };
+        let plan = &section["plan"];
+        let (Some(planned), Some(digest)) = (plan["mutants"].as_u64(), plan["digest"].as_str()) else {
+            bail!("{name} does not say what was planned (mutdelta.plan): write it again with this version of mutdelta");
+        };
+        if index >= count {
+            bail!("{name} claims shard {index}/{count}, which no split has: write it again with `mutdelta check --shard K/N`");
+        }
+        Ok(ShardReport {
+            name,
+            document,
+            index: index as usize,
+            count: count as usize,
+            planned,
+            digest,
+            state: &section["state"],
+        })
+    }
+
+    /// Refuses `other` unless it is a shard of the same run as `self`.
+    fn same_run(&self, other: &ShardReport) -> Result<()> {
+        if other.state != self.state {
+            bail!(
+                "{} tested {} but {} tested {}: merge the shards of one run on one state",
+                other.name,
+                other.state,
+                self.name,
+                self.state
+            );
+        }
+        if other.count != self.count {
+            bail!(
+                "{} is shard {}/{} but {} is shard {}/{}: merge the shards of one split",
+                other.name,
+                other.index,
+                other.count,
+                self.name,
+                self.index,
+                self.count
+            );
+        }
+        if other.digest != self.digest || other.planned != self.planned {
+            bail!(
+                "{} planned other mutants than {} (another change, other options or another mutdelta version): merge the shards of one run",
+                other.name,
+                self.name
+            );
+        }
+        Ok(())
+    }
+
+    fn mutants(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+        let files = self.document["files"].as_object().into_iter().flatten();
+        files
+            .flat_map(|(path, file)| file["mutants"].as_array().into_iter().flatten().map(move |m| (path, m)))
+    }
+}
+
+/// Every planned mutant in exactly one shard.
+fn check_mutants(shards: &[&ShardReport], planned: u64) -> Result<()> {
+    let mut owner: BTreeMap<u64, &str> = BTreeMap::new();
+    for shard in shards {
+        for (path, mutant) in shard.mutants() {
+            let id = mutant["id"]
+                .as_str()
+                .and_then(|id| id.parse::<u64>().ok())
+                .ok_or_else(|| anyhow!("{} has a mutant of {path} without a numeric id", shard.name))?;
+            if id == 0 || id > planned {
+                bail!("{} has mutant {id}, but the plan has mutants 1 to {planned}", shard.name);
+            }
+            if let Some(other) = owner.insert(id, shard.name) {
+                bail!(
+                    "mutant {id} is in both {other} and {}: the shards overlap, so they are not one split",
+                    shard.name
+                );
+            }
+        }
+    }
+    let absent: Vec<String> =
+        (1..=planned).filter(|id| !owner.contains_key(id)).map(|id| id.to_string()).collect();
+    if !absent.is_empty() {
+        bail!(
+            "mutants {} of the plan are in no shard's report: the reports are incomplete",
+            absent.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The document of an unsharded check, from the shards (in index order) of a proven split.
+fn join(shards: &[&ShardReport]) -> Value {
+    let mut merged = shards[0].document.clone();
+    let mut files: Map<String, Value> = Map::new();
+    let mut performance: Map<String, Value> = Map::new();
+    let mut steps = Vec::new();
+    let mut records = Vec::new();
+    let mut audit = None;
+    for shard in shards {
+        for (path, file) in shard.document["files"].as_object().into_iter().flatten() {
+            let entry = files.entry(path.clone()).or_insert_with(|| {
+                let mut file = file.clone();
+                file["mutants"] = json!([]);
+                file
+            });
+            if let (Some(Value::Array(into)), Some(more)) =
+                (entry.get_mut("mutants"), file["mutants"].as_array())
+            {
+                into.extend(more.iter().cloned());
+            }
+        }
+        for (phase, took) in shard.document["performance"].as_object().into_iter().flatten() {
+            let sum =
+                performance.get(phase).and_then(Value::as_f64).unwrap_or(0.0) + took.as_f64().unwrap_or(0.0);
+            performance.insert(phase.clone(), json!(sum));
+        }
+        let section = &shard.document["mutdelta"];
+        for step in section["steps"].as_array().into_iter().flatten() {
+            let mut step = step.clone();
+            step["shard"] = json!(shard.index);
+            steps.push(step);
+        }
+        if audit.is_none() && !section["audit"].is_null() {
+            audit = Some(section["audit"].clone());
+        }
+        records.push(json!({
+            "index": shard.index,
+            "scratch": section["scratch"],
+            "performance": shard.document["performance"],
+        }));
+    }
+    for file in files.values_mut() {
+        if let Some(Value::Array(mutants)) = file.get_mut("mutants") {
+            mutants.sort_by_key(|m| m["id"].as_str().and_then(|id| id.parse::<u64>().ok()));
+        }
+    }
+    merged["files"] = Value::Object(files);
+    merged["performance"] = Value::Object(performance);
+    if let Some(section) = merged["mutdelta"].as_object_mut() {
+        section.remove("shard");
+        section.remove("scratch");
+        section.remove("audit");
+        section.insert("steps".into(), Value::Array(steps));
+        if let Some(audit) = audit {
+            section.insert("audit".into(), audit);
+        }
+        section.insert("shards".into(), Value::Array(records));
+    }
+    merged
+}

@@ -1,0 +1,215 @@
+//! `--shard K/N`: which share of a plan's mutants one job of a CI matrix tests, computed from the plan alone so every job agrees without talking to the others.
+
+use std::collections::BTreeSet;
+
+use anyhow::{bail, Result};
+
+use crate::plan::{Language, Plan};
+
+/// One job's place in the matrix: shard `index` (0-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::fmt::Display for Shard {
+    /// As the option writes it: `1/4`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// Reads `K/N` (0-based K below N).
+    pub fn parse(text: &str) -> Result<Shard> {
+        let hint = "give K/N with 0 <= K < N, e.g. --shard 0/4 to --shard 3/4";
+        let Some((index, count)) = text.split_once('/') else {
+            bail!("--shard {text} is not of the form K/N: {hint}");
+        };
+        let (Ok(index), Ok(count)) = (index.trim().parse::<usize>(), count.trim().parse::<usize>()) else {
+            bail!("--shard {text} is not two whole numbers K/N: {hint}");
+        };
+        if count == 0 {
+            bail!("--shard {text} splits into zero shards: {hint}");
+        }
+        if index >= count {
+            bail!("--shard {text} names no shard: shards are numbered from 0, so the last of {count} is {}/{count}", count - 1);
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// The part of a plan one shard tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    pub shard: Shard,
+    /// The ids of its mutants.
+    pub ids: BTreeSet<usize>,
+    /// How many mutants the whole plan has.
+    pub planned: usize,
+}
+
+/// What a mutant is expected to cost, in units of a Python mutant's run. A Python mutant is a
+/// code swap or a fork of a warm worker running the few tests that reach it (about 0.1 s on
+/// the fixtures); a Rust mutant is a build of its package, then its tests (seconds each, even
+/// incremental). Ignored mutants run nothing. Per-shard costs (a language's baseline, its
+/// workers' start) do not depend on which mutants a shard holds, so they do not change the
+/// split; nor does keeping a file's mutants together, since each mutant writes, builds or
+/// swaps its file alone.
+fn cost(language: Language, ignored: bool) -> u64 {
+    match (ignored, language) {
+        (true, _) => 0,
+        (false, Language::Python) => 1,
+        (false, Language::Rust) => 20,
+    }
+}
+
+/// Restricts `plan` to the mutants of `shard`.
+pub fn restrict(plan: &mut Plan, shard: Shard) {
+    let mutants = plan.all_mutants();
+    let items: Vec<u64> =
+        mutants.iter().map(|m| cost(plan.files[m.file].language, m.mutant.ignored.is_some())).collect();
+    let owners = split(&items, shard.count);
+    let ids =
+        mutants.iter().zip(owners).filter(|(_, owner)| *owner == shard.index).map(|(m, _)| m.id).collect();
+    plan.share = Some(Share { shard, ids, planned: plan.mutant_count() });
+}
+
+/// The shard of each item, given the items' costs: the most costly first (ties in item order),
+/// each to the shard with the least cost so far (then the fewest items, then the lowest index).
+/// Greedy longest-first keeps every shard within one item's cost of the others. Items that cost
+/// nothing come last and go to the shard with the fewest items, so they spread evenly too.
+pub fn split(costs: &[u64], count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by_key(|&item| (std::cmp::Reverse(costs[item]), item));
+    let mut loads = vec![(0u64, 0usize); count];
+    let mut owners = vec![0; costs.len()];
+    for item in order {
+        let free = costs[item] == 0;
+        let (shard, _) = loads
+            .iter()
+            .enumerate()
+            .min_by_key(
+                |(index, (cost, items))| if free { (0, *items, *index) } else { (*cost, *items, *index) },
+            )
+            .expect("count >= 1");
+        loads[shard].0 += costs[item];
+        loads[shard].1 += 1;
+        owners[item] = shard;
+    }
+    owners
+}
+
+/// A digest of everything the split and the verdicts depend on: the files (path, language,
+/// source, added lines), every mutant, the relevant tests and mutdelta's version. Shards agree
+/// on it exactly when they planned the same run.
+pub fn digest(plan: &Plan, tests: &[String]) -> String {
+    let mut parts: Vec<Vec<u8>> = vec![env!("CARGO_PKG_VERSION").into()];
+    for file in &plan.files {
+        let lines: Vec<String> = file.lines.iter().map(usize::to_string).collect();
+        parts.push(file.path.display().to_string().into());
+        parts.push(file.language.name().into());
+        parts.push(file.source.clone().into());
+        parts.push(lines.join(",").into());
+    }
+    for planned in plan.all_mutants() {
+        let m = &planned.mutant;
+        parts.push(
+            format!(
+                "{} {} {}:{}-{}:{} {} {:?} {:?} {:?}",
+                planned.id,
+                planned.file,
+                m.start.line,
+                m.start.column,
+                m.end.line,
+                m.end.column,
+                m.mutator().name(),
+                m.replacement,
+                m.description,
+                m.ignored
+            )
+            .into(),
+        );
+    }
+    parts.extend(tests.iter().map(|test| test.clone().into_bytes()));
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    crate::cache::key(&parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_arguments_are_k_of_n_counted_from_zero() {
+        assert_eq!(Shard::parse("0/1").unwrap(), Shard { index: 0, count: 1 });
+        assert_eq!(Shard::parse("2/3").unwrap(), Shard { index: 2, count: 3 });
+        for (bad, says) in [
+            ("3/3", "shards are numbered from 0, so the last of 3 is 2/3"),
+            ("a/2", "not two whole numbers"),
+            ("1/0", "splits into zero shards"),
+            ("-1/2", "not two whole numbers"),
+            ("1", "not of the form K/N"),
+            ("1/2/3", "not two whole numbers"),
+        ] {
+            let err = Shard::parse(bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+            assert!(err.starts_with(&format!("--shard {bad} ")), "{err}");
+        }
+    }
+
+    fn loads(costs: &[u64], owners: &[usize], count: usize) -> Vec<(u64, usize)> {
+        let mut loads = vec![(0, 0); count];
+        for (cost, owner) in costs.iter().zip(owners) {
+            loads[*owner].0 += cost;
+            loads[*owner].1 += 1;
+        }
+        loads
+    }
+
+    #[test]
+    fn every_item_goes_to_exactly_one_shard_and_the_shards_are_within_one_item_of_each_other() {
+        // Python mutants (1), Rust mutants (20) and ignored ones (0), interleaved as plans are.
+        let costs: Vec<u64> = (0..97u64).map(|i| [1, 1, 0, 20, 1, 0, 1][i as usize % 7]).collect();
+        let total: u64 = costs.iter().sum();
+        for count in 1..=8 {
+            let owners = split(&costs, count);
+            assert_eq!(owners.len(), costs.len(), "one owner per item");
+            assert!(owners.iter().all(|&owner| owner < count));
+            let loads = loads(&costs, &owners, count);
+            assert_eq!(
+                loads.iter().map(|(cost, _)| cost).sum::<u64>(),
+                total,
+                "nothing lost or counted twice"
+            );
+            let (most, least) =
+                (loads.iter().map(|l| l.0).max().unwrap(), loads.iter().map(|l| l.0).min().unwrap());
+            assert!(
+                most - least <= 20,
+                "{count} shards: costs {loads:?} differ by more than one Rust mutant"
+            );
+            let ignored: Vec<usize> =
+                (0..costs.len()).filter(|&i| costs[i] == 0).fold(vec![0; count], |mut per, i| {
+                    per[owners[i]] += 1;
+                    per
+                });
+            let spread = ignored.iter().max().unwrap() - ignored.iter().min().unwrap();
+            assert!(spread <= 1 || count == 1, "{count} shards: ignored mutants {ignored:?} bunch up");
+        }
+    }
+
+    #[test]
+    fn the_split_depends_on_the_costs_alone() {
+        let costs = [1, 20, 1, 1, 0, 20, 1, 1, 1, 0, 1];
+        assert_eq!(split(&costs, 3), split(&costs, 3));
+        assert_eq!(split(&costs, 3), [2, 0, 2, 2, 0, 1, 2, 2, 2, 1, 2]);
+    }
+
+    #[test]
+    fn more_shards_than_mutants_leaves_some_empty() {
+        let owners = split(&[1, 1], 4);
+        assert_eq!(owners, [0, 1]);
+        assert_eq!(split(&[], 3), Vec::<usize>::new());
+    }
+}
