@@ -79,24 +79,21 @@ pub fn restrict(plan: &mut Plan, shard: Shard) {
 /// The shard of each item, given the items' costs: the most costly first (ties in item order),
 /// each to the shard with the least cost so far (then the fewest items, then the lowest index).
 /// Greedy longest-first keeps every shard within one item's cost of the others. Items that cost
-/// nothing come last and go to the shard with the fewest items, so they spread evenly too.
+/// nothing take turns, in item order, so they spread evenly too.
 pub fn split(costs: &[u64], count: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..costs.len()).collect();
+    let mut order: Vec<usize> = (0..costs.len()).filter(|&item| costs[item] > 0).collect();
     order.sort_by_key(|&item| (std::cmp::Reverse(costs[item]), item));
     let mut loads = vec![(0u64, 0usize); count];
     let mut owners = vec![0; costs.len()];
     for item in order {
-        let free = costs[item] == 0;
-        let (shard, _) = loads
-            .iter()
-            .enumerate()
-            .min_by_key(
-                |(index, (cost, items))| if free { (0, *items, *index) } else { (*cost, *items, *index) },
-            )
-            .expect("count >= 1");
+        let (shard, _) =
+            loads.iter().enumerate().min_by_key(|(index, load)| (**load, *index)).expect("count >= 1");
         loads[shard].0 += costs[item];
         loads[shard].1 += 1;
         owners[item] = shard;
+    }
+    for (turn, item) in (0..costs.len()).filter(|&item| costs[item] == 0).enumerate() {
+        owners[item] = turn % count;
     }
     owners
 }

@@ -150,15 +150,20 @@ pub fn fixture_repo(name: &str) -> TempDir {
 /// files of its `variant/` written over it.
 pub fn fixture_repo_variant(name: &str, variant: &str) -> TempDir {
     let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let fixture = Path::new(FIXTURES).join(name);
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    copy_tree(&fixture.join("before"), dir.path());
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "before"]);
-    copy_tree(&fixture.join(variant), dir.path());
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "the change"]);
+    fixture_repo_at(name, variant, dir.path());
     dir
+}
+
+/// The repository of `fixture_repo_variant`, made in the empty directory `dir`.
+pub fn fixture_repo_at(name: &str, variant: &str, dir: &Path) {
+    let fixture = Path::new(FIXTURES).join(name);
+    git(dir, &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), dir);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "before"]);
+    copy_tree(&fixture.join(variant), dir);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "the change"]);
 }
 
 /// Every file under `dir`, `.git` included, with its bytes: equal snapshots mean nothing changed.

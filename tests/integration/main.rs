@@ -14,4 +14,5 @@ mod reformat;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;
+mod shards;
 mod swap_parity;

@@ -1,0 +1,330 @@
+//! `check --shard K/N` and `merge`: the shards of a split, merged, are the unsharded check; every way the shards can fail to be one split is refused.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::common::{check, fixture_repo_at, mutdelta, read_report, read_valid_report, Run};
+
+/// The `sharded` fixture checked whole and split in two and in three, once for every test here
+/// (in the target directory, replaced at each run of the tests: a static is never dropped).
+struct Checked {
+    repo: PathBuf,
+    out: PathBuf,
+    whole: Run,
+    halves: Vec<Run>,
+}
+
+fn checked() -> &'static Checked {
+    static CHECKED: OnceLock<Checked> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("shards");
+        let _ = std::fs::remove_dir_all(&root);
+        let (repo, out) = (root.join("repo"), root.join("reports"));
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        fixture_repo_at("sharded", "after", &repo);
+        // Each job of a CI matrix starts from a fresh checkout: no shard reuses another's runs.
+        let run = |name: &str, shard: Option<&str>| {
+            let json = out.join(format!("{name}.json"));
+            let mut args = vec!["--commit", "HEAD", "--no-cache", "--json", json.to_str().unwrap()];
+            args.extend(shard.map(|shard| ["--shard", shard]).into_iter().flatten());
+            check(&repo, &args)
+        };
+        let whole = run("whole", None);
+        let halves = vec![run("half-0", Some("0/2")), run("half-1", Some("1/2"))];
+        for k in 0..3 {
+            run(&format!("third-{k}"), Some(&format!("{k}/3")));
+        }
+        Checked { repo, out, whole, halves }
+    })
+}
+
+impl Checked {
+    fn report(&self, name: &str) -> PathBuf {
+        self.out.join(format!("{name}.json"))
+    }
+
+    /// `mutdelta merge` of the named reports, writing `into` when given.
+    fn merge(&self, names: &[&str], into: Option<&Path>) -> Run {
+        let mut args = vec!["merge".to_string()];
+        args.extend(names.iter().map(|name| self.report(name).display().to_string()));
+        if let Some(into) = into {
+            args.extend(["--json".to_string(), into.display().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        mutdelta(&self.repo, &args)
+    }
+
+    /// A copy of a report with `edit` applied, written beside the others as `name`.
+    fn edited(&self, from: &str, name: &str, edit: impl FnOnce(&mut Value)) -> String {
+        let mut report = read_report(self.report(from));
+        edit(&mut report);
+        std::fs::write(self.report(name), serde_json::to_string(&report).unwrap()).unwrap();
+        name.to_string()
+    }
+}
+
+/// A document with what legitimately differs between runs of the same plan taken out:
+/// - `performance`, each mutant's `duration` and the timing pytest prints in a `statusReason`
+///   ("1 failed in 0.09s"): how long things took;
+/// - each mutant's `run` and the `steps` (the check's and its audit's): the commands that ran,
+///   with the temporary copies' paths and durations, and per shard its own baselines;
+/// - `mutdelta.scratch` and the merge's `mutdelta.shards`: each run's temporary directory;
+/// - the order of `coveredBy`, which follows the tests' measured durations.
+fn comparable(mut report: Value) -> Value {
+    report.as_object_mut().unwrap().remove("performance");
+    for file in report["files"].as_object_mut().unwrap().values_mut() {
+        for mutant in file["mutants"].as_array_mut().unwrap() {
+            let mutant = mutant.as_object_mut().unwrap();
+            mutant.remove("duration");
+            mutant.remove("run");
+            if let Some(Value::String(reason)) = mutant.get_mut("statusReason") {
+                *reason = without_pytest_timing(reason);
+            }
+            if let Some(Value::Array(tests)) = mutant.get_mut("coveredBy") {
+                tests.sort_by_key(|test| test.to_string());
+            }
+        }
+    }
+    let section = report["mutdelta"].as_object_mut().unwrap();
+    for key in ["steps", "scratch", "shards"] {
+        section.remove(key);
+    }
+    if let Some(audit) = section.get_mut("audit").and_then(Value::as_object_mut) {
+        audit.remove("steps");
+    }
+    report
+}
+
+/// `1 failed in 0.09s` as `1 failed in <time>`.
+fn without_pytest_timing(reason: &str) -> String {
+    match reason.rfind(" in ") {
+        Some(at) if reason[at + 4..].trim_end_matches('s').parse::<f64>().is_ok() => {
+            format!("{} in <time>", &reason[..at])
+        }
+        _ => reason.to_string(),
+    }
+}
+
+fn statuses(report: &Value) -> BTreeSet<String> {
+    mutant_ids_and(report, |m| m["status"].as_str().unwrap().to_string())
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect()
+}
+
+fn mutant_ids_and<T>(report: &Value, pick: impl Fn(&Value) -> T) -> Vec<(u64, T)> {
+    report["files"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|file| file["mutants"].as_array().unwrap())
+        .map(|m| (m["id"].as_str().unwrap().parse().unwrap(), pick(m)))
+        .collect()
+}
+
+fn summary_lines(run: &Run) -> Vec<&str> {
+    run.stdout
+        .lines()
+        .filter(|line| line.starts_with("mutation delta") || line.starts_with("kill-loss"))
+        .collect()
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_report() {
+    let checked = checked();
+    let whole = read_valid_report(&checked.report("whole"));
+    let kinds = statuses(&whole);
+    for kind in ["Killed", "Survived", "NoCoverage", "Ignored"] {
+        assert!(kinds.contains(kind), "the fixture yields {kind}: {kinds:?}");
+    }
+    assert!(whole["mutdelta"]["audit"].is_object(), "the change edits a test, so the check audits it");
+
+    for shards in [&["half-0", "half-1"][..], &["third-2", "third-0", "third-1"][..]] {
+        let merged_path = checked.out.join(format!("merged-{}.json", shards.len()));
+        let merge = checked.merge(shards, Some(&merged_path));
+        assert_eq!(merge.code, checked.whole.code, "the merge exits as the unsharded check: {merge:?}");
+        assert_eq!(summary_lines(&merge), summary_lines(&checked.whole), "{merge:?}");
+        let merged = read_valid_report(&merged_path);
+        assert_eq!(comparable(merged.clone()), comparable(whole.clone()), "{} shards", shards.len());
+        let records: Vec<u64> = merged["mutdelta"]["shards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["index"].as_u64().unwrap())
+            .collect();
+        assert_eq!(records, (0..shards.len() as u64).collect::<Vec<_>>(), "a record per shard, in order");
+    }
+}
+
+#[test]
+fn each_shard_tests_its_share_after_proving_its_own_baseline() {
+    let checked = checked();
+    let mut seen = BTreeSet::new();
+    for (k, run) in checked.halves.iter().enumerate() {
+        let report = read_valid_report(&checked.report(&format!("half-{k}")));
+        let section = &report["mutdelta"];
+        assert_eq!(section["shard"], serde_json::json!({ "index": k, "count": 2 }));
+        assert_eq!(section["plan"]["mutants"], 42, "{section}");
+        assert!(section["state"].as_str().unwrap().starts_with("commit "), "{section}");
+        let ids: Vec<u64> = mutant_ids_and(&report, |_| ()).into_iter().map(|(id, _)| id).collect();
+        assert!((19..=23).contains(&ids.len()), "an even share of 42: {}", ids.len());
+        assert!(ids.iter().all(|id| seen.insert(*id)), "no mutant in two shards");
+        let steps: Vec<&str> =
+            section["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
+        assert!(steps.contains(&"baseline"), "shard {k} ran its own baseline: {steps:?}");
+        assert_eq!(section["audit"].is_object(), k == 0, "the audit runs in shard 0 alone");
+        let line = summary_lines(run)[0];
+        assert!(
+            line.starts_with(&format!(
+                "mutation delta, shard {k}/2 ({} of the plan's 42 mutants): ",
+                ids.len()
+            )),
+            "{run:?}"
+        );
+    }
+    assert_eq!(seen, (1..=42).collect(), "every mutant in one shard");
+}
+
+#[test]
+fn list_shows_each_shards_share_and_the_shares_partition_the_plan() {
+    let checked = checked();
+    let list = |extra: &[&str]| {
+        let mut args = vec!["list", "--commit", "HEAD", "--json"];
+        args.extend_from_slice(extra);
+        let run = mutdelta(&checked.repo, &args);
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str::<Value>(&run.stdout).unwrap()
+    };
+    let ids = |listed: &Value| -> Vec<String> {
+        listed["mutants"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect()
+    };
+    let all = ids(&list(&[]));
+    let mut joined = Vec::new();
+    for k in 0..3 {
+        let listed = list(&["--shard", &format!("{k}/3")]);
+        assert_eq!(listed["shard"], serde_json::json!({ "index": k, "count": 3, "planned": 42 }));
+        let share = ids(&listed);
+        let tested: Vec<String> = mutant_ids_and(&read_report(checked.report(&format!("third-{k}"))), |_| ())
+            .into_iter()
+            .map(|(id, _)| id.to_string())
+            .collect();
+        let (mut share_sorted, mut tested_sorted) = (share.clone(), tested);
+        share_sorted.sort();
+        tested_sorted.sort();
+        assert_eq!(share_sorted, tested_sorted, "list --shard {k}/3 shows what check --shard {k}/3 tests");
+        joined.extend(share);
+    }
+    joined.sort_by_key(|id| id.parse::<u64>().unwrap());
+    assert_eq!(joined, all, "the three shares are disjoint and cover the plan");
+
+    let text = mutdelta(&checked.repo, &["list", "--commit", "HEAD", "--shard", "1/3"]);
+    assert!(
+        text.stdout
+            .ends_with("14 of the plan's 42 mutants fall to shard 1/3 (16 added executable lines in all)\n"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_shard_with_no_mutants_says_so_and_passes_as_that_shard() {
+    let checked = checked();
+    let json = checked.out.join("empty.json");
+    let run =
+        check(&checked.repo, &["--commit", "HEAD", "--shard", "45/50", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        summary_lines(&run),
+        ["mutation delta, shard 45/50: none of the plan's 42 mutants fall to this shard; nothing to test here"],
+        "{run:?}"
+    );
+    let report = read_valid_report(&json);
+    assert_eq!(report["mutdelta"]["shard"], serde_json::json!({ "index": 45, "count": 50 }));
+    assert_eq!(mutant_ids_and(&report, |_| ()).len(), 0);
+    assert_eq!(report["mutdelta"]["plan"], read_report(checked.report("half-0"))["mutdelta"]["plan"]);
+}
+
+/// Asserts that `run` exited 2 with one line saying `says`.
+fn refused(run: &Run, says: &str) {
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "one sentence: {run:?}");
+    assert!(run.stderr.contains(says), "{says:?} not in {run:?}");
+}
+
+#[test]
+fn merge_refuses_reports_that_are_not_one_whole_split() {
+    let checked = checked();
+    refused(
+        &checked.merge(&["half-0"], None),
+        "shard 1/2 is missing: give the --json report of every shard, 0/2 to 1/2",
+    );
+    refused(&checked.merge(&["third-1"], None), "shards 0/3, 2/3 are missing");
+    refused(
+        &checked.merge(&["half-0", "half-1", "half-0"], None),
+        "are both shard 0/2: give each shard's report once",
+    );
+    refused(&checked.merge(&["half-0", "third-1", "third-2"], None), "third-1.json is shard 1/3 but");
+    refused(
+        &checked.merge(&["whole", "half-1"], None),
+        "whole.json is not a shard's report (it has no mutdelta.shard)",
+    );
+
+    let overlap = checked.edited("half-1", "overlap", |report| {
+        let stolen = read_report(checked.report("half-0"))["files"]["shipping.py"]["mutants"][0].clone();
+        report["files"]["shipping.py"]["mutants"].as_array_mut().unwrap().push(stolen);
+    });
+    refused(&checked.merge(&["half-0", &overlap], None), "is in both");
+    refused(&checked.merge(&["half-0", &overlap], None), "the shards overlap, so they are not one split");
+
+    let garbled = checked.report("garbled");
+    std::fs::write(&garbled, "{\"files\": ").unwrap();
+    refused(&checked.merge(&["half-0", "garbled"], None), "garbled.json is not JSON");
+    refused(&checked.merge(&["half-0", "absent"], None), "could not read the shard report");
+}
+
+#[test]
+fn merge_refuses_shards_of_another_state_or_plan() {
+    let checked = checked();
+    // The working tree holds what HEAD holds, so `--base HEAD~1` plans the same mutants, but
+    // it tests the working tree, not the commit.
+    let worktree = checked.report("worktree-1");
+    let run = check(
+        &checked.repo,
+        &["--base", "HEAD~1", "--no-audit", "--shard", "1/2", "--json", worktree.to_str().unwrap()],
+    );
+    assert!(run.code == 0 || run.code == 1, "{run:?}");
+    refused(&checked.merge(&["half-0", "worktree-1"], None), "worktree-1.json tested \"worktree\" but");
+
+    let fewer = checked.report("one-per-line-1");
+    let run = check(
+        &checked.repo,
+        &["--commit", "HEAD", "--one-per-line", "--shard", "1/2", "--json", fewer.to_str().unwrap()],
+    );
+    assert!(run.code == 0 || run.code == 1, "{run:?}");
+    refused(
+        &checked.merge(&["half-0", "one-per-line-1"], None),
+        "one-per-line-1.json planned other mutants than",
+    );
+}
+
+#[test]
+fn bad_shard_arguments_are_refused_with_one_sentence() {
+    let checked = checked();
+    for (bad, says) in [
+        ("3/3", "--shard 3/3 names no shard: shards are numbered from 0, so the last of 3 is 2/3"),
+        ("a/2", "--shard a/2 is not two whole numbers K/N"),
+        ("1/0", "--shard 1/0 splits into zero shards"),
+        ("-1/2", "--shard -1/2 is not two whole numbers K/N"),
+    ] {
+        refused(&mutdelta(&checked.repo, &["check", "--commit", "HEAD", &format!("--shard={bad}")]), says);
+        refused(&mutdelta(&checked.repo, &["list", "--commit", "HEAD", &format!("--shard={bad}")]), says);
+    }
+    refused(
+        &mutdelta(&checked.repo, &["audit-tests", "--commit", "HEAD", "--shard", "0/2"]),
+        "audit-tests mutates no added lines to split over shards",
+    );
+}
