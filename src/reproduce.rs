@@ -74,6 +74,22 @@ struct Origin {
     repository: Option<PathBuf>,
     state: Option<String>,
     scratch: Option<PathBuf>,
+    /// In a merged report: each shard's own scratch directory.
+    #[serde(default)]
+    shards: Vec<ShardEntry>,
+}
+
+#[derive(Deserialize)]
+struct ShardEntry {
+    scratch: Option<PathBuf>,
+}
+
+impl Origin {
+    /// The temporary directories the report's commands ran in: the check's, or each shard's.
+    fn scratches(&self) -> Vec<&Path> {
+        let shards = self.shards.iter().filter_map(|shard| shard.scratch.as_deref());
+        self.scratch.as_deref().into_iter().chain(shards).collect()
+    }
 }
 
 /// One mutant of a report, with its file.
@@ -181,9 +197,9 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
                     command.duration
                 );
             }
-            let scratch = found.origin.as_ref().and_then(|origin| origin.scratch.as_deref());
+            let scratches = found.origin.as_ref().map(Origin::scratches).unwrap_or_default();
             let commands: Vec<String> =
-                run.commands.iter().map(|command| portable(command, scratch)).collect();
+                run.commands.iter().map(|command| portable(command, &scratches)).collect();
             let _ = writeln!(
                 out,
                 "reproduce (a fresh copy of the state under test with this mutant, then its tests):"
@@ -201,7 +217,7 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
 
 /// The command as it would run from the root of a fresh copy: paths inside the copy it ran in
 /// made relative, mutdelta's own temporary paths left out.
-fn portable(command: &CommandEntry, scratch: Option<&Path>) -> String {
+fn portable(command: &CommandEntry, scratches: &[&Path]) -> String {
     let local = |value: &str| -> Option<String> {
         let path = Path::new(value);
         if path == command.cwd {
@@ -210,7 +226,7 @@ fn portable(command: &CommandEntry, scratch: Option<&Path>) -> String {
         if let Ok(inside) = path.strip_prefix(&command.cwd) {
             return Some(inside.display().to_string());
         }
-        if scratch.is_some_and(|scratch| path.starts_with(scratch)) {
+        if scratches.iter().any(|scratch| path.starts_with(scratch)) {
             return None;
         }
         Some(value.to_string())
@@ -340,7 +356,7 @@ mod tests {
             duration: 1.0,
         };
         assert_eq!(
-            portable(&command, Some(Path::new("/tmp/run"))),
+            portable(&command, &[Path::new("/tmp/run")]),
             "PYTHONPATH=.:src:/home/u/lib /venv/bin/python -m pytest tests/test_a.py"
         );
     }

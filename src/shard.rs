@@ -51,10 +51,11 @@ pub struct Share {
 }
 
 /// What a mutant is expected to cost, in units of a Python mutant's run. A Python mutant is a
-/// code swap or a fork of a warm worker running the few tests that reach it (about 0.1 s on
-/// the fixtures); a Rust mutant is a build of its package, then its tests (seconds each, even
-/// incremental). Ignored mutants run nothing. Per-shard costs (a language's baseline, its
-/// workers' start) do not depend on which mutants a shard holds, so they do not change the
+/// code swap or a fork of a warm worker running the few tests that reach it; a Rust mutant is a
+/// build of its package, then its tests. Measured on the fixtures (debug build, two workers):
+/// a Python mutant of `sharded` took 0.085 s (median), a Rust mutant of `rust_parser` 1.7 s,
+/// about 20 times as long. Ignored mutants run nothing. Per-shard costs (a language's baseline,
+/// its workers' start) do not depend on which mutants a shard holds, so they do not change the
 /// split; nor does keeping a file's mutants together, since each mutant writes, builds or
 /// swaps its file alone.
 fn cost(language: Language, ignored: bool) -> u64 {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{AuditSummary, Gate, Status, Summary};
 use crate::exit::Exit;
 
-/// The summary counts of a document written by `check --json` (or `merge`).
+/// The summary counts of a document written by `check --json` (a shard's too) or `merge`.
 pub fn read(document: &Value) -> Result<Gate> {
     let files = document["files"].as_object().ok_or_else(|| not_ours("it has no \"files\""))?;
     let section =
@@ -46,6 +46,15 @@ pub fn read(document: &Value) -> Result<Gate> {
                 Status::Killed | Status::Timeout => {}
             }
         }
+    }
+    let shard = &section.get("shard").cloned().unwrap_or_default();
+    if let (Some(index), Some(count), Some(planned)) = (
+        shard["index"].as_u64(),
+        shard["count"].as_u64(),
+        section.get("plan").and_then(|p| p["mutants"].as_u64()),
+    ) {
+        let shard = crate::shard::Shard { index: index as usize, count: count as usize };
+        summary.shard = Some((shard, planned as usize));
     }
     summary.lines_with_survivors = survived.len();
     summary.lines_not_run = not_run.difference(&survived).count();

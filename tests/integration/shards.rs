@@ -158,6 +158,16 @@ fn merged_shards_equal_the_unsharded_report() {
             .collect();
         assert_eq!(records, (0..shards.len() as u64).collect::<Vec<_>>(), "a record per shard, in order");
     }
+
+    // A verdict of the merged report reproduces like one of an unsharded report: the command
+    // `show` prints leaves out the temporary paths of whichever shard ran it.
+    let survivors = mutant_ids_and(&whole, |m| m["status"] == "Survived");
+    let (survivor, _) = survivors.iter().find(|(_, survived)| *survived).unwrap();
+    let merged = checked.out.join("merged-2.json");
+    let shown = mutdelta(&checked.repo, &["show", merged.to_str().unwrap(), &survivor.to_string()]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let reproduce = shown.stdout.lines().last().unwrap();
+    assert!(reproduce.contains("PYTHONPATH=. ") && !reproduce.contains("mutdelta-run-"), "{shown:?}");
 }
 
 #[test]
