@@ -204,6 +204,93 @@ mod tests {
         assert_eq!(split(&costs, 3), [2, 0, 2, 2, 0, 1, 2, 2, 2, 1, 2]);
     }
 
+    /// A plan of one Python and one Rust file, every line added, arid mutants Ignored.
+    fn plan() -> Plan {
+        let python = "import logging\n\ndef fee(kg):\n    logging.info('fee')\n    if kg > 10:\n        return kg * 2 + 1\n    return kg - 1\n";
+        let rust = "pub fn fee(kg: u32) -> u32 {\n    if kg > 10 {\n        kg * 2 + 1\n    } else {\n        kg - 1\n    }\n}\n";
+        let file = |path: &str, language: Language, source: &str| {
+            let lines: Vec<usize> = (1..=source.lines().count()).collect();
+            let found = match language {
+                Language::Python => mutators::python::mutate(source, &lines),
+                Language::Rust => mutators::rust::mutate(source, &lines),
+            }
+            .unwrap();
+            crate::plan::FilePlan {
+                path: path.into(),
+                language,
+                source: source.into(),
+                lines: found.executable_lines,
+                statements: found.statements,
+                mutants: crate::choose::apply(found.mutants, crate::choose::Choice::default()),
+            }
+        };
+        Plan {
+            files: vec![file("fee.py", Language::Python, python), file("src/lib.rs", Language::Rust, rust)],
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn shares_of_a_plan_partition_it_keep_its_numbers_and_balance_rust_against_python_mutants() {
+        let whole = plan();
+        let all: Vec<usize> = whole.mutants().iter().map(|m| m.id).collect();
+        let rust = |m: &crate::plan::PlannedMutant| whole.files[m.file].language == Language::Rust;
+        let rust_count = whole.mutants().iter().filter(|m| rust(m)).count();
+        let ignored = whole.mutants().iter().filter(|m| m.mutant.ignored.is_some()).count();
+        assert!(rust_count >= 6 && ignored >= 1 && all.len() > rust_count + ignored, "{all:?}");
+        let count = 3;
+        let mut seen = Vec::new();
+        let mut per_shard = Vec::new();
+        for index in 0..count {
+            let mut plan = whole.clone();
+            restrict(&mut plan, Shard { index, count });
+            let share = plan.share.as_ref().unwrap();
+            assert_eq!(share.planned, all.len());
+            let mine = plan.mutants();
+            assert_eq!(mine.iter().map(|m| m.id).collect::<BTreeSet<_>>(), share.ids);
+            for m in &mine {
+                let planned = whole.all_mutants().into_iter().find(|w| w.id == m.id).unwrap();
+                assert_eq!(planned.mutant, m.mutant, "mutant {} keeps its number in a shard", m.id);
+            }
+            assert_eq!(plan.all_mutants().len(), all.len(), "the whole plan stays known");
+            let paid = mine.iter().filter(|m| m.mutant.ignored.is_none());
+            let (rust, python): (Vec<_>, Vec<_>) = paid.partition(|m| rust(m));
+            per_shard.push((rust.len(), python.len()));
+            seen.extend(mine.iter().map(|m| m.id));
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, all, "every mutant in exactly one shard");
+        // (Rust, Python) mutants per shard: a Rust mutant weighs 20 Python ones, so the Python
+        // mutants fill the shards with fewer Rust mutants rather than being dealt out evenly.
+        let loads: Vec<usize> = per_shard.iter().map(|(rust, python)| 20 * rust + python).collect();
+        assert!(loads.iter().max().unwrap() - loads.iter().min().unwrap() <= 20, "{per_shard:?}");
+        for a in &per_shard {
+            for b in &per_shard {
+                assert!(a.0 <= b.0 || a.1 <= b.1, "more Rust mutants and more Python ones: {per_shard:?}");
+            }
+        }
+        let rust: Vec<usize> = per_shard.iter().map(|(rust, _)| *rust).collect();
+        assert!(rust.iter().max().unwrap() - rust.iter().min().unwrap() <= 1, "{per_shard:?}");
+    }
+
+    #[test]
+    fn the_plan_digest_changes_with_the_mutants_and_the_tests_but_not_with_the_shard() {
+        let whole = plan();
+        let digest = digest(&whole, &[]);
+        let mut sharded = whole.clone();
+        restrict(&mut sharded, Shard { index: 1, count: 2 });
+        assert_eq!(crate::shard::digest(&sharded, &[]), digest, "every shard computes the same digest");
+        assert_ne!(crate::shard::digest(&whole, &["tests/test_fee.py".into()]), digest);
+        let mut fewer = whole.clone();
+        fewer.files[1].mutants.pop();
+        assert_ne!(crate::shard::digest(&fewer, &[]), digest);
+        let mut arid_run = whole.clone();
+        for mutant in &mut arid_run.files[0].mutants {
+            mutant.ignored = None;
+        }
+        assert_ne!(crate::shard::digest(&arid_run, &[]), digest, "--no-arid plans another run");
+    }
+
     #[test]
     fn more_shards_than_mutants_leaves_some_empty() {
         let owners = split(&[1, 1], 4);
