@@ -119,7 +119,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub json: bool,
     /// Only the mutants shard K of N (0-based) would test.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     pub shard: Option<String>,
 }
 
@@ -164,7 +164,7 @@ pub struct CheckArgs {
     pub no_swap: bool,
     /// Test only shard K of N (0-based: 0/4 to 3/4) of the planned mutants, split evenly by
     /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     pub shard: Option<String>,
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long)]

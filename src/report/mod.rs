@@ -172,12 +172,6 @@ impl Report {
             audit_only: self.audit_only,
         }
     }
-
-    /// True when some added line has a mutant that no test caught, or whose run broke, or the
-    /// change loses a kill its tests made before it.
-    pub fn has_missed(&self) -> bool {
-        self.gate().fails()
-    }
 }
 
 impl Summary {
@@ -210,7 +204,8 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// True when the check fails: a mutant missed or broke, or a kill was lost.
+    /// True when the check fails: some added line has a mutant that no test caught, or whose
+    /// run broke, or the change loses a kill its tests made before it.
     pub fn fails(&self) -> bool {
         self.summary.has_missed() || self.audit.as_ref().is_some_and(|audit| audit.lost > 0)
     }

@@ -330,8 +330,8 @@ fn bad_shard_arguments_are_refused_with_one_sentence() {
         ("1/0", "--shard 1/0 splits into zero shards"),
         ("-1/2", "--shard -1/2 is not two whole numbers K/N"),
     ] {
-        refused(&mutdelta(&checked.repo, &["check", "--commit", "HEAD", &format!("--shard={bad}")]), says);
-        refused(&mutdelta(&checked.repo, &["list", "--commit", "HEAD", &format!("--shard={bad}")]), says);
+        refused(&mutdelta(&checked.repo, &["check", "--commit", "HEAD", "--shard", bad]), says);
+        refused(&mutdelta(&checked.repo, &["list", "--commit", "HEAD", "--shard", bad]), says);
     }
     refused(
         &mutdelta(&checked.repo, &["audit-tests", "--commit", "HEAD", "--shard", "0/2"]),
