@@ -23,16 +23,51 @@ use crate::worktree;
 pub struct Audit {
     /// The tests the change edits or deletes, as they were before it (pytest selectors).
     pub edited: Vec<String>,
-    /// Mutants made on the source lines those tests ran before the change.
+    /// Mutants made on the source lines those tests ran before the change (with `--shard`,
+    /// those of its share).
     pub tried: usize,
+    /// The whole audit plan, once made: its mutant count and digest (`shard::digest`), the
+    /// same in every shard when they audit the same mutants.
+    pub plan: Option<(usize, String)>,
     /// How many of them the edited tests killed before the change.
     pub killed_before: usize,
     /// The kills no test makes after the change.
     pub lost: Vec<LostKill>,
-    /// What was passed over, and why.
+    /// What was passed over, and why (the counts below aside: `all_notes` says them too).
     pub notes: Vec<String>,
+    /// Kills on lines the change edits, moves or deletes: not tested again.
+    pub dropped: usize,
+    /// Kills the change seemed to lose that did not happen again before it: not reported.
+    pub unconfirmed: usize,
     /// The runs before any mutant, before and after the change.
     pub steps: Vec<StepRecord>,
+}
+
+impl Audit {
+    /// Every note: what was passed over, then the kills set aside.
+    pub fn all_notes(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        notes.extend(count_notes(self.dropped, self.killed_before, self.unconfirmed));
+        notes
+    }
+}
+
+/// The notes on kills the audit set aside: `dropped` of the `killed_before` kills not carried
+/// over the change, `unconfirmed` seeming losses that did not happen again. (Also what a merge of
+/// shards says for their sums.)
+pub fn count_notes(dropped: usize, killed_before: usize, unconfirmed: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} of the {killed_before} kills are on lines the change edits, moves or deletes: they are not tested again"
+        ));
+    }
+    if unconfirmed > 0 {
+        notes.push(format!(
+            "{unconfirmed} of the kills the change seemed to lose did not happen again before it when run again (a test that depends on timing or on other tests?): not reported as lost"
+        ));
+    }
+    notes
 }
 
 /// A mutant the edited tests killed before the change that no test kills after it.
@@ -189,9 +224,13 @@ pub fn audit(
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..options.choice };
-    let old_plan = Plan::make(&ran_lines, &old_base, every_line)?;
+    let mut old_plan = Plan::make(&ran_lines, &old_base, every_line)?;
+    if let Some(shard) = options.shard {
+        crate::shard::restrict(&mut old_plan, shard);
+    }
     let (ignored, candidates) = split_ignored(old_plan.mutants());
     let mut audit = Audit {
+        plan: Some((old_plan.mutant_count(), crate::shard::digest(&old_plan, &edited))),
         edited,
         tried: candidates.len() + ignored.len(),
         notes,
@@ -213,13 +252,7 @@ pub fn audit(
 
     // After the change: the same mutants on the same code, against every test that runs it.
     let carried = carry(&old_plan, &killed, added, change.after, options.choice)?;
-    if carried.dropped > 0 {
-        audit.notes.push(format!(
-            "{} of the {} kills are on lines the change edits, moves or deletes: they are not tested again",
-            carried.dropped,
-            killed.len()
-        ));
-    }
+    audit.dropped = carried.dropped;
     if carried.mutants.is_empty() {
         return Ok(audit);
     }
@@ -275,12 +308,7 @@ pub fn audit(
         .filter(|result| result.outcome.status.is_caught())
         .map(|result| result.planned.id)
         .collect();
-    let unconfirmed = seemingly_lost.len() - held.len();
-    if unconfirmed > 0 {
-        audit.notes.push(format!(
-            "{unconfirmed} of the kills the change seemed to lose did not happen again before it when run again (a test that depends on timing or on other tests?): not reported as lost"
-        ));
-    }
+    audit.unconfirmed = seemingly_lost.len() - held.len();
     for (old, result) in seemingly_lost {
         if !held.contains(&old.planned.id) {
             continue;

@@ -148,8 +148,11 @@ fn audit_section(audit: &crate::audit::Audit) -> Value {
         "mutants": audit.tried,
         "killedBefore": audit.killed_before,
         "lostKills": lost,
-        "notes": audit.notes,
+        "notes": audit.all_notes(),
+        "dropped": audit.dropped,
+        "unconfirmed": audit.unconfirmed,
         "steps": steps(&audit.steps),
+        "plan": audit.plan.as_ref().map(|(mutants, digest)| json!({ "mutants": mutants, "digest": digest })),
     })
 }
 

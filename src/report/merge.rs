@@ -18,8 +18,8 @@ pub fn merge(documents: &[Value]) -> Result<Value> {
 /// id order; `performance` summed over the shards (machine time spent, not the matrix's wall
 /// time); `config` and the `mutdelta` section from shard 0 (the shards agree on them, the plan
 /// digest proves it), with each shard's steps (baselines, canaries) in `steps` marked with
-/// `"shard"`, the kill-loss audit from the shard that ran it, and in `shards` each shard's own
-/// scratch directory and `performance`; no `shard` and no top-level `scratch`.
+/// `"shard"`, the shards' kill-loss audits joined (`join_audits`), and in `shards` each shard's
+/// own scratch directory and `performance`; no `shard` and no top-level `scratch`.
 pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
     if documents.is_empty() {
         bail!("nothing to merge: give the --json report of every shard");
@@ -60,7 +60,77 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
     }
     let ordered: Vec<&ShardReport> = by_index.into_values().collect();
     check_mutants(&ordered, first.planned)?;
-    Ok(join(&ordered))
+    let audit = join_audits(&ordered)?;
+    let mut merged = join(&ordered);
+    if let (Some(audit), Some(section)) = (audit, merged["mutdelta"].as_object_mut()) {
+        section.insert("audit".into(), audit);
+    }
+    Ok(merged)
+}
+
+/// The shards' kill-loss audits as one: each shard audited its share of one audit plan (the
+/// same edited tests, the same digest), so the counts add up, the lost kills join, each note is
+/// kept once and the notes that count kills are said for the sums.
+fn join_audits(shards: &[&ShardReport]) -> Result<Option<Value>> {
+    let audits: Vec<(&ShardReport, &Value)> =
+        shards.iter().map(|shard| (*shard, &shard.document["mutdelta"]["audit"])).collect();
+    let present = audits.iter().filter(|(_, audit)| audit.is_object()).count();
+    if present == 0 {
+        return Ok(None);
+    }
+    if present < audits.len() {
+        let without: Vec<&str> = audits.iter().filter(|(_, a)| !a.is_object()).map(|(s, _)| s.name).collect();
+        bail!(
+            "{} ran no kill-loss audit but other shards did: run every shard with the same options",
+            without.join(", ")
+        );
+    }
+    let (first, reference) = audits[0];
+    let mut merged = reference.clone();
+    let (mut tried, mut killed, mut dropped, mut unconfirmed) = (0, 0, 0, 0);
+    let (mut lost, mut notes, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+    for (shard, audit) in &audits {
+        if audit["editedTests"] != reference["editedTests"] || audit["plan"] != reference["plan"] {
+            bail!(
+                "the kill-loss audits of {} and {} mutated different code before the change (a test that runs other code on each run?): run `mutdelta audit-tests` on its own, or the shards with --no-audit",
+                first.name,
+                shard.name
+            );
+        }
+        let count = |key: &str| audit[key].as_u64().unwrap_or(0) as usize;
+        tried += count("mutants");
+        killed += count("killedBefore");
+        dropped += count("dropped");
+        unconfirmed += count("unconfirmed");
+        lost.extend(audit["lostKills"].as_array().into_iter().flatten().cloned());
+        // The notes that count this shard's kills are said again below for the sums.
+        let counted =
+            crate::audit::count_notes(count("dropped"), count("killedBefore"), count("unconfirmed"));
+        for note in audit["notes"].as_array().into_iter().flatten() {
+            let counts = note.as_str().is_some_and(|note| counted.iter().any(|c| c == note));
+            if !counts && !notes.contains(note) {
+                notes.push(note.clone());
+            }
+        }
+        for step in audit["steps"].as_array().into_iter().flatten() {
+            let mut step = step.clone();
+            step["shard"] = json!(shard.index);
+            steps.push(step);
+        }
+    }
+    lost.sort_by_key(|kill| {
+        let start = &kill["location"]["start"];
+        (kill["file"].as_str().unwrap_or("").to_string(), start["line"].as_u64(), start["column"].as_u64())
+    });
+    merged["mutants"] = json!(tried);
+    merged["killedBefore"] = json!(killed);
+    merged["lostKills"] = Value::Array(lost);
+    notes.extend(crate::audit::count_notes(dropped, killed, unconfirmed).into_iter().map(Value::from));
+    merged["notes"] = Value::Array(notes);
+    merged["dropped"] = json!(dropped);
+    merged["unconfirmed"] = json!(unconfirmed);
+    merged["steps"] = Value::Array(steps);
+    Ok(Some(merged))
 }
 
 /// What a shard's document says about its place in the split.
@@ -179,7 +249,6 @@ fn join(shards: &[&ShardReport]) -> Value {
     let mut performance: Map<String, Value> = Map::new();
     let mut steps = Vec::new();
     let mut records = Vec::new();
-    let mut audit = None;
     for shard in shards {
         for (path, file) in shard.document["files"].as_object().into_iter().flatten() {
             let entry = files.entry(path.clone()).or_insert_with(|| {
@@ -204,9 +273,6 @@ fn join(shards: &[&ShardReport]) -> Value {
             step["shard"] = json!(shard.index);
             steps.push(step);
         }
-        if audit.is_none() && !section["audit"].is_null() {
-            audit = Some(section["audit"].clone());
-        }
         records.push(json!({
             "index": shard.index,
             "scratch": section["scratch"],
@@ -225,9 +291,6 @@ fn join(shards: &[&ShardReport]) -> Value {
         section.remove("scratch");
         section.remove("audit");
         section.insert("steps".into(), Value::Array(steps));
-        if let Some(audit) = audit {
-            section.insert("audit".into(), audit);
-        }
         section.insert("shards".into(), Value::Array(records));
     }
     merged

@@ -15,7 +15,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "note: {note}");
     }
     if let Some(audit) = &report.audit {
-        for note in &audit.notes {
+        for note in &audit.all_notes() {
             let _ = writeln!(out, "note: {note}");
         }
     }

@@ -153,11 +153,8 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     }
     let audits = match options.audit {
         AuditMode::Only => true,
-        // One shard audits, so that the merged report holds the audit once.
         AuditMode::WithTestEdits => {
-            !matches!(options.target, Target::Lines(_))
-                && options.shard.is_none_or(|shard| shard.index == 0)
-                && crate::audit::touches_tests(&added)
+            !matches!(options.target, Target::Lines(_)) && crate::audit::touches_tests(&added)
         }
         AuditMode::Off => false,
     };

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo_at, mutdelta, read_report, read_valid_report, Run};
+use crate::common::{check, fixture_repo, fixture_repo_at, mutdelta, read_report, read_valid_report, Run};
 
 /// The `sharded` fixture checked whole and split in two and in three, once for every test here
 /// (in the target directory, replaced at each run of the tests: a static is never dropped).
@@ -99,14 +99,17 @@ fn comparable(mut report: Value) -> Value {
     report
 }
 
-/// `1 failed in 0.09s` as `1 failed in <time>`.
+/// `1 failed in 0.09s; ...` as `1 failed in <time>; ...`: pytest's timings taken out.
 fn without_pytest_timing(reason: &str) -> String {
-    match reason.rfind(" in ") {
-        Some(at) if reason[at + 4..].trim_end_matches('s').parse::<f64>().is_ok() => {
-            format!("{} in <time>", &reason[..at])
+    let words = reason.split(' ').map(|word| {
+        let bare = word.trim_end_matches([';', ',']);
+        let seconds = bare.strip_suffix('s').filter(|n| n.contains('.') && n.parse::<f64>().is_ok());
+        match seconds {
+            Some(_) => format!("<time>{}", &word[bare.len()..]),
+            None => word.to_string(),
         }
-        _ => reason.to_string(),
-    }
+    });
+    words.collect::<Vec<_>>().join(" ")
 }
 
 fn statuses(report: &Value) -> BTreeSet<String> {
@@ -171,9 +174,11 @@ fn merged_shards_equal_the_unsharded_report() {
 }
 
 #[test]
-fn each_shard_tests_its_share_after_proving_its_own_baseline() {
+fn each_shard_tests_its_share_of_the_mutants_and_the_audit_after_proving_its_own_baseline() {
     let checked = checked();
+    let whole = read_report(checked.report("whole"));
     let mut seen = BTreeSet::new();
+    let mut audit_tried = 0;
     for (k, run) in checked.halves.iter().enumerate() {
         let report = read_valid_report(&checked.report(&format!("half-{k}")));
         let section = &report["mutdelta"];
@@ -186,7 +191,9 @@ fn each_shard_tests_its_share_after_proving_its_own_baseline() {
         let steps: Vec<&str> =
             section["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
         assert!(steps.contains(&"baseline"), "shard {k} ran its own baseline: {steps:?}");
-        assert_eq!(section["audit"].is_object(), k == 0, "the audit runs in shard 0 alone");
+        let audit = &section["audit"];
+        assert_eq!(audit["plan"], whole["mutdelta"]["audit"]["plan"], "each shard plans the whole audit");
+        audit_tried += audit["mutants"].as_u64().unwrap();
         let line = summary_lines(run)[0];
         assert!(
             line.starts_with(&format!(
@@ -197,6 +204,7 @@ fn each_shard_tests_its_share_after_proving_its_own_baseline() {
         );
     }
     assert_eq!(seen, (1..=42).collect(), "every mutant in one shard");
+    assert_eq!(audit_tried, whole["mutdelta"]["audit"]["mutants"], "the audit's mutants are shared out too");
 }
 
 #[test]
@@ -248,13 +256,14 @@ fn a_shard_with_no_mutants_says_so_and_passes_as_that_shard() {
 
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
-        summary_lines(&run),
-        ["mutation delta, shard 45/50: none of the plan's 42 mutants fall to this shard; nothing to test here"],
+        summary_lines(&run)[0],
+        "mutation delta, shard 45/50: none of the plan's 42 mutants fall to this shard; nothing to test here",
         "{run:?}"
     );
     let report = read_valid_report(&json);
     assert_eq!(report["mutdelta"]["shard"], serde_json::json!({ "index": 45, "count": 50 }));
     assert_eq!(mutant_ids_and(&report, |_| ()).len(), 0);
+    assert_eq!(report["mutdelta"]["audit"]["mutants"], 0, "nor any of the audit's one mutant");
     assert_eq!(report["mutdelta"]["plan"], read_report(checked.report("half-0"))["mutdelta"]["plan"]);
 }
 
@@ -323,18 +332,18 @@ fn merge_refuses_shards_of_another_state_or_plan() {
 
 #[test]
 fn bad_shard_arguments_are_refused_with_one_sentence() {
-    let checked = checked();
+    let repo = fixture_repo("sharded");
     for (bad, says) in [
         ("3/3", "--shard 3/3 names no shard: shards are numbered from 0, so the last of 3 is 2/3"),
         ("a/2", "--shard a/2 is not two whole numbers K/N"),
         ("1/0", "--shard 1/0 splits into zero shards"),
         ("-1/2", "--shard -1/2 is not two whole numbers K/N"),
     ] {
-        refused(&mutdelta(&checked.repo, &["check", "--commit", "HEAD", "--shard", bad]), says);
-        refused(&mutdelta(&checked.repo, &["list", "--commit", "HEAD", "--shard", bad]), says);
+        refused(&mutdelta(repo.path(), &["check", "--commit", "HEAD", "--shard", bad]), says);
+        refused(&mutdelta(repo.path(), &["list", "--commit", "HEAD", "--shard", bad]), says);
     }
     refused(
-        &mutdelta(&checked.repo, &["audit-tests", "--commit", "HEAD", "--shard", "0/2"]),
+        &mutdelta(repo.path(), &["audit-tests", "--commit", "HEAD", "--shard", "0/2"]),
         "audit-tests mutates no added lines to split over shards",
     );
 }
