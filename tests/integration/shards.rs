@@ -299,6 +299,11 @@ fn merge_refuses_reports_that_are_not_one_whole_split() {
     refused(&checked.merge(&["half-0", &overlap], None), "is in both");
     refused(&checked.merge(&["half-0", &overlap], None), "the shards overlap, so they are not one split");
 
+    let other_audit = checked.edited("half-1", "other-audit", |report| {
+        report["mutdelta"]["audit"]["plan"]["digest"] = "0".repeat(40).into();
+    });
+    refused(&checked.merge(&["half-0", &other_audit], None), "mutated different code before the change");
+
     let garbled = checked.report("garbled");
     std::fs::write(&garbled, "{\"files\": ").unwrap();
     refused(&checked.merge(&["half-0", "garbled"], None), "garbled.json is not JSON");
@@ -306,7 +311,7 @@ fn merge_refuses_reports_that_are_not_one_whole_split() {
 }
 
 #[test]
-fn merge_refuses_shards_of_another_state_or_plan() {
+fn merge_refuses_shards_of_another_state_plan_or_audit() {
     let checked = checked();
     // The working tree holds what HEAD holds, so `--base HEAD~1` plans the same mutants, but
     // it tests the working tree, not the commit.
@@ -327,6 +332,17 @@ fn merge_refuses_shards_of_another_state_or_plan() {
     refused(
         &checked.merge(&["half-0", "one-per-line-1"], None),
         "one-per-line-1.json planned other mutants than",
+    );
+
+    let unaudited = checked.report("no-audit-1");
+    let run = check(
+        &checked.repo,
+        &["--commit", "HEAD", "--no-audit", "--shard", "1/2", "--json", unaudited.to_str().unwrap()],
+    );
+    assert!(run.code == 0 || run.code == 1, "{run:?}");
+    refused(
+        &checked.merge(&["half-0", "no-audit-1"], None),
+        "no-audit-1.json ran no kill-loss audit but other shards did",
     );
 }
 
