@@ -295,3 +295,80 @@ fn join(shards: &[&ShardReport]) -> Value {
     }
     merged
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard's document of a two-file plan of four mutants: `statuses` by id.
+    fn shard(index: usize, count: usize, statuses: &[(u64, &str, &str)]) -> Value {
+        let mut files = json!({
+            "a.py": { "language": "python", "source": "x = 1\n", "mutants": [] },
+            "b.py": { "language": "python", "source": "y = 2\n", "mutants": [] },
+        });
+        for (id, path, status) in statuses {
+            let mutant = json!({
+                "id": id.to_string(), "mutatorName": "NumberLiteral", "replacement": "0",
+                "location": { "start": { "line": 1, "column": 5 }, "end": { "line": 1, "column": 6 } },
+                "status": status,
+            });
+            files[path]["mutants"].as_array_mut().unwrap().push(mutant);
+        }
+        json!({
+            "schemaVersion": "2",
+            "files": files,
+            "performance": { "setup": 1.0, "initialRun": 10.0, "mutation": 5.0 },
+            "mutdelta": {
+                "state": "commit 0123", "scratch": format!("/tmp/run-{index}"),
+                "steps": [{ "step": "baseline", "how": "fresh", "commands": [] }],
+                "addedLines": { "a.py": [1], "b.py": [1] },
+                "plan": { "mutants": 4, "digest": "d" },
+                "shard": { "index": index, "count": count },
+            },
+        })
+    }
+
+    #[test]
+    fn two_shards_join_into_one_document_whose_gate_counts_every_mutant() {
+        let first = shard(0, 2, &[(1, "a.py", "Killed"), (4, "b.py", "Survived")]);
+        let second = shard(1, 2, &[(2, "a.py", "NoCoverage"), (3, "b.py", "Killed")]);
+
+        let merged = merge(&[second, first]).unwrap();
+
+        let ids = |path: &str| -> Vec<&str> {
+            merged["files"][path]["mutants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].as_str().unwrap())
+                .collect()
+        };
+        assert_eq!((ids("a.py"), ids("b.py")), (vec!["1", "2"], vec!["3", "4"]));
+        assert_eq!(merged["performance"], json!({ "setup": 2.0, "initialRun": 20.0, "mutation": 10.0 }));
+        let section = &merged["mutdelta"];
+        assert!(section["shard"].is_null() && section["scratch"].is_null(), "{section}");
+        assert_eq!(section["shards"][1]["scratch"], "/tmp/run-1");
+        let steps: Vec<&Value> = section["steps"].as_array().unwrap().iter().map(|s| &s["shard"]).collect();
+        assert_eq!(steps, [&json!(0), &json!(1)]);
+
+        let gate = crate::report::gate::read(&merged).unwrap();
+        let summary = gate.summary;
+        assert_eq!((summary.mutants, summary.caught, summary.scored, summary.lines), (4, 2, 4, 2));
+        assert_eq!((summary.lines_with_survivors, summary.lines_not_run), (1, 1));
+        assert_eq!(crate::report::gate::exit(&gate), crate::exit::Exit::Survivors);
+    }
+
+    #[test]
+    fn errors_name_the_reports_by_their_place() {
+        let first = shard(0, 2, &[(1, "a.py", "Killed"), (2, "a.py", "Killed")]);
+        let second = shard(1, 2, &[(2, "a.py", "Killed"), (3, "b.py", "Killed"), (4, "b.py", "Killed")]);
+        let err = merge(&[first.clone(), second]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "mutant 2 is in both report 1 and report 2: the shards overlap, so they are not one split"
+        );
+        let short = shard(1, 2, &[(3, "b.py", "Killed")]);
+        let err = merge(&[first, short]).unwrap_err().to_string();
+        assert_eq!(err, "mutants 4 of the plan are in no shard's report: the reports are incomplete");
+    }
+}
