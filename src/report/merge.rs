@@ -233,11 +233,13 @@ fn check_mutants(shards: &[&ShardReport], planned: u64) -> Result<()> {
     }
     let absent: Vec<String> =
         (1..=planned).filter(|id| !owner.contains_key(id)).map(|id| id.to_string()).collect();
-    if !absent.is_empty() {
-        bail!(
+    match absent.as_slice() {
+        [] => {}
+        [one] => bail!("mutant {one} of the plan is in no shard's report: the reports are incomplete"),
+        many => bail!(
             "mutants {} of the plan are in no shard's report: the reports are incomplete",
-            absent.join(", ")
-        );
+            many.join(", ")
+        ),
     }
     Ok(())
 }
@@ -369,6 +371,6 @@ mod tests {
         );
         let short = shard(1, 2, &[(3, "b.py", "Killed")]);
         let err = merge(&[first, short]).unwrap_err().to_string();
-        assert_eq!(err, "mutants 4 of the plan are in no shard's report: the reports are incomplete");
+        assert_eq!(err, "mutant 4 of the plan is in no shard's report: the reports are incomplete");
     }
 }
