@@ -58,7 +58,11 @@ pub fn summary_lines(gate: &Gate) -> String {
         let _ = writeln!(out, "{}", delta_line(&gate.summary));
     }
     if let Some(audit) = gate.audit.as_ref().filter(|audit| gate.audit_only || !audit.edited.is_empty()) {
-        let _ = writeln!(out, "{}", audit_line(audit));
+        let label = match gate.summary.shard {
+            Some((shard, _)) => format!("kill-loss audit, shard {shard}"),
+            None => "kill-loss audit".to_string(),
+        };
+        let _ = writeln!(out, "{label}: {}", audit_line(audit));
     }
     out
 }
@@ -87,13 +91,14 @@ fn render_lost(out: &mut String, lost: &LostKill) {
     }
 }
 
-/// `kill-loss audit: 1 of 12 kills lost (2 edited tests; 30 mutants of the source they ran)`.
-pub fn audit_line(audit: &AuditSummary) -> String {
+/// `1 of 12 kills lost (2 edited tests; 30 mutants of the source they ran)`: the kill-loss
+/// audit's line after its label.
+fn audit_line(audit: &AuditSummary) -> String {
     if audit.edited.is_empty() {
-        return "kill-loss audit: the change edits or deletes no test that existed before it".to_string();
+        return "the change edits or deletes no test that existed before it".to_string();
     }
     format!(
-        "kill-loss audit: {} of {} {} by the edited tests lost (edited or deleted: {}; {} {} of the source they ran)",
+        "{} of {} {} by the edited tests lost (edited or deleted: {}; {} {} of the source they ran)",
         audit.lost,
         audit.killed_before,
         plural(audit.killed_before, "kill", "kills"),

@@ -264,6 +264,7 @@ fn a_shard_with_no_mutants_says_so_and_passes_as_that_shard() {
     assert_eq!(report["mutdelta"]["shard"], serde_json::json!({ "index": 45, "count": 50 }));
     assert_eq!(mutant_ids_and(&report, |_| ()).len(), 0);
     assert_eq!(report["mutdelta"]["audit"]["mutants"], 0, "nor any of the audit's one mutant");
+    assert!(summary_lines(&run)[1].starts_with("kill-loss audit, shard 45/50: 0 of 0 kills"), "{run:?}");
     assert_eq!(report["mutdelta"]["plan"], read_report(checked.report("half-0"))["mutdelta"]["plan"]);
 }
 
