@@ -54,10 +54,11 @@ pub struct Share {
 /// code swap or a fork of a warm worker running the few tests that reach it; a Rust mutant is a
 /// build of its package, then its tests. Measured on the fixtures (debug build, two workers):
 /// a Python mutant of `sharded` took 0.085 s (median), a Rust mutant of `rust_parser` 1.7 s,
-/// about 20 times as long. Ignored mutants run nothing. Per-shard costs (a language's baseline,
-/// its workers' start) do not depend on which mutants a shard holds, so they do not change the
-/// split; nor does keeping a file's mutants together, since each mutant writes, builds or
-/// swaps its file alone.
+/// about 20 times as long. Ignored mutants run nothing. Per-shard costs (the baseline of each
+/// language a shard holds, its workers' start, the audit's coverage run) are left out: when a
+/// change's mutants are of one language, the common case, every shard pays them alike. Keeping
+/// a file's mutants together would save nothing: each mutant writes, builds or swaps its file
+/// alone.
 fn cost(language: Language, ignored: bool) -> u64 {
     match (ignored, language) {
         (true, _) => 0,

@@ -74,6 +74,10 @@ impl Checked {
 ///   with the temporary copies' paths and durations, and per shard its own baselines;
 /// - `mutdelta.scratch` and the merge's `mutdelta.shards`: each run's temporary directory;
 /// - the order of `coveredBy`, which follows the tests' measured durations.
+///
+/// `killedBy` stays: in this fixture at most one test can kill each mutant, so the test that
+/// fails first does not depend on the order the tests ran in (on a larger suite it can differ
+/// between two unsharded runs as well).
 fn comparable(mut report: Value) -> Value {
     report.as_object_mut().unwrap().remove("performance");
     for file in report["files"].as_object_mut().unwrap().values_mut() {
