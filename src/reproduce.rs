@@ -77,6 +77,14 @@ struct Origin {
     /// In a merged report: each shard's own scratch directory.
     #[serde(default)]
     shards: Vec<ShardEntry>,
+    /// In a shard's report: which shard.
+    shard: Option<ShardPlace>,
+}
+
+#[derive(Deserialize)]
+struct ShardPlace {
+    index: usize,
+    count: usize,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +119,16 @@ impl Found {
             )
         })?;
         let count: usize = document.files.values().map(|file| file.mutants.len()).sum();
+        if let Some(ShardPlace { index, count: shards }) =
+            document.mutdelta.as_ref().and_then(|origin| origin.shard.as_ref())
+        {
+            if !document.files.values().any(|file| file.mutants.iter().any(|mutant| mutant.id == id)) {
+                bail!(
+                    "{} has no mutant {id}: it is the report of shard {index}/{shards}, which holds {count} of the plan's mutants; look in the other shards' reports or in their merge",
+                    report.display()
+                );
+            }
+        }
         for (path, file) in document.files {
             if let Some(mutant) = file.mutants.into_iter().find(|mutant| mutant.id == id) {
                 return Ok(Found { path, source: file.source, mutant, origin: document.mutdelta });

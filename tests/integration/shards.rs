@@ -209,6 +209,14 @@ fn each_shard_tests_its_share_of_the_mutants_and_the_audit_after_proving_its_own
     }
     assert_eq!(seen, (1..=42).collect(), "every mutant in one shard");
     assert_eq!(audit_tried, whole["mutdelta"]["audit"]["mutants"], "the audit's mutants are shared out too");
+
+    let first_half = read_report(checked.report("half-0"));
+    let elsewhere = mutant_ids_and(&first_half, |_| ())[0].0.to_string();
+    let second_half = checked.report("half-1");
+    refused(
+        &mutdelta(&checked.repo, &["show", second_half.to_str().unwrap(), &elsewhere]),
+        &format!("has no mutant {elsewhere}: it is the report of shard 1/2, which holds"),
+    );
 }
 
 #[test]
