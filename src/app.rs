@@ -1,6 +1,7 @@
 //! The program's glue: dispatch a parsed command line, print the reports, pick the exit status.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
@@ -66,29 +67,55 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
+/// Interrupted after some verdicts, it reports those, marked incomplete, and exits 130.
 fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
-    let mut console = Console::new(options.verbose, options.quiet);
+    let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
     let report = run::check(options, &mut |event| console.hear(event))?;
+    console.settle();
     let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
     print!("{text}");
     std::io::stdout().flush()?;
     console.finish(&report.timings);
-    if let Some(path) = &options.json {
-        write_json(&report, path)?;
-    }
-    if let Some(dir) = &options.out {
-        report::out::write(dir, &report, options)?;
-    }
-    Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
+    write_reports(&report, options)?;
+    Ok(if report.incomplete.is_some() {
+        Exit::Interrupted
+    } else if report.has_missed() {
+        Exit::Survivors
+    } else {
+        Exit::Clean
+    })
 }
 
-fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(&report::json::render(report))?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("could not write the JSON report to {}", path.display()))
+/// Writes `report`, finished or cut short, to every output the options ask for.
+fn write_reports(report: &Report, options: &Options) -> Result<()> {
+    if let Some(path) = &options.json {
+        let text = serde_json::to_string_pretty(&report::json::render(report))? + "\n";
+        write_whole(path, &text)
+            .with_context(|| format!("could not write the JSON report to {}", path.display()))?;
+    }
+    if let Some(dir) = &options.out {
+        report::out::write(dir, report, options)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to a new file beside `path`, then renames it over `path`: a reader (or a
+/// second Ctrl-C) never sees half a report.
+fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    // Readable as a plain written file is, not private as a temporary file starts.
+    file.as_file().set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    file.write_all(text.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path)?;
+    Ok(())
 }
 
 /// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
