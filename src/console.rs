@@ -236,11 +236,11 @@ fn lock(state: &Mutex<Progress>) -> MutexGuard<'_, Progress> {
 }
 
 fn spinner_style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} {msg}").expect("a valid template")
+    ProgressStyle::with_template("{spinner} {wide_msg}").expect("a valid template")
 }
 
 fn bar_style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
+    ProgressStyle::with_template("{spinner} [{bar:30}] {wide_msg}")
         .expect("a valid template")
         .progress_chars("=> ")
 }
@@ -260,7 +260,7 @@ fn phase_label(phase: Phase) -> &'static str {
 fn phase_line(phase: Phase) -> String {
     match phase {
         Phase::Baseline(Language::Python) => {
-            "baseline: running the unmutated tests under the coverage probe (Python)".to_string()
+            "baseline: running the unmutated tests (Python)".to_string()
         }
         Phase::Baseline(Language::Rust) => {
             "baseline: building the unmutated packages and running their tests (Rust)".to_string()

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{fixture_repo, hermetic, leftovers, python, snapshot};
+use std::os::unix::process::CommandExt;
+
+use crate::common::{fixture_repo, hermetic, leftovers, python, read_valid_report, snapshot};
 
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
@@ -71,4 +73,125 @@ fn sigint_mid_run_kills_the_tests_and_removes_the_copies() {
 #[test]
 fn sigterm_mid_run_kills_the_tests_and_removes_the_copies() {
     stop_mid_run(libc::SIGTERM);
+}
+
+/// Reads mutdelta's standard error line by line on a thread, so the test can wait for a line.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stream)) {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
+}
+
+#[test]
+fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let original = scratch.path().join("original.py");
+    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
+    // The real tests, slowed down for each mutant so that the interrupt lands mid-run.
+    let test_cmd = format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    );
+    let json = scratch.path().join("report.json");
+    let before = snapshot(repo.path());
+    let mut child = hermetic(repo.path(), tmp.path())
+        .args(["check", "--commit", "HEAD", "-j", "1", "-v", "--test-cmd", &test_cmd, "--json"])
+        .arg(&json)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    // Two verdicts landed (`-v` prints `[2/6] Survived ...`): the third mutant is mid-run.
+    while !seen.iter().any(|line: &String| line.starts_with("[2/")) {
+        let line = stderr.recv_timeout(Duration::from_secs(60)).expect("the second verdict never landed");
+        seen.push(line);
+    }
+
+    // Ctrl-C on a terminal signals the whole foreground process group.
+    // SAFETY: signals the process group of the child we spawned.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let stdout = stdout.join().unwrap();
+    seen.extend(stderr.iter());
+
+    assert_eq!(status.code(), Some(130), "interrupted runs exit 130\n{stdout}\n{}", seen.join("\n"));
+    let report = read_valid_report(&json);
+    let incomplete = &report["mutdelta"]["incomplete"];
+    assert_eq!(incomplete["reason"], "interrupted", "{incomplete}");
+    let planned = incomplete["planned"].as_u64().unwrap();
+    let not_run = incomplete["notRun"].as_u64().unwrap();
+    let mutants: Vec<&serde_json::Value> = report["files"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|file| file["mutants"].as_array().unwrap())
+        .collect();
+    let statuses = ["Killed", "Survived", "NoCoverage", "Timeout", "CompileError", "RuntimeError", "Ignored"];
+    for mutant in &mutants {
+        assert!(statuses.contains(&mutant["status"].as_str().unwrap()), "{mutant}");
+        let commands = mutant["run"]["commands"].as_array().into_iter().flatten();
+        for command in commands {
+            assert_ne!(command["exit"], "interrupted", "a mutant cut off mid-run has no verdict: {mutant}");
+        }
+    }
+    assert!(mutants.len() >= 2, "the verdicts reached before the interrupt are kept: {report}");
+    assert!(not_run >= 1, "the mutant cut off mid-run and those after it did not run: {incomplete}");
+    assert_eq!(mutants.len() as u64 + not_run, planned, "each planned mutant has a verdict or did not run");
+    let listed = crate::common::mutdelta(repo.path(), &["list", "--commit", "HEAD", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed["mutants"].as_array().map(Vec::len), Some(planned as usize), "planned: {listed}");
+    let summary = format!(
+        "interrupted: {not_run} of {planned} mutants did not run; the verdicts above are those reached"
+    );
+    assert!(stdout.contains(&summary), "the text report says so:\n{stdout}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(repo.path()), before, "the repository is untouched");
+}
+
+#[test]
+fn ctrl_c_during_the_baseline_writes_no_report_and_says_nothing_was_tested() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let started = scratch.path().join("started");
+    // The unmutated run hangs: the interrupt lands in the baseline.
+    let test_cmd = format!("touch {started}; sleep 120", started = started.display());
+    let json = scratch.path().join("report.json");
+    let child = hermetic(repo.path(), tmp.path())
+        .args(["check", "--commit", "HEAD", "--test-cmd", &test_cmd, "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the baseline never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // SAFETY: signals the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was tested yet"), "{stderr}");
+    assert!(!json.exists(), "no report of a check that tested nothing");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
 }
