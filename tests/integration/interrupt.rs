@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::CommandExt;
 
-use crate::common::{fixture_repo, hermetic, leftovers, python, read_valid_report, snapshot};
+use std::collections::BTreeMap;
+
+use crate::common::{fixture_repo, git, hermetic, leftovers, python, read_valid_report, snapshot};
 
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
@@ -89,24 +91,26 @@ fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Rec
     receive
 }
 
-#[test]
-fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
-    let repo = fixture_repo("model_client");
-    let scratch = tempfile::tempdir().unwrap();
+/// How an interrupted check ended.
+struct Stopped {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// The `--json` report.
+    report: serde_json::Value,
+}
+
+/// Runs `mutdelta check --json ... -v args` in `repo` and, once `ready` holds for the lines it
+/// printed so far, presses Ctrl-C: SIGINT to the process group, as a terminal sends it.
+fn interrupt_when(repo: &Path, args: &[&str], ready: impl Fn(&[String]) -> bool) -> Stopped {
     let tmp = tempfile::tempdir().unwrap();
-    let original = scratch.path().join("original.py");
-    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
-    // The real tests, slowed down for each mutant so that the interrupt lands mid-run.
-    let test_cmd = format!(
-        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
-        original = original.display(),
-        python = python().display(),
-    );
-    let json = scratch.path().join("report.json");
-    let before = snapshot(repo.path());
-    let mut child = hermetic(repo.path(), tmp.path())
-        .args(["check", "--commit", "HEAD", "-j", "1", "-v", "--test-cmd", &test_cmd, "--json"])
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("report.json");
+    let before = snapshot(repo);
+    let mut child = hermetic(repo, tmp.path())
+        .args(["check", "-v", "--json"])
         .arg(&json)
+        .args(args)
         .process_group(0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -116,51 +120,123 @@ fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
     let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
     let stderr = lines_of(child.stderr.take().unwrap());
     let mut seen = Vec::new();
-    // Two verdicts landed (`-v` prints `[2/6] Survived ...`): the third mutant is mid-run.
-    while !seen.iter().any(|line: &String| line.starts_with("[2/")) {
-        let line = stderr.recv_timeout(Duration::from_secs(60)).expect("the second verdict never landed");
-        seen.push(line);
+    while !ready(&seen) {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(
+            line.unwrap_or_else(|_| panic!("the moment to interrupt never came:\n{}", seen.join("\n"))),
+        );
     }
 
-    // Ctrl-C on a terminal signals the whole foreground process group.
     // SAFETY: signals the process group of the child we spawned.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let status = child.wait().unwrap();
-    let stdout = stdout.join().unwrap();
     seen.extend(stderr.iter());
+    let (stdout, stderr) = (stdout.join().unwrap(), seen.join("\n"));
 
-    assert_eq!(status.code(), Some(130), "interrupted runs exit 130\n{stdout}\n{}", seen.join("\n"));
+    assert_eq!(status.code(), Some(130), "interrupted runs exit 130\n{stdout}\n{stderr}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(repo), before, "the repository is untouched");
     let report = read_valid_report(&json);
-    let incomplete = &report["mutdelta"]["incomplete"];
+    Stopped { code: status.code(), stdout, stderr, report }
+}
+
+/// The report's verdicts by mutant id.
+fn verdicts(report: &serde_json::Value) -> BTreeMap<String, String> {
+    let files = report["files"].as_object().unwrap().values();
+    let mutants = files.flat_map(|file| file["mutants"].as_array().unwrap());
+    mutants
+        .map(|m| (m["id"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// What every interrupted report must say: incomplete, each planned mutant either with a real
+/// verdict or counted as not run, no verdict from a run the interrupt cut off, and the summary.
+/// Returns (verdicts, not run, planned).
+fn assert_incomplete(stopped: &Stopped, repo: &Path) -> (BTreeMap<String, String>, u64, u64) {
+    let incomplete = &stopped.report["mutdelta"]["incomplete"];
     assert_eq!(incomplete["reason"], "interrupted", "{incomplete}");
     let planned = incomplete["planned"].as_u64().unwrap();
     let not_run = incomplete["notRun"].as_u64().unwrap();
-    let mutants: Vec<&serde_json::Value> = report["files"]
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|file| file["mutants"].as_array().unwrap())
-        .collect();
+    let verdicts = verdicts(&stopped.report);
     let statuses = ["Killed", "Survived", "NoCoverage", "Timeout", "CompileError", "RuntimeError", "Ignored"];
-    for mutant in &mutants {
+    let files = stopped.report["files"].as_object().unwrap().values();
+    for mutant in files.flat_map(|file| file["mutants"].as_array().unwrap()) {
         assert!(statuses.contains(&mutant["status"].as_str().unwrap()), "{mutant}");
-        let commands = mutant["run"]["commands"].as_array().into_iter().flatten();
-        for command in commands {
+        for command in mutant["run"]["commands"].as_array().into_iter().flatten() {
             assert_ne!(command["exit"], "interrupted", "a mutant cut off mid-run has no verdict: {mutant}");
         }
     }
-    assert!(mutants.len() >= 2, "the verdicts reached before the interrupt are kept: {report}");
-    assert!(not_run >= 1, "the mutant cut off mid-run and those after it did not run: {incomplete}");
-    assert_eq!(mutants.len() as u64 + not_run, planned, "each planned mutant has a verdict or did not run");
-    let listed = crate::common::mutdelta(repo.path(), &["list", "--commit", "HEAD", "--json"]);
+    assert!(not_run >= 1, "the mutant cut off mid-run did not run: {incomplete}");
+    assert_eq!(verdicts.len() as u64 + not_run, planned, "each planned mutant has a verdict or did not run");
+    let listed = crate::common::mutdelta(repo, &["list", "--commit", "HEAD", "--json"]);
     let listed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listed["mutants"].as_array().map(Vec::len), Some(planned as usize), "planned: {listed}");
     let summary = format!(
         "interrupted: {not_run} of {planned} mutants did not run; the verdicts above are those reached"
     );
-    assert!(stdout.contains(&summary), "the text report says so:\n{stdout}");
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(repo.path()), before, "the repository is untouched");
+    assert!(stopped.stdout.contains(&summary), "the text report says so:\n{}", stopped.stdout);
+    assert_eq!(stopped.code, Some(130));
+    (verdicts, not_run, planned)
+}
+
+#[test]
+fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let original = scratch.path().join("original.py");
+    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
+    // The real tests, slowed down for each mutant so that the interrupt lands mid-run.
+    let test_cmd = format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    );
+    let args = ["--commit", "HEAD", "-j", "1", "--test-cmd", &test_cmd];
+    // Two verdicts landed (`-v` prints `[2/6] Survived ...`): the third mutant is mid-run.
+    let stopped =
+        interrupt_when(repo.path(), &args, |lines| lines.iter().any(|line| line.starts_with("[2/")));
+
+    let (reached, _, _) = assert_incomplete(&stopped, repo.path());
+    assert!(reached.len() >= 2, "the verdicts reached before the interrupt are kept: {}", stopped.stderr);
+}
+
+#[test]
+fn ctrl_c_in_the_second_round_reports_only_verdicts_the_whole_check_would_reach() {
+    // suite_wide's change edits tests/test_text.py, whose tests let mutants of import-time
+    // lines survive; the rest of the suite kills them in a second round. Its test_star.py is
+    // made slow (in both commits) so that the interrupt lands in that round.
+    let repo = fixture_repo("suite_wide");
+    git(repo.path(), &["checkout", "-q", "-b", "slow", "HEAD~1"]);
+    let star = repo.path().join("tests/test_star.py");
+    let slow = std::fs::read_to_string(&star).unwrap().replace(
+        "def test_star_import_has_shout():\n",
+        "def test_star_import_has_shout():\n    __import__(\"time\").sleep(1)\n",
+    );
+    std::fs::write(&star, slow).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "a slow test"]);
+    git(repo.path(), &["cherry-pick", "main"]);
+    let python = python();
+    let args = ["--commit", "HEAD", "-j", "1", "--python", python.to_str().unwrap()];
+    // Two verdicts of the second round landed; the rest of its mutants take a second each.
+    let stopped = interrupt_when(repo.path(), &args, |lines| {
+        let second = lines.iter().position(|line| line.starts_with("second round: "));
+        second.is_some_and(|at| lines[at..].iter().any(|line| line.starts_with("[2/")))
+    });
+
+    let (reached, _, _) = assert_incomplete(&stopped, repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("whole.json");
+    let whole = crate::common::check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(whole.code, 1, "{whole:?}");
+    let whole = verdicts(&read_valid_report(&json));
+    for (id, status) in &reached {
+        assert_eq!(
+            Some(status),
+            whole.get(id),
+            "mutant {id}: a verdict the second round had not confirmed is not reported\n{}",
+            stopped.stderr
+        );
+    }
 }
 
 #[test]
