@@ -150,7 +150,10 @@ impl Console {
         }
         let mut state = lock(&self.state);
         match event {
-            Event::Phase(Phase::Audit) => state.prefix = "kill-loss audit, ",
+            Event::Phase(Phase::Audit) => {
+                state.start(phase_label(Phase::Audit), None);
+                state.prefix = "kill-loss audit, ";
+            }
             Event::Phase(phase) => {
                 state.start(phase_label(phase), None);
                 let line = format!("{}{}", state.prefix, phase_line(phase));
@@ -271,7 +274,7 @@ fn phase_line(phase: Phase) -> String {
             "second round: looking in the rest of the test suite for tests of the {open} {} that survived or that no test ran",
             if open == 1 { "mutant" } else { "mutants" }
         ),
-        Phase::Audit => "kill-loss audit".to_string(),
+        Phase::Audit => "kill-loss audit".to_string(), // its own notes say what it does
     }
 }
 
