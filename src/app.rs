@@ -154,6 +154,9 @@ fn demo() -> Result<Exit> {
     let demo = crate::demo::prepare()?;
     print!("{}", demo.intro);
     let exit = check(&demo.options)?;
+    if exit == Exit::Interrupted {
+        return Ok(exit);
+    }
     println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
 }

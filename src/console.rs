@@ -118,11 +118,12 @@ impl Console {
         let bar = (live && !quiet).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             bar.set_style(spinner_style());
+            bar.set_message("reading the change");
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
         });
         let state = Arc::new(Mutex::new(Progress {
-            label: "starting".to_string(),
+            label: "reading the change".to_string(),
             prefix: "",
             since: Instant::now(),
             counts: None,
