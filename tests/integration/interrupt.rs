@@ -100,7 +100,7 @@ struct Stopped {
     report: serde_json::Value,
 }
 
-/// Runs `mutdelta check --json ... -v args` in `repo` and, once `ready` holds for the lines it
+/// Runs `mutdelta check -v --json FILE --out DIR args` in `repo` and, once `ready` holds for the lines it
 /// printed so far, presses Ctrl-C: SIGINT to the process group, as a terminal sends it.
 fn interrupt_when(repo: &Path, args: &[&str], ready: impl Fn(&[String]) -> bool) -> Stopped {
     let tmp = tempfile::tempdir().unwrap();
@@ -110,6 +110,8 @@ fn interrupt_when(repo: &Path, args: &[&str], ready: impl Fn(&[String]) -> bool)
     let mut child = hermetic(repo, tmp.path())
         .args(["check", "-v", "--json"])
         .arg(&json)
+        .arg("--out")
+        .arg(out.path().join("record"))
         .args(args)
         .process_group(0)
         .stdout(std::process::Stdio::piped())
@@ -137,6 +139,12 @@ fn interrupt_when(repo: &Path, args: &[&str], ready: impl Fn(&[String]) -> bool)
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     assert_eq!(snapshot(repo), before, "the repository is untouched");
     let report = read_valid_report(&json);
+    let recorded = read_valid_report(&out.path().join("record/report.json"));
+    assert_eq!(
+        recorded["mutdelta"]["incomplete"], report["mutdelta"]["incomplete"],
+        "--out gets the same report"
+    );
+    assert_eq!(recorded["files"], report["files"], "--out gets the same report");
     Stopped { code: status.code(), stdout, stderr, report }
 }
 
