@@ -55,6 +55,13 @@ pub fn is_test_file(path: &Path) -> bool {
         || in_directory_named(path, &["tests", "test"])
 }
 
+/// A module that defines tests (`test_*.py`, `*_test.py`): a change to it can change only the
+/// verdicts of the mutants its tests ran. Not conftest files, helpers or data beside the tests.
+pub fn is_test_module(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
 /// Everything the Python test runs of one check share.
 pub struct PythonCheck {
     python: PathBuf,
@@ -380,6 +387,15 @@ impl LanguageCheck for PythonCheck {
     /// Only when the change's own test files ran first, under pytest.
     fn second_round(&self) -> bool {
         !self.tests.is_empty() && self.pytest() && self.widens
+    }
+
+    /// The interpreter with its packages, the runner and the environment; a changed test
+    /// module counts only for the mutants whose tests it holds.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let interpreter = interpreter::fingerprint(&self.python).ok()?;
+        let identity =
+            format!("{interpreter}\n{:?}\n{}", self.runner, interpreter::environment_fingerprint());
+        Some(crate::run::verdicts::Scope { identity, test_module: is_test_module })
     }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {

@@ -15,7 +15,7 @@ use crate::run::outcome::Outcome;
 use crate::run::record::StepRecord;
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Status {
     Killed,
     Survived,
