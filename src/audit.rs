@@ -141,7 +141,7 @@ pub fn audit(
         return Ok(Audit { notes, ..Audit::default() });
     };
     if options.test_cmd.is_some() {
-        notes.push("--test-cmd runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
+        notes.push("a test command (--test-cmd, or `test-cmd` in the configuration) runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
         return Ok(Audit { notes, ..Audit::default() });
     }
     let repo = lines::open_repository(change.repo_root)?;
