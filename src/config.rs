@@ -9,7 +9,7 @@ use mutators::catalog::Mutator;
 use toml::{Table, Value};
 
 use crate::choose::Exclude;
-use crate::options::TestTool;
+use crate::options::{is_seconds, TestTool};
 
 mod sources;
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};
@@ -142,8 +142,8 @@ impl Config {
                     _ => return Err(wrong("a path to an interpreter or a virtual environment (a string)")),
                 },
                 "timeout" => match &value {
-                    Value::Integer(n) if *n > 0 => config.timeout = Some(*n as f64),
-                    Value::Float(x) if x.is_finite() && *x > 0.0 => config.timeout = Some(*x),
+                    Value::Integer(n) if is_seconds(*n as f64) => config.timeout = Some(*n as f64),
+                    Value::Float(x) if is_seconds(*x) => config.timeout = Some(*x),
                     _ => return Err(wrong("a positive number of seconds")),
                 },
                 "jobs" => match &value {
@@ -327,6 +327,8 @@ mod tests {
             ("jobs = 0", "mutdelta.toml: `jobs` must be a whole number of at least 1, not 0"),
             ("jobs = \"4\"", "`jobs` must be a whole number of at least 1, not the string \"4\""),
             ("timeout = -1", "`timeout` must be a positive number of seconds, not -1"),
+            ("timeout = 1e300", "`timeout` must be a positive number of seconds, not 1000000"),
+            ("timeout = nan", "`timeout` must be a positive number of seconds, not NaN"),
             ("no-arid = \"yes\"", "`no-arid` must be true or false, not the string \"yes\""),
             ("exclude = \"docs\"", "`exclude` must be a list of globs (strings), not the string \"docs\""),
             (

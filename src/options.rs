@@ -184,7 +184,7 @@ impl Options {
             None => None,
         };
         let cli_timeout = match args.timeout {
-            Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
+            Some(seconds) if !is_seconds(seconds) => {
                 bail!("--timeout {seconds} is not a positive number of seconds")
             }
             timeout => timeout,
@@ -282,6 +282,11 @@ impl Options {
         options.audit = AuditMode::Only;
         Ok(options)
     }
+}
+
+/// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.
+pub fn is_seconds(seconds: f64) -> bool {
+    seconds > 0.0 && Duration::try_from_secs_f64(seconds).is_ok()
 }
 
 /// One worker per core.
