@@ -253,7 +253,7 @@ fn describe(value: &Value) -> String {
     match value {
         Value::String(text) => format!("the string {text:?}"),
         Value::Integer(n) => n.to_string(),
-        Value::Float(x) => x.to_string(),
+        Value::Float(x) => format!("{x:?}"),
         Value::Boolean(b) => b.to_string(),
         Value::Datetime(when) => format!("the date {when}"),
         Value::Array(items) => match items.iter().find(|item| !item.is_str()) {
@@ -327,7 +327,7 @@ mod tests {
             ("jobs = 0", "mutdelta.toml: `jobs` must be a whole number of at least 1, not 0"),
             ("jobs = \"4\"", "`jobs` must be a whole number of at least 1, not the string \"4\""),
             ("timeout = -1", "`timeout` must be a positive number of seconds, not -1"),
-            ("timeout = 1e300", "`timeout` must be a positive number of seconds, not 1000000"),
+            ("timeout = 1e300", "`timeout` must be a positive number of seconds, not 1e300"),
             ("timeout = nan", "`timeout` must be a positive number of seconds, not NaN"),
             ("no-arid = \"yes\"", "`no-arid` must be true or false, not the string \"yes\""),
             ("exclude = \"docs\"", "`exclude` must be a list of globs (strings), not the string \"docs\""),
