@@ -278,7 +278,9 @@ impl Options {
         }
         let mut options = Options::resolve(directory, args, stdin)?;
         // The configuration's `test-cmd` is for `check`: the audit runs the edited tests alone.
-        options.test_cmd = None;
+        if options.test_cmd.take().is_some() {
+            options.config.set("test-cmd", "(not used: audit-tests runs the edited tests with pytest)");
+        }
         options.audit = AuditMode::Only;
         Ok(options)
     }

@@ -41,6 +41,15 @@ pub struct Provenance {
     pub settings: Vec<Setting>,
 }
 
+impl Provenance {
+    /// Shows `key` as `value` (a setting the command then leaves unused), keeping its source.
+    pub fn set(&mut self, key: &str, value: &str) {
+        if let Some(setting) = self.settings.iter_mut().find(|setting| setting.key == key) {
+            setting.value = value.to_string();
+        }
+    }
+}
+
 /// Picks each setting from the command line, else the configuration, else the default, and
 /// keeps where it came from.
 pub struct Resolver {

@@ -144,6 +144,15 @@ fn configured_values_are_printed_with_their_source_and_the_command_line_override
     assert_eq!(setting(&run.stdout, "tests"), pair("[\"tests/test_prices.py\"]", "cli"));
     assert_eq!(setting(&run.stdout, "no-arid"), pair("true", file));
 
+    write(repo.path(), "mutdelta.toml", "test-cmd = \"make test\"\n");
+    let run = mutdelta(repo.path(), &["check", "--print-config"]);
+    assert_eq!(setting(&run.stdout, "test-cmd"), pair("\"make test\"", file));
+    let run = mutdelta(repo.path(), &["audit-tests", "--print-config"]);
+    assert_eq!(
+        setting(&run.stdout, "test-cmd"),
+        pair("(not used: audit-tests runs the edited tests with pytest)", file)
+    );
+
     let run = mutdelta(repo.path(), &["list", "--print-config", "--no-config"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.starts_with("configuration: not read (--no-config)"), "{run:?}");
