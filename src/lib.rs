@@ -9,6 +9,7 @@ pub mod cli;
 pub mod console;
 pub mod demo;
 pub mod exit;
+pub mod hook;
 pub mod lines;
 pub mod options;
 pub mod plan;

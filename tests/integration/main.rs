@@ -5,6 +5,7 @@ mod bad_input;
 mod changes;
 mod common;
 mod git_lines;
+mod install_hook;
 mod interrupt;
 mod kill;
 mod kill_loss;
