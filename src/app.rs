@@ -63,6 +63,12 @@ pub fn run(cli: Cli) -> Exit {
                 Exit::Clean
             })
         }
+        Command::InstallHook(args) => {
+            crate::hook::install(&directory, args.force, &args.check_options).map(|installed| {
+                print!("{}", hook_text(&installed));
+                Exit::Clean
+            })
+        }
     };
     match outcome {
         Ok(exit) => exit,
@@ -169,6 +175,19 @@ fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
+}
+
+/// What `install-hook` says it did.
+fn hook_text(installed: &crate::hook::Installed) -> String {
+    let mut text = format!(
+        "wrote {}: each `git commit` now runs `{}` and stops when it exits non-zero; `git commit --no-verify` skips it\n",
+        installed.path.display(),
+        installed.command
+    );
+    if let Some(backup) = &installed.backup {
+        text.push_str(&format!("the hook it replaced is kept as {}\n", backup.display()));
+    }
+    text
 }
 
 /// `mutdelta demo`: the check of a throwaway repository's last commit, between two explanations.

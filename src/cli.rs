@@ -39,6 +39,22 @@ pub enum Command {
     /// Write one mutant of a JSON report into a new copy of the state it tested (printed), or
     /// into the checkout --to names.
     Apply(ApplyArgs),
+    /// Write a git pre-commit hook that runs `mutdelta check --staged` before each commit and
+    /// stops the commit when it exits non-zero.
+    #[command(name = "install-hook")]
+    InstallHook(InstallHookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InstallHookArgs {
+    /// Replace an existing pre-commit hook (one that mutdelta did not write is kept beside it as
+    /// `pre-commit.bak`).
+    #[arg(long)]
+    pub force: bool,
+    /// Options of `check` the hook passes on, after `--` (e.g. `-- --python .venv/bin/python
+    /// -q`); relative paths are read from the repository's top directory, where git runs hooks.
+    #[arg(last = true, value_name = "CHECK_OPTIONS")]
+    pub check_options: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -189,4 +205,18 @@ pub enum TestToolArg {
 /// Parses the process's command line (exits with clap's message on bad arguments).
 pub fn parse() -> Cli {
     Cli::parse()
+}
+
+/// Parses `options` as the options of `mutdelta check`; the error is clap's first line.
+pub fn parse_check_options(options: &[String]) -> Result<CheckArgs, String> {
+    let argv = ["mutdelta", "check"].into_iter().map(String::from).chain(options.iter().cloned());
+    match Cli::try_parse_from(argv) {
+        Ok(Cli { command: Command::Check(args), .. }) => Ok(args),
+        Ok(_) => unreachable!("the command line starts with `check`"),
+        Err(err) => {
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            Err(first.trim_start_matches("error: ").to_string())
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub mod config;
 pub mod console;
 pub mod demo;
 pub mod exit;
+pub mod hook;
 pub mod lines;
 pub mod options;
 pub mod plan;
