@@ -1,16 +1,18 @@
 //! The program's glue: dispatch a parsed command line, print the reports, pick the exit status.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
+use serde_json::Value;
 
 use crate::choose::Choice;
 use crate::cli::{Cli, Command};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::options::{Options, Target};
-use crate::report::{self, Report};
+use crate::options::{Format, Options, ReportFiles, Target};
+use crate::report;
 use crate::run::{self, Interrupted, INTERRUPTED};
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
@@ -76,19 +78,31 @@ fn check(options: &Options) -> Result<Exit> {
     print!("{text}");
     std::io::stdout().flush()?;
     console.finish(&report.timings);
-    if let Some(path) = &options.json {
-        write_json(&report, path)?;
+    let document = report::json::render(&report);
+    if options.format == Format::Github {
+        print!("{}", report::github::render(&document)?);
+        std::io::stdout().flush()?;
     }
+    write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
     Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
 }
 
-fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(&report::json::render(report))?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("could not write the JSON report to {}", path.display()))
+/// Writes each requested report file, all rendered from the mutation-testing-elements document.
+pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
+    let write = |path: &Option<PathBuf>, what: &str, render: &dyn Fn() -> Result<String>| -> Result<()> {
+        let Some(path) = path else { return Ok(()) };
+        std::fs::write(path, render()?)
+            .with_context(|| format!("could not write the {what} report to {}", path.display()))
+    };
+    write(&files.json, "JSON", &|| Ok(serde_json::to_string_pretty(document)? + "\n"))?;
+    write(&files.html, "HTML", &|| report::html::render(document))?;
+    write(&files.junit, "JUnit", &|| report::junit::render(document))?;
+    write(&files.sarif, "SARIF", &|| {
+        Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
+    })
 }
 
 /// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
