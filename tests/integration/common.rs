@@ -9,9 +9,9 @@ use tempfile::TempDir;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
-/// A Python with pytest and jsonschema, made once per target dir and shared by every test.
+/// A Python with pytest, jsonschema and xmlschema, made once per target dir and shared by every test.
 pub fn python() -> PathBuf {
-    venv_with_pytest("python-env", Path::new("python3"), &["jsonschema"])
+    venv_with_pytest("python-env", Path::new("python3"), &["jsonschema", "xmlschema"])
 }
 
 /// A Python `minor` ("3.12") with pytest, from pyenv's versions (which these machines have:
@@ -43,10 +43,15 @@ fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
     std::fs::create_dir_all(&root).unwrap();
     let lock = File::create(root.join("lock")).unwrap();
     lock.lock().unwrap();
-    if !root.join("ready").exists() {
-        run_ok(Command::new(base).args(["-m", "venv"]).arg(root.join("venv")));
+    // `ready` names the packages installed: a venv made with fewer gets the rest.
+    let ready = root.join("ready");
+    let wanted = more.join(" ");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
+        if !python.exists() {
+            run_ok(Command::new(base).args(["-m", "venv"]).arg(root.join("venv")));
+        }
         run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest"]).args(more));
-        std::fs::write(root.join("ready"), "").unwrap();
+        std::fs::write(&ready, wanted).unwrap();
     }
     python
 }
@@ -63,6 +68,32 @@ pub fn read_valid_report(path: &Path) -> serde_json::Value {
                     jsonschema.Draft7Validator(schema).validate(report)";
     run_ok(Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
     read_report(path)
+}
+
+/// The schemas vendored in `tests/schemas/`.
+pub fn vendored_schema(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas").join(name)
+}
+
+/// Checks a SARIF log against the SARIF 2.1.0 schema and reads it.
+pub fn read_valid_sarif(path: &Path) -> serde_json::Value {
+    let validate = "import json,sys,jsonschema\n\
+                    schema=json.load(open(sys.argv[1])); log=json.load(open(sys.argv[2]))\n\
+                    jsonschema.Draft4Validator(schema).validate(log)";
+    run_ok(
+        Command::new(python())
+            .args(["-c", validate])
+            .arg(vendored_schema("sarif-schema-2.1.0.json"))
+            .arg(path),
+    );
+    read_report(path)
+}
+
+/// Checks a JUnit XML file against the JUnit schema and reads it.
+pub fn read_valid_junit(path: &Path) -> String {
+    let validate = "import sys,xmlschema\nxmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2])";
+    run_ok(Command::new(python()).args(["-c", validate]).arg(vendored_schema("junit-10.xsd")).arg(path));
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// The mutants of `file` that start on `line`, in a JSON report.

@@ -11,6 +11,7 @@ mod kill_loss;
 mod properties;
 mod python_fixtures;
 mod reformat;
+mod reports;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;

@@ -1,0 +1,268 @@
+//! The reports people open, each from a real check of a fixture: the HTML page as headless Chromium draws it, JUnit and SARIF against their schemas, GitHub annotations.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+
+use crate::common::{check, fixture_repo, mutdelta, read_valid_junit, read_valid_report, read_valid_sarif};
+
+const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
+
+/// What headless Chromium shows of `page` once its scripts ran, and the requests it sent
+/// anywhere but to Chromium's own services (every request goes through a proxy that records it).
+fn browse(page: &Path) -> (String, Vec<String>) {
+    let version = Command::new("chromium").arg("--version").output();
+    assert!(
+        version.is_ok_and(|out| out.status.success()),
+        "this test draws the HTML report in headless Chromium, which is not installed: \
+         `apt-get install -y chromium` (Debian, Ubuntu) puts it on PATH as `chromium`"
+    );
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = proxy.local_addr().unwrap().port();
+    proxy.set_nonblocking(true).unwrap();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let recorder = {
+        let (requests, done) = (requests.clone(), done.clone());
+        std::thread::spawn(move || loop {
+            match proxy.accept() {
+                Ok((mut stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    stream.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+                    let mut head = [0u8; 512];
+                    let n = stream.read(&mut head).unwrap_or(0);
+                    let text = String::from_utf8_lossy(&head[..n]);
+                    requests.lock().unwrap().push(text.lines().next().unwrap_or("").to_string());
+                }
+                Err(_) if done.load(Ordering::SeqCst) => break,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        })
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new("timeout")
+        .args(["120", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args(["--disable-default-apps", "--disable-domain-reliability", "--no-pings"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--proxy-server=http://127.0.0.1:{port}"))
+        // Loopback too goes through the proxy.
+        .arg("--proxy-bypass-list=<-loopback>")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    done.store(true, Ordering::SeqCst);
+    recorder.join().unwrap();
+    assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+    // Chromium's own housekeeping (network time, sign-in, search preconnects, updates) is not
+    // the page's.
+    let page_requests = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| !line.split(' ').nth(1).is_some_and(|target| google_service(target)))
+        .cloned()
+        .collect();
+    (String::from_utf8(output.stdout).unwrap(), page_requests)
+}
+
+fn google_service(target: &str) -> bool {
+    let host = target.trim_start_matches("http://").split(['/', ':']).next().unwrap_or("");
+    ["google.com", "gvt1.com", "gvt2.com"]
+        .iter()
+        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+}
+
+#[test]
+fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("content=\"default-src 'none';"), "a policy that forbids every load: {page}");
+    assert!(!page.contains("data-line="), "the rows are drawn by the page's script, not written as markup");
+    let (dom, requests) = browse(&html);
+    assert!(dom.contains("<p class=\"score low\" id=\"score\">33.3%</p>"), "2 of 6 caught: {dom}");
+    assert!(dom.contains("2 of 6 mutants caught · 2 new lines · 2 lines with survivors"), "{dom}");
+    assert!(dom.contains("<tr id=\"count-Survived\"><td><span class=\"badge status-Survived\">Survived</span></td><td>4</td>"), "{dom}");
+    assert!(
+        dom.contains("<tr class=\"line\" data-line=\"13\""),
+        "an unchanged line is not highlighted: {dom}"
+    );
+    for line in [14, 15] {
+        assert!(
+            dom.contains(&format!("<tr class=\"line added survived\" data-line=\"{line}\"")),
+            "added line {line} highlighted, with survivors: {dom}"
+        );
+    }
+    let survivor =
+        dom.split("<tr class=\"mutants\" data-mutants-of=\"15\">").nth(1).expect("line 15's mutants");
+    assert!(survivor.contains("mutant 5, column 9: <strong>delete statement</strong>"), "{survivor}");
+    assert!(
+        survivor.contains("<span class=\"del\">-        raise RuntimeError(\"[MAX_TOKENS] reply was cut off at the output-token limit\")</span>")
+            && survivor.contains("<span class=\"ins\">+        pass</span>"),
+        "the survivor's diff: {survivor}"
+    );
+    assert!(survivor.contains(&format!("ran under: <code>{CUT_OFF_TEST}</code>")), "{survivor}");
+    assert!(
+        dom.contains("<a href=\"#L0-14\">model_client.py:14</a> — 2 survivors"),
+        "worst lines listed first: {dom}"
+    );
+    assert_eq!(requests, Vec::<String>::new(), "the page loads nothing");
+}
+
+#[test]
+fn the_browser_check_sees_a_page_that_loads_something() {
+    // The proxy in `browse` is what the HTML test relies on to say the report loads nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("loads.html");
+    std::fs::write(&page, "<!DOCTYPE html><img src=\"http://report-probe.invalid/x.png\"><p>x</p>").unwrap();
+
+    let (_, requests) = browse(&page);
+
+    assert!(
+        requests.iter().any(|line| line.contains("report-probe.invalid")),
+        "the image request was recorded: {requests:?}"
+    );
+}
+
+#[test]
+fn junit_report_fails_a_test_case_per_survivor_and_follows_the_junit_schema() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--junit", junit.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let xml = read_valid_junit(&junit);
+    assert!(xml.contains("<testsuites name=\"mutdelta\" tests=\"6\" failures=\"4\" errors=\"0\""), "{xml}");
+    assert_eq!(xml.matches("<testcase classname=\"model_client.py\" name=\"mutant ").count(), 6, "{xml}");
+    assert_eq!(xml.matches("<failure type=\"Survived\"").count(), 4, "{xml}");
+    let deleted = xml
+        .split("name=\"mutant 5 at 15:9: delete statement\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</testcase>").next())
+        .expect("the deleted raise's test case");
+    assert!(deleted.contains("message=\"Survived: no test failed with this mutant\""), "{deleted}");
+    assert!(deleted.contains("+        pass\n"), "the diff in the failure: {deleted}");
+    assert!(deleted.contains(&format!("ran under: {CUT_OFF_TEST}")), "{deleted}");
+    let killed = xml.split("name=\"mutant 2 at 14:8: force condition to True\"").nth(1).unwrap();
+    assert!(killed.split('\n').next().unwrap().ends_with("/>"), "a killed mutant passes: {killed}");
+}
+
+#[test]
+fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let (sarif, json) = (out.path().join("r.sarif"), out.path().join("r.json"));
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--sarif", sarif.to_str().unwrap(), "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let log = read_valid_sarif(&sarif);
+    assert_eq!(log["version"], "2.1.0");
+    let run_log = &log["runs"][0];
+    let rules: Vec<&str> = run_log["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["MUT-survived", "MUT-nocoverage", "MUT-lost"]);
+    let results = run_log["results"].as_array().unwrap();
+    let places: Vec<_> = results
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"];
+            (r["ruleId"].clone(), location["artifactLocation"].clone(), location["region"].clone())
+        })
+        .collect();
+    let at = |line: u64, column: u64| {
+        (
+            json!("MUT-survived"),
+            json!({ "uri": "model_client.py", "uriBaseId": "%SRCROOT%" }),
+            json!({ "startLine": line, "startColumn": column }),
+        )
+    };
+    assert_eq!(places, [at(14, 8), at(15, 9)]);
+    let message = results[1]["message"]["text"].as_str().unwrap();
+    assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9);"), "{message}");
+    let report = read_valid_report(&json);
+    assert_eq!(
+        report["mutdelta"]["addedLines"],
+        json!({ "model_client.py": [14, 15] }),
+        "the added lines travel in the JSON report"
+    );
+}
+
+#[test]
+fn github_format_annotates_each_line_with_survivors() {
+    let repo = fixture_repo("model_client");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--format", "github"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let both = "tests/test_model_client.py::ParseReplyTest::test_text_is_kept, \
+                tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [
+            "mutation delta: 2 of 6 mutants caught on 2 new lines; 2 lines with survivors",
+            &format!(
+                "::error file=model_client.py,line=14,col=8,title=mutdelta%3A 2 mutants survived::\
+                 no test failed with the line changed:%0A  mutant 1 at column 8: force condition to False\
+                 %0A  mutant 4 at column 23: replace \"max_tokens\" with \"\"%0Aran under: {both}"
+            ),
+            &format!(
+                "::error file=model_client.py,line=15,col=9,title=mutdelta%3A 2 mutants survived::\
+                 no test failed with the line changed:%0A  mutant 5 at column 9: delete statement\
+                 %0A  mutant 6 at column 28: replace \"[MAX_TOKENS] reply was cut off at the … with \"\"\
+                 %0Aran under: {CUT_OFF_TEST}"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn github_format_annotates_each_line_no_test_runs() {
+    let repo = fixture_repo("skipped_test");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--format", "github"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let annotations: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("::")).collect();
+    assert_eq!(
+        annotations[1],
+        "::error file=shipping.py,line=7,col=16,title=mutdelta%3A no test runs this line::\
+         2 mutants not tested: no test runs this line%0A  mutant 7 at column 16: replace 12.5 with 0.0\
+         %0A  mutant 8 at column 16: replace `12.5` with None",
+        "{run:?}"
+    );
+    let lines: Vec<&str> = annotations.iter().map(|a| a.split(',').nth(1).unwrap()).collect();
+    assert_eq!(lines, ["line=6", "line=7", "line=8"], "{run:?}");
+}
+
+#[test]
+fn an_unknown_format_is_refused() {
+    let repo = fixture_repo("model_client");
+
+    let run = mutdelta(repo.path(), &["check", "--format", "xml"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("invalid value 'xml' for '--format <FORMAT>'"), "{run:?}");
+    assert!(run.stderr.contains("[possible values: text, github]"), "{run:?}");
+}
