@@ -66,7 +66,7 @@ fn browse(page: &Path) -> (String, Vec<String>) {
         .lock()
         .unwrap()
         .iter()
-        .filter(|line| !line.split(' ').nth(1).is_some_and(|target| google_service(target)))
+        .filter(|line| !line.split(' ').nth(1).is_some_and(google_service))
         .cloned()
         .collect();
     (String::from_utf8(output.stdout).unwrap(), page_requests)
