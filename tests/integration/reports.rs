@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use crate::common::{check, fixture_repo, mutdelta, read_valid_junit, read_valid_report, read_valid_sarif};
+use crate::common::{
+    check, fixture_repo, fixture_repo_variant, mutdelta, read_valid_junit, read_valid_report,
+    read_valid_sarif,
+};
 
 const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
 
@@ -265,4 +268,84 @@ fn an_unknown_format_is_refused() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("invalid value 'xml' for '--format <FORMAT>'"), "{run:?}");
     assert!(run.stderr.contains("[possible values: text, github]"), "{run:?}");
+}
+
+#[test]
+fn junit_report_skips_ignored_mutants() {
+    let repo = fixture_repo("model_client");
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("token limit\")\n", "token limit\")  # mutdelta: skip message wording is free\n");
+    std::fs::write(&file, source).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+
+    let run = check(repo.path(), &["--base", "HEAD~1", "--junit", junit.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "line 14 still has survivors: {run:?}");
+    let xml = read_valid_junit(&junit);
+    let skipped: Vec<&str> = xml.lines().filter(|line| line.contains("<skipped ")).collect();
+    assert_eq!(
+        skipped,
+        ["      <skipped type=\"Ignored\" message=\"Ignored: message wording is free\"></skipped>"; 2],
+        "{xml}"
+    );
+    assert!(
+        xml.contains(
+            "<testsuite name=\"model_client.py\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"2\""
+        ),
+        "{xml}"
+    );
+}
+
+#[test]
+fn kills_lost_by_edited_tests_appear_in_the_html_junit_and_sarif_reports() {
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+    let out = tempfile::tempdir().unwrap();
+    let (html, junit, sarif) =
+        (out.path().join("r.html"), out.path().join("r.xml"), out.path().join("r.sarif"));
+
+    let run = check(
+        repo.path(),
+        &[
+            "--commit",
+            "HEAD",
+            "--html",
+            html.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--sarif",
+            sarif.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let (dom, _) = browse(&html);
+    let audit = dom.split("<section class=\"audit\" id=\"audit\">").nth(1).expect("the audit section");
+    assert!(
+        audit.contains(
+            "7 kills lost of 14 the edited tests made before the change (3 edited tests, 20 mutants tried)"
+        ),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("<code>billing/invoice.py:9:17</code> <strong>replace + with -</strong> — it survives after the change"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("<span class=\"ins\">+    return base - Decimal(\"0.025\")</span>"),
+        "its diff: {audit}"
+    );
+    let xml = read_valid_junit(&junit);
+    assert_eq!(xml.matches("<failure type=\"LostKill\"").count(), 7, "{xml}");
+    let log = read_valid_sarif(&sarif);
+    let lost: Vec<_> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "MUT-lost")
+        .map(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lost, [7, 9, 13, 13, 17, 17, 18], "{log}");
 }
