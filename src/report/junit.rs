@@ -24,7 +24,7 @@ pub fn render(document: &Value) -> Result<String> {
     if let Some(audit) = document.mutdelta.audit.as_ref().filter(|audit| !audit.lost_kills.is_empty()) {
         let mut cases = String::new();
         for lost in &audit.lost_kills {
-            let at = format!("{}:{}:{}", lost.file, lost.location.start.line, lost.location.start.column);
+            let at = format!("kill lost at {}:{}", lost.location.start.line, lost.location.start.column);
             let after = match lost.status_after {
                 Status::NoCoverage => "no test runs it after the change",
                 _ => "it survives after the change",
@@ -36,7 +36,7 @@ pub fn render(document: &Value) -> Result<String> {
                 cases,
                 "    <testcase classname=\"{}\" name=\"{}\">\n      <failure type=\"LostKill\" message=\"{}\">{}</failure>\n    </testcase>\n",
                 escape(&lost.file),
-                escape(&format!("{at} {}", lost.description.as_deref().unwrap_or("mutant"))),
+                escape(&format!("{at}: {}", lost.description.as_deref().unwrap_or("mutant"))),
                 escape(&message),
                 escape_text(&lost.diff),
             );

@@ -151,7 +151,8 @@ fn file_view(document: &Document, path: &str, file: &FileEntry) -> Value {
 }
 
 fn mutant_view(path: &str, file: &FileEntry, mutant: &MutantEntry) -> Value {
-    let shown_in_full = mutant.status.is_missed() || mutant.status == Status::RuntimeError;
+    // A line no test runs needs no diff per mutant to be understood: those are listed one a line.
+    let shown_in_full = matches!(mutant.status, Status::Survived | Status::RuntimeError);
     json!({
         "id": mutant.id,
         "status": mutant.status,

@@ -101,15 +101,14 @@
     if (mutant.likelyEquivalent) head.append(" (likely equivalent: " + mutant.likelyEquivalent + ")");
     var box = el("div", { class: "mutant", id: "mutant-" + mutant.id }, head);
     if (mutant.status === "RuntimeError" && mutant.reason) box.append(el("div", { class: "tests" }, mutant.reason));
-    if (mutant.status === "NoCoverage") box.append(el("div", { class: "tests" }, "no test runs this line"));
     box.append(diff(mutant.diff));
     box.append(tests("ran under", mutant.coveredBy));
     return box;
   }
 
-  function caughtList(mutants) {
+  function briefList(mutants) {
     if (mutants.length === 0) return null;
-    var list = el("ul", { class: "caught" });
+    var list = el("ul", { class: "brief" });
     mutants.forEach(function (mutant) {
       var by = mutant.killedBy && mutant.killedBy.length ? " by " + mutant.killedBy.slice(0, 2).join(", ") : "";
       var why = mutant.status === "Killed" ? by : mutant.reason ? ": " + mutant.reason : "";
@@ -155,7 +154,7 @@
       var rest = row.mutants.filter(function (m) { return !m.diff; });
       var cell = el("td", { colspan: "3" });
       inFull.forEach(function (mutant) { cell.append(mutantDetails(mutant)); });
-      cell.append(caughtList(rest));
+      cell.append(briefList(rest));
       table.append(el("tr", { class: "mutants", "data-mutants-of": row.n }, cell));
     });
     return el("section", { class: "file", "data-path": file.path },
