@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use crate::common::{
-    check, fixture_repo, fixture_repo_variant, mutdelta, read_valid_junit, read_valid_report,
+    check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit, read_valid_report,
     read_valid_sarif,
 };
 
@@ -85,6 +85,13 @@ fn google_service(target: &str) -> bool {
 #[test]
 fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser() {
     let repo = fixture_repo("model_client");
+    // Markup in the source is shown as text, never read as markup.
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("[MAX_TOKENS] reply", "<b>[MAX_TOKENS]</b></script> reply");
+    std::fs::write(&file, source).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
     let out = tempfile::tempdir().unwrap();
     let html = out.path().join("report.html");
 
@@ -112,11 +119,12 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
         dom.split("<tr class=\"mutants\" data-mutants-of=\"15\">").nth(1).expect("line 15's mutants");
     assert!(survivor.contains("mutant 5, column 9: <strong>delete statement</strong>"), "{survivor}");
     assert!(
-        survivor.contains("<span class=\"del\">-        raise RuntimeError(\"[MAX_TOKENS] reply was cut off at the output-token limit\")</span>")
+        survivor.contains("<span class=\"del\">-        raise RuntimeError(\"&lt;b&gt;[MAX_TOKENS]&lt;/b&gt;&lt;/script&gt; reply was cut off at the output-token limit\")</span>")
             && survivor.contains("<span class=\"ins\">+        pass</span>"),
         "the survivor's diff: {survivor}"
     );
     assert!(survivor.contains(&format!("ran under: <code>{CUT_OFF_TEST}</code>")), "{survivor}");
+    assert!(!dom.contains("<b>"), "no markup from the source: {dom}");
     assert!(
         dom.contains("<a href=\"#L0-14\">model_client.py:14</a> — 2 survivors"),
         "worst lines listed first: {dom}"
