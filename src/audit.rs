@@ -167,6 +167,8 @@ pub fn audit(
         scratch: &old_scratch,
         logs: &old_logs,
         cache: &cache,
+        // The audit tests other states than the check: it reuses no verdict.
+        verdicts: &crate::run::verdicts::Verdicts::default(),
     };
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
@@ -241,6 +243,8 @@ pub fn audit(
         scratch: &new_scratch,
         logs: &new_logs,
         cache: &cache,
+        // The audit tests other states than the check: it reuses no verdict.
+        verdicts: &crate::run::verdicts::Verdicts::default(),
     };
     let side = PythonCheck::new(&ctx)?;
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?;

@@ -149,8 +149,9 @@ pub struct CheckArgs {
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long)]
     pub no_audit: bool,
-    /// Measure the tests afresh: do not reuse (or keep) what an earlier run of the same files,
-    /// interpreter and tests measured, kept in the repository's git directory.
+    /// Measure the tests and run every mutant afresh: do not reuse (or keep) the coverage runs
+    /// and verdicts an earlier run of the same files, interpreter and tests reached, kept in
+    /// the repository's git directory.
     #[arg(long)]
     pub no_cache: bool,
     #[command(flatten)]

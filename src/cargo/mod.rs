@@ -68,6 +68,22 @@ impl LanguageCheck for CargoCheck {
     type Evidence = BaselineBuild;
     type Worker = CargoWorker;
 
+    /// The toolchain the copy selects and the environment; every file counts, since a
+    /// package's tests sit in its source files.
+    fn verdict_scope(&self, ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let version = |program: &str, flag: &str| {
+            let output = std::process::Command::new(program).arg(flag).current_dir(ctx.base).output().ok()?;
+            output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+        };
+        let identity = format!(
+            "{}{}{}",
+            version("rustc", "-vV")?,
+            version("cargo", "-V")?,
+            crate::python::interpreter::environment_fingerprint()
+        );
+        Some(crate::run::verdicts::Scope { identity, test_module: |_| false })
+    }
+
     /// Builds every owning package once in the first copy (seeded from the user's build) and
     /// runs its tests; each mutant runs the tests of its package.
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<BaselineBuild>> {

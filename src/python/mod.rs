@@ -55,6 +55,13 @@ pub fn is_test_file(path: &Path) -> bool {
         || in_directory_named(path, &["tests", "test"])
 }
 
+/// A module that defines tests (`test_*.py`, `*_test.py`): a change to it can change only the
+/// verdicts of the mutants its tests ran. Not conftest files, helpers or data beside the tests.
+pub fn is_test_module(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
 /// Everything the Python test runs of one check share.
 pub struct PythonCheck {
     python: PathBuf,
@@ -375,6 +382,15 @@ pub struct FirstRound {
 impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
+
+    /// The interpreter with its packages, the runner and the environment; a changed test
+    /// module counts only for the mutants whose tests it holds.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let interpreter = interpreter::fingerprint(&self.python).ok()?;
+        let identity =
+            format!("{interpreter}\n{:?}\n{}", self.runner, interpreter::environment_fingerprint());
+        Some(crate::run::verdicts::Scope { identity, test_module: is_test_module })
+    }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
         // The compile check needs no tests: it overlaps the unmutated run.

@@ -69,6 +69,10 @@ fn mutant(result: &MutantResult) -> Value {
     if let Some(record) = &result.outcome.record {
         value["run"] = run(record);
     }
+    if result.outcome.reused {
+        // An earlier run reached this verdict on the same content; `run` is that run's.
+        value["reused"] = json!(true);
+    }
     value
 }
 

@@ -27,6 +27,8 @@ pub struct Context<'a> {
     pub logs: &'a Path,
     /// What earlier runs measured.
     pub cache: &'a crate::cache::Cache,
+    /// The verdicts earlier runs reached.
+    pub verdicts: &'a super::verdicts::Verdicts,
 }
 
 /// One mutant and the tests to run against it.
@@ -105,6 +107,12 @@ pub trait LanguageCheck {
     /// canary), where the language needs that; `workers` does it for its first round.
     fn prove_worker(&self, ctx: &Context, worker: &mut Self::Worker, jobs: &[Job])
         -> Result<Vec<StepRecord>>;
+
+    /// What its tests depend on beside the files, for reusing verdicts between runs; `None`
+    /// reuses nothing.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<super::verdicts::Scope> {
+        None
+    }
 
     /// After the first round: the mutants whose verdicts rest on fewer tests than the suite
     /// has for them, with the rest of those tests. `None` when every verdict stands.

@@ -7,6 +7,7 @@ pub mod process;
 pub mod record;
 pub mod require;
 pub mod timeouts;
+pub mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -115,6 +116,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     if !candidates.is_empty() && !audit_only {
         let logs = scratch.subdir("logs")?;
         let cache = crate::cache::Cache::open(&repo_root, options.cache);
+        let verdicts = verdicts::Verdicts::open(&cache, &base);
         let ctx = Context {
             options,
             plan: &plan,
@@ -123,6 +125,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             scratch: &scratch,
             logs: &logs,
             cache: &cache,
+            verdicts: &verdicts,
         };
         let (python, rust): (Vec<_>, Vec<_>) =
             candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);
@@ -180,42 +183,78 @@ pub(crate) fn check_language<L: LanguageCheck>(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
-    let started = Instant::now();
+    let started_at = Instant::now();
     let Proven { jobs, settled: mut results, baseline, what, compile, evidence, mut steps } =
         side.prove(ctx, candidates)?;
     timings.compile += compile;
     events(Event::BaselinePassed { duration: baseline, what });
     if jobs.is_empty() {
-        timings.baseline += started.elapsed();
+        timings.baseline += started_at.elapsed();
         return Ok(Checked { results, baseline, steps });
     }
-    let count = ctx.options.jobs.get().min(jobs.len());
-    let Started { mut workers, steps: more } = side.workers(ctx, &evidence, count, &jobs)?;
-    steps.extend(more);
-    timings.baseline += started.elapsed();
-    let started = Instant::now();
-    events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-    results.extend(pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?);
-    timings.mutants += started.elapsed();
+    let scope = side.verdict_scope(ctx);
+    let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
+    say_reused(&recalled.reused, events);
+    results.extend(recalled.reused.iter().cloned());
+    let mut workers = Vec::new();
+    if !recalled.jobs.is_empty() {
+        let count = ctx.options.jobs.get().min(recalled.jobs.len());
+        let Started { workers: started, steps: more } =
+            side.workers(ctx, &evidence, count, &recalled.jobs)?;
+        workers = started;
+        steps.extend(more);
+        timings.baseline += started_at.elapsed();
+        let started = Instant::now();
+        events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
+        let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
+        ctx.verdicts.remember(&recalled, &ran);
+        results.extend(ran);
+        timings.mutants += started.elapsed();
+    } else {
+        timings.baseline += started_at.elapsed();
+    }
     let mut baseline = baseline;
     let started = Instant::now();
     if let Some(Widened { jobs, baseline: took, what, steps: more }) = side.widen(ctx, &evidence, &results)? {
         baseline += took;
         steps.extend(more);
         events(Event::BaselinePassed { duration: took, what });
-        if !jobs.is_empty() {
-            steps.extend(side.prove_worker(ctx, &mut workers[0], &jobs)?);
+        let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
+        say_reused(&recalled.reused, events);
+        let mut again = recalled.reused.clone();
+        if !recalled.jobs.is_empty() {
+            if workers.is_empty() {
+                let count = ctx.options.jobs.get().min(recalled.jobs.len());
+                let Started { workers: started, steps: more } =
+                    side.workers(ctx, &evidence, count, &recalled.jobs)?;
+                workers = started;
+                steps.extend(more);
+            } else {
+                steps.extend(side.prove_worker(ctx, &mut workers[0], &recalled.jobs)?);
+            }
             timings.baseline += started.elapsed();
             let started = Instant::now();
-            events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-            let again = pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?;
-            merge(&mut results, again);
+            events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
+            let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
+            ctx.verdicts.remember(&recalled, &ran);
+            again.extend(ran);
             timings.mutants += started.elapsed();
         } else {
             timings.baseline += started.elapsed();
         }
+        merge(&mut results, again);
     }
     Ok(Checked { results, baseline, steps })
+}
+
+/// Says how many verdicts an earlier run reached and this one reuses.
+fn say_reused(reused: &[MutantResult], events: &mut dyn FnMut(Event)) {
+    if !reused.is_empty() {
+        let (count, verdicts) = (reused.len(), if reused.len() == 1 { "verdict" } else { "verdicts" });
+        events(Event::Note(format!(
+            "reused {count} {verdicts} an earlier run reached with the same files, tests and settings (--no-cache runs them again)"
+        )));
+    }
 }
 
 /// Joins a second round's verdicts to the first's: a mutant survives only if it survived both;
@@ -226,6 +265,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
             continue;
         };
         old.outcome.duration += new.outcome.duration;
+        old.outcome.reused &= new.outcome.reused;
         for test in new.outcome.covered_by {
             if !old.outcome.covered_by.contains(&test) {
                 old.outcome.covered_by.push(test);
@@ -303,6 +343,7 @@ mod tests {
                 fallback: None,
                 split: None,
             }),
+            reused: false,
         };
         outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
     }
