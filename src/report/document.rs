@@ -183,6 +183,16 @@ impl Document {
         self.files.keys().flat_map(|path| self.missed_lines_of(path)).collect()
     }
 
+    /// The lines with a Survived or NoCoverage mutant, worst first: more survivors first, then
+    /// more mutants no test runs; else by file path and line.
+    pub fn worst_lines(&self) -> Vec<MissedLine<'_>> {
+        let mut lines = self.missed_lines();
+        lines.sort_by_key(|line| {
+            (std::cmp::Reverse(line.survived.len()), std::cmp::Reverse(line.not_run.len()))
+        });
+        lines
+    }
+
     /// The lines of one file with a Survived or NoCoverage mutant, in line order.
     pub fn missed_lines_of(&self, path: &str) -> Vec<MissedLine<'_>> {
         let Some((path, file)) = self.files.get_key_value(path) else {

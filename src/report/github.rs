@@ -12,7 +12,8 @@ use super::Status;
 pub fn render(document: &Value) -> Result<String> {
     let document = Document::read(document)?;
     let mut out = String::new();
-    for line in document.missed_lines() {
+    // Worst first: GitHub shows the first few annotations of a step.
+    for line in document.worst_lines() {
         let _ = writeln!(out, "{}", missed(&line));
     }
     if let Some(audit) = &document.mutdelta.audit {

@@ -257,14 +257,14 @@ fn github_format_annotates_each_line_no_test_runs() {
     assert_eq!(run.code, 1, "{run:?}");
     let annotations: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("::")).collect();
     assert_eq!(
-        annotations[1],
+        annotations[2],
         "::error file=shipping.py,line=7,col=16,title=mutdelta%3A no test runs this line::\
          2 mutants not tested: no test runs this line%0A  mutant 7 at column 16: replace 12.5 with 0.0\
          %0A  mutant 8 at column 16: replace `12.5` with None",
         "{run:?}"
     );
     let lines: Vec<&str> = annotations.iter().map(|a| a.split(',').nth(1).unwrap()).collect();
-    assert_eq!(lines, ["line=6", "line=7", "line=8"], "{run:?}");
+    assert_eq!(lines, ["line=6", "line=8", "line=7"], "worst first: 6, 3 and 2 mutants: {run:?}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::document::{Document, FileEntry, MissedLine, MutantEntry};
+use super::document::{Document, FileEntry, MutantEntry};
 use super::Status;
 
 /// Lines of unchanged code shown around the added ones.
@@ -67,7 +67,7 @@ fn view(document: &Document) -> Value {
         "addedLines": added_total,
         "linesWithSurvivors": missed.iter().filter(|line| !line.survived.is_empty()).count(),
         "linesNotRun": missed.iter().filter(|line| line.survived.is_empty()).count(),
-        "worst": worst(missed.iter().collect()),
+        "worst": worst(document),
         "files": files.iter().map(|(path, file)| file_view(document, path, file)).collect::<Vec<_>>(),
         "audit": document.mutdelta.audit.as_ref().map(|audit| json!({
             "editedTests": audit.edited_tests,
@@ -87,10 +87,10 @@ fn view(document: &Document) -> Value {
     })
 }
 
-/// Lines with survivors before lines no test runs, more survivors first.
-fn worst(mut lines: Vec<&MissedLine>) -> Vec<Value> {
-    lines.sort_by_key(|line| (std::cmp::Reverse(line.survived.len()), std::cmp::Reverse(line.not_run.len())));
-    lines
+/// The lines with survivors or no test running them, worst first.
+fn worst(document: &Document) -> Vec<Value> {
+    document
+        .worst_lines()
         .iter()
         .map(|line| {
             json!({
