@@ -157,7 +157,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub reports: ReportArgs,
     /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
-    /// with survivors and per line no test runs.
+    /// with survivors, per line no test runs and per kill lost, worst first.
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
     /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
@@ -179,7 +179,8 @@ pub struct ReportArgs {
     /// Write JUnit XML to FILE: a test case per mutant, a failure per survivor.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write SARIF 2.1.0 to FILE (GitHub code scanning): a result per line with survivors.
+    /// Write SARIF 2.1.0 to FILE (GitHub code scanning): a result per line with survivors, per
+    /// line no test runs and per kill lost.
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
 }
