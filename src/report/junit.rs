@@ -183,6 +183,39 @@ mod tests {
     }
 
     #[test]
+    fn each_status_becomes_its_element() {
+        let statuses =
+            ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError", "Ignored"];
+        let mutants: Vec<Value> = statuses
+            .iter()
+            .enumerate()
+            .map(|(index, status)| {
+                serde_json::json!({
+                    "id": (index + 1).to_string(), "mutatorName": "Literal", "replacement": "2",
+                    "description": "replace 1 with 2", "status": status, "statusReason": "why",
+                    "location": { "start": { "line": 1, "column": 5 }, "end": { "line": 1, "column": 6 } },
+                })
+            })
+            .collect();
+        let document =
+            serde_json::json!({ "files": { "a.py": { "source": "x = 1\n", "mutants": mutants } } });
+
+        let xml = render(&document).unwrap();
+
+        let verdicts: Vec<&str> = xml
+            .split("<testcase ")
+            .skip(1)
+            .map(|case| {
+                let element =
+                    ["failure", "error", "skipped"].into_iter().find(|e| case.contains(&format!("<{e} ")));
+                element.unwrap_or("pass")
+            })
+            .collect();
+        assert_eq!(verdicts, ["pass", "pass", "failure", "failure", "error", "skipped", "skipped"], "{xml}");
+        assert!(xml.contains("tests=\"7\" failures=\"2\" errors=\"1\" skipped=\"2\""), "{xml}");
+    }
+
+    #[test]
     fn times_are_seconds_with_three_decimals() {
         assert_eq!(seconds(1234.5678), "1.235");
         assert_eq!(seconds(0.0), "0.000");

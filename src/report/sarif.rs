@@ -148,6 +148,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_line_no_test_runs_is_its_own_rule_and_a_line_with_a_survivor_is_reported_as_survived() {
+        let mutant = |id: &str, line: usize, status: &str| {
+            json!({
+                "id": id, "mutatorName": "Literal", "replacement": "2", "description": "replace 1 with 2",
+                "status": status,
+                "location": { "start": { "line": line, "column": 5 }, "end": { "line": line, "column": 6 } },
+            })
+        };
+        let document = json!({ "files": { "a.py": {
+            "source": "x = 1\ny = 1\n",
+            "mutants": [mutant("1", 1, "NoCoverage"), mutant("2", 2, "NoCoverage"), mutant("3", 2, "Survived")],
+        } } });
+
+        let log = render(&document).unwrap();
+
+        let results: Vec<(&str, u64)> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = &r["locations"][0]["physicalLocation"]["region"]["startLine"];
+                (r["ruleId"].as_str().unwrap(), line.as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(results, [("MUT-nocoverage", 1), ("MUT-survived", 2)]);
+    }
+
+    #[test]
     fn paths_become_relative_uris() {
         assert_eq!(uri("src/a b/ç.py"), "src/a%20b/%C3%A7.py");
         assert_eq!(uri("pkg/mod_1.py"), "pkg/mod_1.py");
