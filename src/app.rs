@@ -7,11 +7,11 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::choose::Choice;
 use crate::cli::{Cli, Command};
+use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::options::{Format, Options, ReportFiles, Target};
+use crate::options::{Format, ListOptions, Options, ReportFiles};
 use crate::report;
 use crate::run::{self, Interrupted, INTERRUPTED};
 
@@ -26,14 +26,25 @@ pub fn run(cli: Cli) -> Exit {
     let directory = cli.directory.unwrap_or_else(|| ".".into());
     let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
+        Command::Check(args) if args.config.print_config => {
+            Options::resolve(Some(directory), &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+        }
         Command::Check(args) => {
             Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
+        }
+        Command::AuditTests(args) if args.config.print_config => {
+            Options::resolve_audit(Some(directory), &args, &mut std::io::empty())
+                .map(|o| print_config(&o.config))
         }
         Command::AuditTests(args) => {
             Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
-        Command::List(args) => Target::resolve(&args.change, stdin)
-            .and_then(|target| list(&directory, &target, Choice::resolve(&args.choice), args.json)),
+        Command::List(args) if args.config.print_config => {
+            ListOptions::resolve(directory, &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+        }
+        Command::List(args) => {
+            ListOptions::resolve(directory, &args, stdin).and_then(|options| list(&options, args.json))
+        }
         Command::Mutators => {
             print!("{}", catalog_text());
             Ok(Exit::Clean)
@@ -71,6 +82,11 @@ pub fn run(cli: Cli) -> Exit {
 fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
+    }
+    if !options.quiet {
+        for note in &options.config.notes {
+            eprintln!("note: {note}");
+        }
     }
     let mut console = Console::new(options.verbose, options.quiet);
     let report = run::check(options, &mut |event| console.hear(event))?;
@@ -120,10 +136,16 @@ fn catalog_text() -> String {
     )
 }
 
+/// `--print-config`: the resolved settings and where each came from.
+fn print_config(provenance: &Provenance) -> Exit {
+    print!("{}", config::render(provenance));
+    Exit::Clean
+}
+
 /// `mutdelta list`: the mutants `check` would run.
-fn list(directory: &std::path::Path, target: &Target, choice: Choice, as_json: bool) -> Result<Exit> {
-    let plan = run::plan(directory, target, choice)?;
-    for note in &plan.notes {
+fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
+    let plan = run::plan(&options.directory, &options.target, &options.choice)?;
+    for note in options.config.notes.iter().chain(&plan.notes) {
         eprintln!("note: {note}");
     }
     let text = if as_json {

@@ -141,7 +141,7 @@ pub fn audit(
         return Ok(Audit { notes, ..Audit::default() });
     };
     if options.test_cmd.is_some() {
-        notes.push("--test-cmd runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
+        notes.push("a test command (--test-cmd, or `test-cmd` in the configuration) runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
         return Ok(Audit { notes, ..Audit::default() });
     }
     let repo = lines::open_repository(change.repo_root)?;
@@ -190,8 +190,8 @@ pub fn audit(
         removed: BTreeMap::new(),
         before: None,
     };
-    let every_line = Choice { include_reformatted: true, ..options.choice };
-    let old_plan = Plan::make(&ran_lines, &old_base, every_line)?;
+    let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
+    let old_plan = Plan::make(&ran_lines, &old_base, &every_line)?;
     let (ignored, candidates) = split_ignored(old_plan.mutants());
     let mut audit = Audit {
         edited,
@@ -214,7 +214,7 @@ pub fn audit(
     }
 
     // After the change: the same mutants on the same code, against every test that runs it.
-    let carried = carry(&old_plan, &killed, added, change.after, options.choice)?;
+    let carried = carry(&old_plan, &killed, added, change.after, &options.choice)?;
     if carried.dropped > 0 {
         audit.notes.push(format!(
             "{} of the {} kills are on lines the change edits, moves or deletes: they are not tested again",
@@ -323,7 +323,7 @@ fn carry<'a>(
     killed: &[&'a MutantResult],
     added: &AddedLines,
     after: &Path,
-    choice: Choice,
+    choice: &Choice,
 ) -> Result<Carried<'a>> {
     let nothing = BTreeSet::new();
     let mut wanted: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
@@ -350,8 +350,8 @@ fn carry<'a>(
         removed: BTreeMap::new(),
         before: None,
     };
-    let every_line = Choice { include_reformatted: true, ..choice };
-    let mut plan = Plan::make(&wanted_lines, after, every_line)?;
+    let every_line = Choice { include_reformatted: true, ..choice.clone() };
+    let mut plan = Plan::make(&wanted_lines, after, &every_line)?;
     plan.changed_tests = added
         .files
         .keys()

@@ -96,12 +96,26 @@ pub struct ChoiceArgs {
     pub include_reformatted: bool,
 }
 
+/// The configuration file: whether it is read, and a look at what it resolves to.
+#[derive(Debug, Args, Default)]
+pub struct ConfigArgs {
+    /// Print the resolved settings and where each came from (cli, mutdelta.toml,
+    /// pyproject.toml [tool.mutdelta], default), and run nothing.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Do not read mutdelta.toml nor pyproject.toml's [tool.mutdelta] table.
+    #[arg(long)]
+    pub no_config: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
     #[command(flatten)]
     pub choice: ChoiceArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Print the mutants as JSON.
     #[arg(long)]
     pub json: bool,
@@ -113,6 +127,8 @@ pub struct CheckArgs {
     pub change: ChangeArgs,
     #[command(flatten)]
     pub choice: ChoiceArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
     /// build-then-test), why it did not swap, and what it took.
     #[arg(short = 'v', long, conflicts_with = "quiet")]
@@ -136,9 +152,9 @@ pub struct CheckArgs {
     /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// What runs the tests of a cargo package (Rust files).
-    #[arg(long, value_enum, default_value = "cargo")]
-    pub test_tool: TestToolArg,
+    /// What runs the tests of a cargo package (Rust files); default: cargo.
+    #[arg(long, value_enum)]
+    pub test_tool: Option<TestToolArg>,
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,

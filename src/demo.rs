@@ -61,6 +61,7 @@ pub fn prepare() -> Result<Demo> {
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
+        config: Default::default(),
     };
     Ok(Demo { _repository: dir, options, intro })
 }

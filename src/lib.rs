@@ -6,6 +6,7 @@ pub mod cache;
 pub mod cargo;
 pub mod choose;
 pub mod cli;
+pub mod config;
 pub mod console;
 pub mod demo;
 pub mod exit;

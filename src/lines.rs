@@ -81,6 +81,11 @@ pub fn open_repository(dir: &Path) -> Result<Repository> {
     Ok(repo)
 }
 
+/// The root of the checkout that holds `dir`.
+pub fn repository_root(dir: &Path) -> Result<std::path::PathBuf> {
+    Ok(workdir(&open_repository(dir)?).to_path_buf())
+}
+
 /// The repository's working directory.
 pub fn workdir(repo: &Repository) -> &Path {
     repo.workdir().expect("bare repositories are refused on open")

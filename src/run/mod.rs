@@ -73,7 +73,7 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 }
 
 /// The planned mutants of `target` in the repository at `directory`, without running anything.
-pub fn plan(directory: &Path, target: &Target, choice: Choice) -> Result<Plan> {
+pub fn plan(directory: &Path, target: &Target, choice: &Choice) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
@@ -100,7 +100,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let mut plan = Plan::make(&added, &base, options.choice)?;
+    let mut plan = Plan::make(&added, &base, &options.choice)?;
     plan.notes.extend(nothing_staged(&options.target, &added));
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();

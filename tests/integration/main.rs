@@ -4,6 +4,7 @@ mod arid;
 mod bad_input;
 mod changes;
 mod common;
+mod config;
 mod git_lines;
 mod interrupt;
 mod kill;
