@@ -136,15 +136,11 @@ impl MissedLine<'_> {
         self.reported().iter().map(|m| m.location.start.column).min().unwrap_or(1)
     }
 
-    /// Every test that ran one of its survivors, in first-seen order.
+    /// Every test that ran one of its survivors, sorted (the order tests ran in varies).
     pub fn covered_by(&self) -> Vec<&str> {
-        let mut tests: Vec<&str> = Vec::new();
-        for test in self.survived.iter().flat_map(|m| &m.covered_by) {
-            if !tests.contains(&test.as_str()) {
-                tests.push(test);
-            }
-        }
-        tests
+        let tests: std::collections::BTreeSet<&str> =
+            self.survived.iter().flat_map(|m| &m.covered_by).map(String::as_str).collect();
+        tests.into_iter().collect()
     }
 }
 

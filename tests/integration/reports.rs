@@ -227,8 +227,8 @@ fn github_format_annotates_each_line_with_survivors() {
     let run = check(repo.path(), &["--commit", "HEAD", "-q", "--format", "github"]);
 
     assert_eq!(run.code, 1, "{run:?}");
-    let both = "tests/test_model_client.py::ParseReplyTest::test_text_is_kept, \
-                tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
+    let both = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply, \
+                tests/test_model_client.py::ParseReplyTest::test_text_is_kept";
     assert_eq!(
         run.stdout.lines().collect::<Vec<_>>(),
         [
