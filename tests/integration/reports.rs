@@ -125,6 +125,12 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
     );
     assert!(survivor.contains(&format!("ran under: <code>{CUT_OFF_TEST}</code>")), "{survivor}");
     assert!(!dom.contains("<b>"), "no markup from the source: {dom}");
+    let shown =
+        dom.split("<main id=\"report\">").nth(1).and_then(|rest| rest.split("</main>").next()).unwrap();
+    assert!(
+        !shown.contains("null") && !shown.contains("undefined"),
+        "no part missing from the data is shown: {shown}"
+    );
     assert!(
         dom.contains("<a href=\"#L0-14\">model_client.py:14</a> — 2 survivors"),
         "worst lines listed first: {dom}"

@@ -5,17 +5,21 @@
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var root = document.getElementById("report");
 
+  // Appends the children that are there (a part with nothing to show is null) to node.
+  function add(node, children) {
+    children.forEach(function (child) {
+      if (child === null || child === undefined || child === false) return;
+      node.append(typeof child === "object" ? child : String(child));
+    });
+    return node;
+  }
+
   function el(tag, attributes) {
     var node = document.createElement(tag);
     Object.keys(attributes || {}).forEach(function (name) {
       node.setAttribute(name, attributes[name]);
     });
-    for (var i = 2; i < arguments.length; i++) {
-      var child = arguments[i];
-      if (child === null || child === undefined || child === false) continue;
-      node.append(typeof child === "object" ? child : String(child));
-    }
-    return node;
+    return add(node, Array.prototype.slice.call(arguments, 2));
   }
 
   function plural(n, one, many) {
@@ -101,9 +105,7 @@
     if (mutant.likelyEquivalent) head.append(" (likely equivalent: " + mutant.likelyEquivalent + ")");
     var box = el("div", { class: "mutant", id: "mutant-" + mutant.id }, head);
     if (mutant.status === "RuntimeError" && mutant.reason) box.append(el("div", { class: "tests" }, mutant.reason));
-    box.append(diff(mutant.diff));
-    box.append(tests("ran under", mutant.coveredBy));
-    return box;
+    return add(box, [diff(mutant.diff), tests("ran under", mutant.coveredBy)]);
   }
 
   function briefList(mutants) {
@@ -154,7 +156,7 @@
       var rest = row.mutants.filter(function (m) { return !m.diff; });
       var cell = el("td", { colspan: "3" });
       inFull.forEach(function (mutant) { cell.append(mutantDetails(mutant)); });
-      cell.append(briefList(rest));
+      add(cell, [briefList(rest)]);
       table.append(el("tr", { class: "mutants", "data-mutants-of": row.n }, cell));
     });
     return el("section", { class: "file", "data-path": file.path },
