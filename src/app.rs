@@ -1,7 +1,7 @@
 //! The program's glue: dispatch a parsed command line, print the reports, pick the exit status.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
@@ -79,6 +79,7 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
+/// Interrupted after some verdicts, it reports those, marked incomplete, and exits 130.
 fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
@@ -88,8 +89,9 @@ fn check(options: &Options) -> Result<Exit> {
             eprintln!("note: {note}");
         }
     }
-    let mut console = Console::new(options.verbose, options.quiet);
+    let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
     let report = run::check(options, &mut |event| console.hear(event))?;
+    console.settle();
     let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
     print!("{text}");
     std::io::stdout().flush()?;
@@ -103,14 +105,21 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
-    Ok(if report.has_missed() { Exit::Survivors } else { Exit::Clean })
+    Ok(if report.incomplete.is_some() {
+        Exit::Interrupted
+    } else if report.has_missed() {
+        Exit::Survivors
+    } else {
+        Exit::Clean
+    })
 }
 
-/// Writes each requested report file, all rendered from the mutation-testing-elements document.
+/// Writes each requested report file, all rendered from the mutation-testing-elements document
+/// of a check, finished or cut short.
 pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
     let write = |path: &Option<PathBuf>, what: &str, render: &dyn Fn() -> Result<String>| -> Result<()> {
         let Some(path) = path else { return Ok(()) };
-        std::fs::write(path, render()?)
+        write_whole(path, &render()?)
             .with_context(|| format!("could not write the {what} report to {}", path.display()))
     };
     write(&files.json, "JSON", &|| Ok(serde_json::to_string_pretty(document)? + "\n"))?;
@@ -119,6 +128,22 @@ pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
     write(&files.sarif, "SARIF", &|| {
         Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
     })
+}
+
+/// Writes `text` to a new file beside `path`, then renames it over `path`: a reader (or a
+/// second Ctrl-C) never sees half a report.
+fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    // Readable as a plain written file is, not private as a temporary file starts.
+    file.as_file().set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    file.write_all(text.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path)?;
+    Ok(())
 }
 
 /// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
@@ -163,6 +188,9 @@ fn demo() -> Result<Exit> {
     let demo = crate::demo::prepare()?;
     print!("{}", demo.intro);
     let exit = check(&demo.options)?;
+    if exit == Exit::Interrupted {
+        return Ok(exit);
+    }
     println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
 }

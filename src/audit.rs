@@ -204,7 +204,7 @@ pub fn audit(
         return Ok(audit);
     }
     let old_ctx = Context { plan: &old_plan, ..ctx };
-    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?;
+    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?.complete()?;
     audit.steps.extend(before_results.steps);
     let killed: Vec<&MutantResult> =
         before_results.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
@@ -247,7 +247,7 @@ pub fn audit(
         verdicts: &crate::run::verdicts::Verdicts::default(),
     };
     let side = PythonCheck::new(&ctx)?;
-    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?;
+    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
     audit.steps.extend(checked.steps);
     let seemingly_lost: Vec<(&MutantResult, MutantResult)> = checked
         .results
@@ -271,7 +271,7 @@ pub fn audit(
     let again_logs = again.subdir("logs")?;
     let again_ctx = Context { base: &again_base, scratch: &again, logs: &again_logs, ..old_ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
-    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?;
+    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?.complete()?;
     audit.steps.extend(confirmed.steps);
     let held: BTreeSet<usize> = confirmed
         .results

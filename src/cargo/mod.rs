@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
-use crate::plan::{in_directory_named, Plan, PlannedMutant};
+use crate::plan::{in_directory_named, Language, Plan, PlannedMutant};
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::{Exit, Finished};
@@ -67,6 +67,7 @@ fn target_dir(ctx: &Context, index: usize) -> PathBuf {
 impl LanguageCheck for CargoCheck {
     type Evidence = BaselineBuild;
     type Worker = CargoWorker;
+    const LANGUAGE: Language = Language::Rust;
 
     /// The toolchain the copy selects and the environment; every file counts, since a
     /// package's tests sit in its source files.

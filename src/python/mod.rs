@@ -27,7 +27,7 @@ use self::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
 use self::select::Selection;
 use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
-use crate::plan::{in_directory_named, PlannedMutant};
+use crate::plan::{in_directory_named, Language, PlannedMutant};
 use crate::report::{MutantResult, Status};
 use crate::run::language::{Context, Job, LanguageCheck, Proven, Started, Widened};
 use crate::run::outcome::Outcome;
@@ -382,6 +382,12 @@ pub struct FirstRound {
 impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
+    const LANGUAGE: Language = Language::Python;
+
+    /// Only when the change's own test files ran first, under pytest.
+    fn second_round(&self) -> bool {
+        !self.tests.is_empty() && self.pytest() && self.widens
+    }
 
     /// The interpreter with its packages, the runner and the environment; a changed test
     /// module counts only for the mutants whose tests it holds.
@@ -502,12 +508,12 @@ impl LanguageCheck for PythonCheck {
         first_round: &FirstRound,
         results: &[MutantResult],
     ) -> Result<Option<Widened>> {
-        if self.tests.is_empty() || !self.pytest() || !self.widens {
+        if !self.second_round() {
             return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
         }
         let open: Vec<PlannedMutant> = results
             .iter()
-            .filter(|result| matches!(result.outcome.status, Status::Survived | Status::NoCoverage))
+            .filter(|result| crate::run::language::is_open(result.outcome.status))
             .map(|result| result.planned.clone())
             .collect();
         if open.is_empty() {

@@ -66,6 +66,17 @@ pub struct Section {
     /// The whole check, in milliseconds.
     pub duration: Option<f64>,
     pub audit: Option<AuditSection>,
+    /// Set when the check was cut short: its mutants without a verdict are missing from `files`.
+    pub incomplete: Option<Incomplete>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Incomplete {
+    #[serde(default)]
+    pub not_run: usize,
+    #[serde(default)]
+    pub planned: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +176,16 @@ impl Document {
         let caught = self.mutants().filter(|(_, m)| m.status.is_caught()).count();
         let missed = self.mutants().filter(|(_, m)| m.status.is_missed()).count();
         (caught, caught + missed)
+    }
+
+    /// `interrupted: 3 of 10 mutants did not run; …` when the check was cut short.
+    pub fn incomplete_note(&self) -> Option<String> {
+        self.mutdelta.incomplete.as_ref().map(|incomplete| {
+            format!(
+                "interrupted: {} of {} mutants did not run; the verdicts shown are those reached",
+                incomplete.not_run, incomplete.planned
+            )
+        })
     }
 
     /// The whole check in milliseconds: as measured, else the sum of its phases.

@@ -12,6 +12,14 @@ use super::Status;
 pub fn render(document: &Value) -> Result<String> {
     let document = Document::read(document)?;
     let mut out = String::new();
+    if let Some(note) = document.incomplete_note() {
+        let _ = writeln!(
+            out,
+            "::warning title={}::{}",
+            escape_property("mutdelta: incomplete"),
+            escape_data(&note)
+        );
+    }
     // Worst first: GitHub shows the first few annotations of a step.
     for line in document.worst_lines() {
         let _ = writeln!(out, "{}", missed(&line));

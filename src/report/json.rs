@@ -116,6 +116,15 @@ fn origin(report: &Report) -> Value {
         value["state"] = json!(origin.state.to_text());
         value["scratch"] = json!(origin.scratch);
     }
+    if let Some(incomplete) = &report.incomplete {
+        // The mutants missing from `files` did not run; none of them has a verdict.
+        value["incomplete"] = json!({
+            "reason": "interrupted",
+            "notRun": report.not_run(),
+            "planned": incomplete.planned,
+            "auditCutOff": incomplete.audit_cut_off,
+        });
+    }
     if !report.plan.reformatted.is_empty() {
         // Added lines passed over as reformatted or moved code, per file.
         value["reformatted"] = json!(report.plan.reformatted);

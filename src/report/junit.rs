@@ -12,10 +12,18 @@ use super::Status;
 /// audit when it lost kills.
 pub fn render(document: &Value) -> Result<String> {
     let document = Document::read(document)?;
+    // An interrupted check says so in every suite: the mutants missing from it did not run.
+    let properties = match document.incomplete_note() {
+        Some(note) => format!(
+            "    <properties>\n      <property name=\"incomplete\" value=\"{}\"/>\n    </properties>\n",
+            escape(&note)
+        ),
+        None => String::new(),
+    };
     let mut suites = String::new();
     let (mut tests, mut failures, mut errors) = (0, 0, 0);
     for (path, file) in &document.files {
-        let suite = file_suite(path, file);
+        let suite = file_suite(path, file, &properties);
         tests += suite.tests;
         failures += suite.failures;
         errors += suite.errors;
@@ -46,7 +54,7 @@ pub fn render(document: &Value) -> Result<String> {
         failures += count;
         let _ = write!(
             suites,
-            "  <testsuite name=\"kill-loss audit\" tests=\"{count}\" failures=\"{count}\" errors=\"0\" skipped=\"0\">\n{cases}  </testsuite>\n"
+            "  <testsuite name=\"kill-loss audit\" tests=\"{count}\" failures=\"{count}\" errors=\"0\" skipped=\"0\">\n{properties}{cases}  </testsuite>\n"
         );
     }
     Ok(format!(
@@ -62,7 +70,7 @@ struct Suite {
     errors: usize,
 }
 
-fn file_suite(path: &str, file: &FileEntry) -> Suite {
+fn file_suite(path: &str, file: &FileEntry, properties: &str) -> Suite {
     let (mut failures, mut errors, mut skipped, mut time) = (0, 0, 0, 0.0);
     let mut cases = String::new();
     for mutant in &file.mutants {
@@ -103,7 +111,7 @@ fn file_suite(path: &str, file: &FileEntry) -> Suite {
     let tests = file.mutants.len();
     Suite {
         xml: format!(
-            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\" file=\"{}\">\n{cases}  </testsuite>\n",
+            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\" file=\"{}\">\n{properties}{cases}  </testsuite>\n",
             escape(path),
             seconds(time),
             escape(path),

@@ -83,6 +83,24 @@ pub struct Report {
     pub audit: Option<crate::audit::Audit>,
     /// Only the audit ran (`audit-tests`): the added lines were not mutated.
     pub audit_only: bool,
+    /// Stopped by Ctrl-C or SIGTERM before its end: `results` holds the verdicts reached.
+    pub incomplete: Option<Incomplete>,
+}
+
+/// What an interrupted check did not do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Incomplete {
+    /// Mutants the check set out to verdict (every planned mutant, the ignored ones too).
+    pub planned: usize,
+    /// The interrupt came during the kill-loss audit, after every mutant's verdict.
+    pub audit_cut_off: bool,
+}
+
+impl Report {
+    /// Planned mutants without a verdict.
+    pub fn not_run(&self) -> usize {
+        self.incomplete.map_or(0, |incomplete| incomplete.planned.saturating_sub(self.results.len()))
+    }
 }
 
 /// The repository, the state under test and where the temporary copies lived: what it takes to

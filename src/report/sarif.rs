@@ -78,11 +78,23 @@ pub fn render(document: &Value) -> Result<Value> {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": rules,
             } },
+            "invocations": [invocation(&document)],
             // Columns count characters, as the JSON report's do.
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }))
+}
+
+/// Whether the check ran to its end; an interrupted one says how many mutants did not run.
+fn invocation(document: &Document) -> Value {
+    match document.incomplete_note() {
+        Some(note) => json!({
+            "executionSuccessful": false,
+            "toolExecutionNotifications": [{ "level": "warning", "message": { "text": note } }],
+        }),
+        None => json!({ "executionSuccessful": true }),
+    }
 }
 
 fn missed(line: &MissedLine) -> Value {

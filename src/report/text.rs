@@ -68,7 +68,25 @@ pub fn summary(report: &Report) -> String {
     if let Some(audit) = report.audit.as_ref().filter(|audit| report.audit_only || !audit.edited.is_empty()) {
         let _ = writeln!(out, "{}", audit_line(audit));
     }
+    if let Some(line) = interrupted_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// `interrupted: 12 of 40 mutants did not run; the verdicts above are those reached`.
+pub fn interrupted_line(report: &Report) -> Option<String> {
+    let incomplete = report.incomplete?;
+    let not_run = report.not_run();
+    let mut line = format!(
+        "interrupted: {not_run} of {} {} did not run; the verdicts above are those reached",
+        incomplete.planned,
+        plural(incomplete.planned, "mutant", "mutants")
+    );
+    if incomplete.audit_cut_off {
+        line.push_str("; the kill-loss audit did not finish");
+    }
+    Some(line)
 }
 
 /// `[MUT-lost] pkg/invoice.py:14: replace * with / — killed by tests/t.py::test_total before
@@ -247,7 +265,7 @@ pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
 /// test runs`.
 pub fn summary_line(report: &Report) -> String {
-    if report.results.is_empty() {
+    if report.results.is_empty() && report.incomplete.is_none() {
         return "mutation delta: nothing to mutate: the change adds no executable Python or Rust lines"
             .to_string();
     }

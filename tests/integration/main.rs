@@ -9,6 +9,7 @@ mod git_lines;
 mod interrupt;
 mod kill;
 mod kill_loss;
+mod progress;
 mod properties;
 mod python_fixtures;
 mod reformat;

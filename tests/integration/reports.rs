@@ -193,6 +193,7 @@ fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
     let log = read_valid_sarif(&sarif);
     assert_eq!(log["version"], "2.1.0");
     let run_log = &log["runs"][0];
+    assert_eq!(run_log["invocations"], json!([{ "executionSuccessful": true }]));
     let rules: Vec<&str> = run_log["tool"]["driver"]["rules"]
         .as_array()
         .unwrap()

@@ -59,6 +59,7 @@ fn view(document: &Document) -> Value {
     });
     let added_total: usize = document.mutdelta.added_lines.values().map(Vec::len).sum();
     json!({
+        "incomplete": document.incomplete_note(),
         "score": (scored > 0).then(|| format!("{:.1}%", 100.0 * caught as f64 / scored as f64)),
         "caught": caught,
         "scored": scored,

@@ -187,6 +187,7 @@
 
   root.textContent = "";
   root.append(header());
+  if (data.incomplete) root.append(el("p", { class: "incomplete", id: "incomplete" }, data.incomplete));
   var worst = worstLines(data.worst.slice(0, 20), "Worst lines first");
   if (worst) root.append(worst);
   var lost = audit();
