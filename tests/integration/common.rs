@@ -1,9 +1,13 @@
-//! Shared helpers: fixture repositories with real git history, a cached Python with pytest, hermetic runs.
+//! Shared helpers: fixture repositories with real git history, a cached Python with pytest, hermetic runs, a page as headless Chromium shows it.
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::Read;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tempfile::TempDir;
 
@@ -295,4 +299,70 @@ impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
     }
+}
+
+/// What headless Chromium shows of `page` once its scripts ran, and the requests it sent
+/// anywhere but to Chromium's own services (every request goes through a proxy that records it).
+pub fn browse(page: &Path) -> (String, Vec<String>) {
+    let version = Command::new("chromium").arg("--version").output();
+    assert!(
+        version.is_ok_and(|out| out.status.success()),
+        "this test draws the HTML report in headless Chromium, which is not installed: \
+         `apt-get install -y chromium` (Debian, Ubuntu) puts it on PATH as `chromium`"
+    );
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = proxy.local_addr().unwrap().port();
+    proxy.set_nonblocking(true).unwrap();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let recorder = {
+        let (requests, done) = (requests.clone(), done.clone());
+        std::thread::spawn(move || loop {
+            match proxy.accept() {
+                Ok((mut stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    stream.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+                    let mut head = [0u8; 512];
+                    let n = stream.read(&mut head).unwrap_or(0);
+                    let text = String::from_utf8_lossy(&head[..n]);
+                    requests.lock().unwrap().push(text.lines().next().unwrap_or("").to_string());
+                }
+                Err(_) if done.load(Ordering::SeqCst) => break,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        })
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new("timeout")
+        .args(["120", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args(["--disable-default-apps", "--disable-domain-reliability", "--no-pings"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--proxy-server=http://127.0.0.1:{port}"))
+        // Loopback too goes through the proxy.
+        .arg("--proxy-bypass-list=<-loopback>")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    done.store(true, Ordering::SeqCst);
+    recorder.join().unwrap();
+    assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+    // Chromium's own housekeeping (network time, sign-in, search preconnects, updates) is not
+    // the page's.
+    let page_requests = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| !line.split(' ').nth(1).is_some_and(google_service))
+        .cloned()
+        .collect();
+    (String::from_utf8(output.stdout).unwrap(), page_requests)
+}
+
+fn google_service(target: &str) -> bool {
+    let host = target.trim_start_matches("http://").split(['/', ':']).next().unwrap_or("");
+    ["google.com", "gvt1.com", "gvt2.com"]
+        .iter()
+        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
 }
