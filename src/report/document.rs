@@ -250,6 +250,22 @@ impl FileEntry {
     }
 }
 
+impl LostEntry {
+    /// `replace + with -: killed by t before the change's test edits; it survives after the change`.
+    pub fn summary(&self) -> String {
+        let after = match self.status_after {
+            Status::NoCoverage => "no test runs it after the change",
+            _ => "it survives after the change",
+        };
+        let killers: Vec<&str> = self.killed_before.iter().map(String::as_str).collect();
+        format!(
+            "{}: killed by {} before the change's test edits; {after}",
+            self.description.as_deref().unwrap_or("mutant"),
+            some_tests(&killers, 3)
+        )
+    }
+}
+
 impl MutantEntry {
     pub fn description(&self) -> &str {
         self.description.as_deref().unwrap_or(&self.mutator_name)

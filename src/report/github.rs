@@ -6,7 +6,6 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::document::{count_of, some_tests, Document, MissedLine};
-use super::Status;
 
 /// One `::error …::…` line per annotated line of the report.
 pub fn render(document: &Value) -> Result<String> {
@@ -26,15 +25,7 @@ pub fn render(document: &Value) -> Result<String> {
     }
     if let Some(audit) = &document.mutdelta.audit {
         for lost in &audit.lost_kills {
-            let after = match lost.status_after {
-                Status::NoCoverage => "no test runs it after the change",
-                _ => "it survives after the change",
-            };
-            let message = format!(
-                "{}: killed by {} before the change's test edits; {after}",
-                lost.description.as_deref().unwrap_or("mutant"),
-                some_tests(&lost.killed_before.iter().map(String::as_str).collect::<Vec<_>>(), 3),
-            );
+            let message = lost.summary();
             let _ = writeln!(
                 out,
                 "{}",

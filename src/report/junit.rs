@@ -5,7 +5,7 @@ use std::fmt::Write;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::document::{some_tests, Document, FileEntry, MutantEntry};
+use super::document::{Document, FileEntry, MutantEntry};
 use super::Status;
 
 /// The report as a `<testsuites>` document: a suite per mutated file, and one for the kill-loss
@@ -33,13 +33,7 @@ pub fn render(document: &Value) -> Result<String> {
         let mut cases = String::new();
         for lost in &audit.lost_kills {
             let at = format!("kill lost at {}:{}", lost.location.start.line, lost.location.start.column);
-            let after = match lost.status_after {
-                Status::NoCoverage => "no test runs it after the change",
-                _ => "it survives after the change",
-            };
-            let killed: Vec<&str> = lost.killed_before.iter().map(String::as_str).collect();
-            let message =
-                format!("kill lost: killed by {} before the change, {after}", some_tests(&killed, 3));
+            let message = format!("kill lost: {}", lost.summary());
             let _ = write!(
                 cases,
                 "    <testcase classname=\"{}\" name=\"{}\">\n      <failure type=\"LostKill\" message=\"{}\">{}</failure>\n    </testcase>\n",

@@ -4,7 +4,6 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::document::{count_of, some_tests, Document, MissedLine};
-use super::Status;
 
 /// The rules, in the order results index them: (id, name, short description, help).
 const RULES: [(&str, &str, &str, &str); 3] = [
@@ -37,16 +36,7 @@ pub fn render(document: &Value) -> Result<Value> {
     let mut results: Vec<Value> = document.missed_lines().iter().map(missed).collect();
     if let Some(audit) = &document.mutdelta.audit {
         for lost in &audit.lost_kills {
-            let after = match lost.status_after {
-                Status::NoCoverage => "no test runs it after the change",
-                _ => "it survives after the change",
-            };
-            let killed: Vec<&str> = lost.killed_before.iter().map(String::as_str).collect();
-            let message = format!(
-                "Kill lost: {} was killed by {} before the change's test edits; {after}.",
-                lost.description.as_deref().unwrap_or("a mutant"),
-                some_tests(&killed, 3)
-            );
+            let message = format!("Kill lost: {}.", lost.summary());
             results.push(result(
                 2,
                 &message,
