@@ -1,17 +1,18 @@
 //! The program's glue: dispatch a parsed command line, print the reports, pick the exit status.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
+use serde_json::Value;
 
 use crate::cli::{Cli, Command};
 use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::options::{ListOptions, Options};
-use crate::report::{self, Report};
+use crate::options::{Format, ListOptions, Options, ReportFiles};
+use crate::report;
 use crate::run::{self, Interrupted, INTERRUPTED};
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
@@ -101,7 +102,15 @@ fn check(options: &Options) -> Result<Exit> {
     print!("{text}");
     std::io::stdout().flush()?;
     console.finish(&report.timings);
-    write_reports(&report, options)?;
+    let document = report::json::render(&report);
+    if options.format == Format::Github {
+        print!("{}", report::github::render(&document)?);
+        std::io::stdout().flush()?;
+    }
+    write_reports(&document, &options.reports)?;
+    if let Some(dir) = &options.out {
+        report::out::write(dir, &report, options)?;
+    }
     Ok(if report.incomplete.is_some() {
         Exit::Interrupted
     } else if report.has_missed() {
@@ -111,17 +120,20 @@ fn check(options: &Options) -> Result<Exit> {
     })
 }
 
-/// Writes `report`, finished or cut short, to every output the options ask for.
-fn write_reports(report: &Report, options: &Options) -> Result<()> {
-    if let Some(path) = &options.json {
-        let text = serde_json::to_string_pretty(&report::json::render(report))? + "\n";
-        write_whole(path, &text)
-            .with_context(|| format!("could not write the JSON report to {}", path.display()))?;
-    }
-    if let Some(dir) = &options.out {
-        report::out::write(dir, report, options)?;
-    }
-    Ok(())
+/// Writes each requested report file, all rendered from the mutation-testing-elements document
+/// of a check, finished or cut short.
+pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
+    let write = |path: &Option<PathBuf>, what: &str, render: &dyn Fn() -> Result<String>| -> Result<()> {
+        let Some(path) = path else { return Ok(()) };
+        write_whole(path, &render()?)
+            .with_context(|| format!("could not write the {what} report to {}", path.display()))
+    };
+    write(&files.json, "JSON", &|| Ok(serde_json::to_string_pretty(document)? + "\n"))?;
+    write(&files.html, "HTML", &|| report::html::render(document))?;
+    write(&files.junit, "JUnit", &|| report::junit::render(document))?;
+    write(&files.sarif, "SARIF", &|| {
+        Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
+    })
 }
 
 /// Writes `text` to a new file beside `path`, then renames it over `path`: a reader (or a

@@ -186,13 +186,42 @@ pub struct CheckArgs {
     /// the repository's git directory.
     #[arg(long)]
     pub no_cache: bool,
-    /// Write a mutation-testing-elements JSON report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
+    /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
+    /// with survivors, per line no test runs and per kill lost, worst first.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
     /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
     /// and output; the baseline's and canaries' too; the options and the whole report.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// The report files to write.
+#[derive(Debug, Args, Default)]
+pub struct ReportArgs {
+    /// Write a mutation-testing-elements JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE: the score, and each file's added lines with the
+    /// survivors inline, worst first.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML to FILE: a test case per mutant, a failure per survivor.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write SARIF 2.1.0 to FILE (GitHub code scanning): a result per line with survivors, per
+    /// line no test runs and per kill lost.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+}
+
+/// `--format`: how the terminal report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Github,
 }
 
 /// `--test-tool`: what runs a cargo package's tests.

@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::choose::Choice;
-use crate::cli::{ChangeArgs, CheckArgs, ChoiceArgs, ConfigArgs, ListArgs, TestToolArg};
+use crate::cli::{
+    ChangeArgs, CheckArgs, ChoiceArgs, ConfigArgs, FormatArg, ListArgs, ReportArgs, TestToolArg,
+};
 use crate::config::{self, Config, Provenance, Resolver};
 
 /// What to check: which change is mutated, and so which state is tested.
@@ -49,6 +51,39 @@ pub enum AuditMode {
     Only,
 }
 
+/// The report files to write (none by default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// `--json`: the mutation-testing-elements report.
+    pub json: Option<PathBuf>,
+    /// `--html`: the self-contained page.
+    pub html: Option<PathBuf>,
+    /// `--junit`: JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// `--sarif`: SARIF 2.1.0.
+    pub sarif: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    pub fn resolve(args: &ReportArgs) -> ReportFiles {
+        ReportFiles {
+            json: args.json.clone(),
+            html: args.html.clone(),
+            junit: args.junit.clone(),
+            sarif: args.sarif.clone(),
+        }
+    }
+}
+
+/// How the terminal report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    /// The text, then a GitHub Actions annotation per line no test checks.
+    Github,
+}
+
 /// Settings only the Python side reads.
 #[derive(Debug, Clone)]
 pub struct PythonSettings {
@@ -82,8 +117,10 @@ pub struct Options {
     pub test_cmd: Option<String>,
     /// `--timeout`: per mutant.
     pub timeout: Option<Duration>,
-    /// `--json`: where to write the mutation-testing-elements report.
-    pub json: Option<PathBuf>,
+    /// `--json`, `--html`, `--junit`, `--sarif`: the report files to write.
+    pub reports: ReportFiles,
+    /// `--format`: how the terminal report is written.
+    pub format: Format,
     /// `--out`: where to keep the run record.
     pub out: Option<PathBuf>,
     /// False with `--no-cache`: nothing is reused from, or kept for, another run.
@@ -246,7 +283,11 @@ impl Options {
             jobs,
             test_cmd,
             timeout: timeout.map(Duration::from_secs_f64),
-            json: args.json.clone(),
+            reports: ReportFiles::resolve(&args.reports),
+            format: match args.format {
+                FormatArg::Text => Format::Text,
+                FormatArg::Github => Format::Github,
+            },
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,

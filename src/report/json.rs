@@ -98,7 +98,16 @@ fn steps(steps: &[StepRecord]) -> Vec<Value> {
 
 /// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
 fn origin(report: &Report) -> Value {
-    let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps(&report.steps) });
+    // The added lines of each mutated file, and the whole check's wall time: what the HTML, JUnit,
+    // SARIF and GitHub reports read beside the mutants.
+    let added_lines: BTreeMap<String, &[usize]> =
+        report.plan.files.iter().map(|file| (file.path.display().to_string(), &file.lines[..])).collect();
+    let mut value = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "addedLines": added_lines,
+        "duration": millis(report.timings.wall),
+        "steps": steps(&report.steps),
+    });
     if let Some(audit) = &report.audit {
         value["audit"] = audit_section(audit);
     }
@@ -139,6 +148,11 @@ fn audit_section(audit: &crate::audit::Audit) -> Value {
                 "killedBefore": lost.killed_by,
                 "statusAfter": lost.after,
                 "coveredAfter": lost.ran_after,
+                "diff": super::text::unified_diff(
+                    &lost.path.display().to_string(),
+                    &lost.source,
+                    &mutant.apply(&lost.source),
+                ),
             })
         })
         .collect();

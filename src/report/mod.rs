@@ -1,21 +1,26 @@
-//! The results of a check and the outputs built from them: terminal text and mutation-testing-elements JSON.
+//! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF and GitHub reports rendered from that JSON.
 
+pub mod document;
+pub mod github;
+pub mod html;
 pub mod json;
+pub mod junit;
 pub mod list;
 pub mod out;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, PlannedMutant};
 use crate::run::outcome::Outcome;
 use crate::run::record::StepRecord;
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Status {
     Killed,
     Survived,

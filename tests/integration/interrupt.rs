@@ -279,3 +279,54 @@ fn ctrl_c_during_the_baseline_writes_no_report_and_says_nothing_was_tested() {
     assert!(!json.exists(), "no report of a check that tested nothing");
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
 }
+
+#[test]
+fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let original = scratch.path().join("original.py");
+    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
+    let test_cmd = format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    );
+    let (html, junit, sarif) =
+        (scratch.path().join("r.html"), scratch.path().join("r.xml"), scratch.path().join("r.sarif"));
+    let args = [
+        "--commit",
+        "HEAD",
+        "-j",
+        "1",
+        "--test-cmd",
+        &test_cmd,
+        "--format",
+        "github",
+        "--html",
+        html.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--sarif",
+        sarif.to_str().unwrap(),
+    ];
+    let stopped =
+        interrupt_when(repo.path(), &args, |lines| lines.iter().any(|line| line.starts_with("[2/")));
+
+    let (_, not_run, planned) = assert_incomplete(&stopped, repo.path());
+    let note = format!(
+        "interrupted: {not_run} of {planned} mutants did not run; the verdicts shown are those reached"
+    );
+    assert!(
+        stopped.stdout.contains(&format!("::warning title=mutdelta%3A incomplete::{note}\n")),
+        "{}",
+        stopped.stdout
+    );
+    let (dom, _) = crate::common::browse(&html);
+    assert!(dom.contains(&format!("<p class=\"incomplete\" id=\"incomplete\">{note}</p>")), "{dom}");
+    let xml = crate::common::read_valid_junit(&junit);
+    assert!(xml.contains(&format!("<property name=\"incomplete\" value=\"{note}\"/>")), "{xml}");
+    let log = crate::common::read_valid_sarif(&sarif);
+    let invocation = &log["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{log}");
+    assert_eq!(invocation["toolExecutionNotifications"][0]["message"]["text"], note.as_str(), "{log}");
+}

@@ -14,6 +14,7 @@ mod progress;
 mod properties;
 mod python_fixtures;
 mod reformat;
+mod reports;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;
