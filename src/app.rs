@@ -1,18 +1,19 @@
 //! The program's glue: dispatch a parsed command line, print the reports, pick the exit status.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
+use serde_json::Value;
 
-use crate::choose::Choice;
 use crate::cli::{Cli, Command, MergeArgs};
+use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::options::{Options, Target};
-use crate::report::{self, Report};
+use crate::options::{Format, ListOptions, Options, ReportFiles};
+use crate::report;
 use crate::run::{self, Interrupted, INTERRUPTED};
-use crate::shard::Shard;
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
@@ -25,21 +26,25 @@ pub fn run(cli: Cli) -> Exit {
     let directory = cli.directory.unwrap_or_else(|| ".".into());
     let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
+        Command::Check(args) if args.config.print_config => {
+            Options::resolve(Some(directory), &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+        }
         Command::Check(args) => {
             Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
+        }
+        Command::AuditTests(args) if args.config.print_config => {
+            Options::resolve_audit(Some(directory), &args, &mut std::io::empty())
+                .map(|o| print_config(&o.config))
         }
         Command::AuditTests(args) => {
             Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
         }
-        Command::List(args) => args
-            .shard
-            .as_deref()
-            .map(Shard::parse)
-            .transpose()
-            .and_then(|shard| Ok((shard, Target::resolve(&args.change, stdin)?)))
-            .and_then(|(shard, target)| {
-                list(&directory, &target, Choice::resolve(&args.choice), shard, args.json)
-            }),
+        Command::List(args) if args.config.print_config => {
+            ListOptions::resolve(directory, &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+        }
+        Command::List(args) => {
+            ListOptions::resolve(directory, &args, stdin).and_then(|options| list(&options, args.json))
+        }
         Command::Merge(args) => merge(&args),
         Command::Mutators => {
             print!("{}", catalog_text());
@@ -60,6 +65,12 @@ pub fn run(cli: Cli) -> Exit {
                 Exit::Clean
             })
         }
+        Command::InstallHook(args) => {
+            crate::hook::install(&directory, args.force, &args.check_options).map(|installed| {
+                print!("{}", hook_text(&installed));
+                Exit::Clean
+            })
+        }
     };
     match outcome {
         Ok(exit) => exit,
@@ -75,40 +86,72 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
+/// Interrupted after some verdicts, it reports those, marked incomplete, and exits 130.
 fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
-    let mut console = Console::new(options.verbose, options.quiet);
+    if !options.quiet {
+        for note in &options.config.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
     let report = run::check(options, &mut |event| console.hear(event))?;
+    console.settle();
     let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
     print!("{text}");
     std::io::stdout().flush()?;
     console.finish(&report.timings);
-    if let Some(path) = &options.json {
-        write_json(&report, path)?;
+    let document = report::json::render(&report);
+    if options.format == Format::Github {
+        print!("{}", report::github::render(&document)?);
+        std::io::stdout().flush()?;
     }
+    write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
-    Ok(report::gate::exit(&report.gate()))
+    Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&report.gate()) })
 }
 
-fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
-    write_document(&report::json::render(report), path)
+/// Writes each requested report file, all rendered from the mutation-testing-elements document
+/// of a check, finished or cut short.
+pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
+    let write = |path: &Option<PathBuf>, what: &str, render: &dyn Fn() -> Result<String>| -> Result<()> {
+        let Some(path) = path else { return Ok(()) };
+        write_whole(path, &render()?)
+            .with_context(|| format!("could not write the {what} report to {}", path.display()))
+    };
+    write(&files.json, "JSON", &|| Ok(serde_json::to_string_pretty(document)? + "\n"))?;
+    write(&files.html, "HTML", &|| report::html::render(document))?;
+    write(&files.junit, "JUnit", &|| report::junit::render(document))?;
+    write(&files.sarif, "SARIF", &|| {
+        Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
+    })
 }
 
-fn write_document(document: &serde_json::Value, path: &std::path::Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(document)?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("could not write the JSON report to {}", path.display()))
+/// Writes `text` to a new file beside `path`, then renames it over `path`: a reader (or a
+/// second Ctrl-C) never sees half a report.
+fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    // Readable as a plain written file is, not private as a temporary file starts.
+    file.as_file().set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    file.write_all(text.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path)?;
+    Ok(())
 }
 
 /// `mutdelta merge`: the shards' reports joined, its summary lines, and the exit status the
 /// unsharded check would have.
 fn merge(args: &MergeArgs) -> Result<Exit> {
     let mut documents = Vec::new();
-    for path in &args.reports {
+    for path in &args.shards {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("could not read the shard report {}", path.display()))?;
         let document: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
@@ -122,9 +165,7 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
     let gate = report::gate::read(&merged)?;
     print!("{}", report::text::summary_lines(&gate));
     std::io::stdout().flush()?;
-    if let Some(path) = &args.json {
-        write_document(&merged, path)?;
-    }
+    write_reports(&merged, &ReportFiles::resolve(&args.reports))?;
     Ok(report::gate::exit(&gate))
 }
 
@@ -143,16 +184,16 @@ fn catalog_text() -> String {
     )
 }
 
+/// `--print-config`: the resolved settings and where each came from.
+fn print_config(provenance: &Provenance) -> Exit {
+    print!("{}", config::render(provenance));
+    Exit::Clean
+}
+
 /// `mutdelta list`: the mutants `check` would run.
-fn list(
-    directory: &std::path::Path,
-    target: &Target,
-    choice: Choice,
-    shard: Option<Shard>,
-    as_json: bool,
-) -> Result<Exit> {
-    let plan = run::plan(directory, target, choice, shard)?;
-    for note in &plan.notes {
+fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
+    let plan = run::plan(&options.directory, &options.target, &options.choice, options.shard)?;
+    for note in options.config.notes.iter().chain(&plan.notes) {
         eprintln!("note: {note}");
     }
     let text = if as_json {
@@ -165,11 +206,27 @@ fn list(
     Ok(Exit::Clean)
 }
 
+/// What `install-hook` says it did.
+fn hook_text(installed: &crate::hook::Installed) -> String {
+    let mut text = format!(
+        "wrote {}: each `git commit` now runs `{}` and stops when it exits non-zero; `git commit --no-verify` skips it\n",
+        installed.path.display(),
+        installed.command
+    );
+    if let Some(backup) = &installed.backup {
+        text.push_str(&format!("the hook it replaced is kept as {}\n", backup.display()));
+    }
+    text
+}
+
 /// `mutdelta demo`: the check of a throwaway repository's last commit, between two explanations.
 fn demo() -> Result<Exit> {
     let demo = crate::demo::prepare()?;
     print!("{}", demo.intro);
     let exit = check(&demo.options)?;
+    if exit == Exit::Interrupted {
+        return Ok(exit);
+    }
     println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
 }

@@ -176,7 +176,7 @@ pub fn audit(
         return Ok(Audit { notes, ..Audit::default() });
     };
     if options.test_cmd.is_some() {
-        notes.push("--test-cmd runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
+        notes.push("a test command (--test-cmd, or `test-cmd` in the configuration) runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
         return Ok(Audit { notes, ..Audit::default() });
     }
     let repo = lines::open_repository(change.repo_root)?;
@@ -202,6 +202,8 @@ pub fn audit(
         scratch: &old_scratch,
         logs: &old_logs,
         cache: &cache,
+        // The audit tests other states than the check: it reuses no verdict.
+        verdicts: &crate::run::verdicts::Verdicts::default(),
     };
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
@@ -223,8 +225,8 @@ pub fn audit(
         removed: BTreeMap::new(),
         before: None,
     };
-    let every_line = Choice { include_reformatted: true, ..options.choice };
-    let mut old_plan = Plan::make(&ran_lines, &old_base, every_line)?;
+    let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
+    let mut old_plan = Plan::make(&ran_lines, &old_base, &every_line)?;
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut old_plan, shard);
     }
@@ -241,7 +243,7 @@ pub fn audit(
         return Ok(audit);
     }
     let old_ctx = Context { plan: &old_plan, ..ctx };
-    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?;
+    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?.complete()?;
     audit.steps.extend(before_results.steps);
     let killed: Vec<&MutantResult> =
         before_results.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
@@ -251,7 +253,7 @@ pub fn audit(
     }
 
     // After the change: the same mutants on the same code, against every test that runs it.
-    let carried = carry(&old_plan, &killed, added, change.after, options.choice)?;
+    let carried = carry(&old_plan, &killed, added, change.after, &options.choice)?;
     audit.dropped = carried.dropped;
     if carried.mutants.is_empty() {
         return Ok(audit);
@@ -274,9 +276,11 @@ pub fn audit(
         scratch: &new_scratch,
         logs: &new_logs,
         cache: &cache,
+        // The audit tests other states than the check: it reuses no verdict.
+        verdicts: &crate::run::verdicts::Verdicts::default(),
     };
     let side = PythonCheck::new(&ctx)?;
-    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?;
+    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
     audit.steps.extend(checked.steps);
     let seemingly_lost: Vec<(&MutantResult, MutantResult)> = checked
         .results
@@ -300,7 +304,7 @@ pub fn audit(
     let again_logs = again.subdir("logs")?;
     let again_ctx = Context { base: &again_base, scratch: &again, logs: &again_logs, ..old_ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
-    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?;
+    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?.complete()?;
     audit.steps.extend(confirmed.steps);
     let held: BTreeSet<usize> = confirmed
         .results
@@ -347,7 +351,7 @@ fn carry<'a>(
     killed: &[&'a MutantResult],
     added: &AddedLines,
     after: &Path,
-    choice: Choice,
+    choice: &Choice,
 ) -> Result<Carried<'a>> {
     let nothing = BTreeSet::new();
     let mut wanted: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
@@ -374,8 +378,8 @@ fn carry<'a>(
         removed: BTreeMap::new(),
         before: None,
     };
-    let every_line = Choice { include_reformatted: true, ..choice };
-    let mut plan = Plan::make(&wanted_lines, after, every_line)?;
+    let every_line = Choice { include_reformatted: true, ..choice.clone() };
+    let mut plan = Plan::make(&wanted_lines, after, &every_line)?;
     plan.changed_tests = added
         .files
         .keys()

@@ -86,35 +86,50 @@ pub fn key(parts: &[&[u8]]) -> String {
 /// A digest of every file under `root` (path, mode, content; a symlink's target), leaving out
 /// the bytecode and caches that running the tests writes.
 pub fn tree_digest(root: &Path) -> Result<String> {
-    let mut manifest = Vec::new();
-    digest_dir(root, root, &mut manifest)?;
-    Ok(key(&[&manifest]))
+    let manifest: String = manifest(root)?.into_iter().map(|entry| entry.line).collect();
+    Ok(key(&[manifest.as_bytes()]))
+}
+
+/// One file of a `manifest`: its path relative to the root, and a line naming its path, mode
+/// and content (or a symlink's target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    pub line: String,
+}
+
+/// Every file under `root` in path order, as `tree_digest` reads it.
+pub fn manifest(root: &Path) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    manifest_dir(root, root, &mut entries)?;
+    Ok(entries)
 }
 
 const WRITTEN_BY_RUNS: &[&str] = &["__pycache__", ".pytest_cache", ".mypy_cache", ".git"];
 
-fn digest_dir(root: &Path, dir: &Path, manifest: &mut Vec<u8>) -> Result<()> {
+fn manifest_dir(root: &Path, dir: &Path, manifest: &mut Vec<Entry>) -> Result<()> {
     let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
     entries.sort_by_key(|entry| entry.file_name());
     for entry in entries {
         let path = entry.path();
         let kind = entry.file_type()?;
-        let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+        let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
         if kind.is_dir() {
             if !WRITTEN_BY_RUNS.contains(&entry.file_name().to_string_lossy().as_ref()) {
-                digest_dir(root, &path, manifest)?;
+                manifest_dir(root, &path, manifest)?;
             }
             continue;
         }
+        let shown = relative.to_string_lossy();
         let line = if kind.is_symlink() {
-            format!("link {relative} {}\n", fs::read_link(&path)?.display())
+            format!("link {shown} {}\n", fs::read_link(&path)?.display())
         } else {
             use std::os::unix::fs::PermissionsExt;
             let executable = entry.metadata()?.permissions().mode() & 0o111 != 0;
             let content = Oid::hash_file(ObjectType::Blob, &path)?;
-            format!("file {relative} {executable} {content}\n")
+            format!("file {shown} {executable} {content}\n")
         };
-        manifest.extend_from_slice(line.as_bytes());
+        manifest.push(Entry { path: relative, line });
     }
     Ok(())
 }

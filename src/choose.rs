@@ -1,10 +1,14 @@
-//! Which of a file's mutants a check runs: those on arid lines settled as Ignored (unless `--no-arid`), and with `--one-per-line` at most one per line.
+//! Which mutants a check runs: files the configuration excludes passed over, disabled families dropped, those on arid lines settled as Ignored (unless `--no-arid`), and with `--one-per-line` at most one per line.
+
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use mutators::catalog::Mutator::{self, *};
 use mutators::Mutant;
 
-/// `--no-arid` and `--one-per-line`, resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `--no-arid`, `--one-per-line`, `--include-reformatted` and the configuration's `exclude` and
+/// `disable-mutators`, resolved.
+#[derive(Debug, Clone)]
 pub struct Choice {
     /// Mutants on arid lines are Ignored, with the rule's name (else they are run).
     pub arid: bool,
@@ -12,11 +16,60 @@ pub struct Choice {
     pub one_per_line: bool,
     /// Added lines that only reformat or move removed code are mutated too (else passed over).
     pub include_reformatted: bool,
+    /// Families whose mutants are not made at all.
+    pub disabled: BTreeSet<Mutator>,
+    /// Files whose added lines are not mutated.
+    pub exclude: Exclude,
 }
 
 impl Default for Choice {
     fn default() -> Self {
-        Choice { arid: true, one_per_line: false, include_reformatted: false }
+        Choice {
+            arid: true,
+            one_per_line: false,
+            include_reformatted: false,
+            disabled: BTreeSet::new(),
+            exclude: Exclude::default(),
+        }
+    }
+}
+
+/// Globs of repository-relative paths whose added lines are not mutated: `*` stays within one
+/// directory, `**` crosses any number of them.
+#[derive(Debug, Clone)]
+pub struct Exclude {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl Default for Exclude {
+    fn default() -> Self {
+        Exclude { patterns: Vec::new(), set: globset::GlobSet::empty() }
+    }
+}
+
+impl Exclude {
+    /// The globs, compiled; else the first that is not a glob, and why.
+    pub fn new(patterns: &[String]) -> Result<Exclude, (String, String)> {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in patterns {
+            let glob = globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|err| (pattern.clone(), err.kind().to_string()))?;
+            set.add(glob);
+        }
+        let set = set.build().map_err(|err| (patterns.join(", "), err.to_string()))?;
+        Ok(Exclude { patterns: patterns.to_vec(), set })
+    }
+
+    /// Whether `path` (relative to the repository root) is excluded.
+    pub fn matches(&self, path: &Path) -> bool {
+        self.set.is_match(path)
+    }
+
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
     }
 }
 
@@ -47,7 +100,8 @@ pub const PREFERENCE: &[Mutator] = &[
 ];
 
 /// The mutants of one file (in source order) that a check with `choice` runs, in source order.
-pub fn apply(mut mutants: Vec<Mutant>, choice: Choice) -> Vec<Mutant> {
+pub fn apply(mut mutants: Vec<Mutant>, choice: &Choice) -> Vec<Mutant> {
+    mutants.retain(|mutant| !choice.disabled.contains(&mutant.mutator()));
     for mutant in &mut mutants {
         // A pragma's reason wins over an arid rule's.
         if !choice.arid || mutant.ignored.is_some() {
@@ -110,7 +164,7 @@ mod tests {
     fn arid_mutants_are_ignored_with_their_rule_unless_arid_lines_are_tested() {
         let source =
             "print(a + 1)\nb = a + 1  # mutdelta: skip counted elsewhere\nprint(b)  # mutdelta: skip noise\n";
-        let chosen = apply(mutants(source), Choice::default());
+        let chosen = apply(mutants(source), &Choice::default());
         let reasons: Vec<(usize, &str)> =
             chosen.iter().map(|m| (m.line, m.ignored.as_deref().unwrap_or("-"))).collect();
         assert!(
@@ -123,15 +177,44 @@ mod tests {
         );
         assert!(chosen.iter().filter(|m| m.line == 3).all(|m| m.arid.is_none()), "the pragma's reason wins");
 
-        let tested = apply(mutants(source), Choice { arid: false, ..Choice::default() });
+        let tested = apply(mutants(source), &Choice { arid: false, ..Choice::default() });
         assert!(tested.iter().filter(|m| m.line == 1).all(|m| m.ignored.is_none() && m.arid.is_none()));
         assert_eq!(tested.len(), chosen.len(), "--no-arid runs the same mutants");
     }
 
     #[test]
+    fn disabled_families_make_no_mutants_and_one_per_line_picks_among_the_rest() {
+        let source = "x = a + 1\n";
+        let disabled = [StatementDeletion, NoneValue].into_iter().collect();
+        let chosen = apply(mutants(source), &Choice { disabled, ..Choice::default() });
+        let families: Vec<&str> = chosen.iter().map(|m| m.mutator().name()).collect();
+        assert_eq!(families, ["ArithmeticOperator", "NumberLiteral", "NumberLiteral"]);
+        let disabled = [StatementDeletion, NoneValue].into_iter().collect();
+        let one = apply(mutants(source), &Choice { disabled, one_per_line: true, ..Choice::default() });
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].mutator(), ArithmeticOperator);
+    }
+
+    #[test]
+    fn exclude_globs_match_repository_relative_paths_star_within_a_directory() {
+        let patterns = ["docs/conf.py", "**/migrations/**", "*.pyi"].map(String::from);
+        let exclude = Exclude::new(&patterns).unwrap();
+        for path in ["docs/conf.py", "app/migrations/0001_initial.py", "migrations/x.py", "stubs.pyi"] {
+            assert!(exclude.matches(Path::new(path)), "{path}");
+        }
+        for path in ["src/docs/conf.py", "docs/conf.pyc", "pkg/stubs.pyi", "app/migration.py"] {
+            assert!(!exclude.matches(Path::new(path)), "{path}");
+        }
+        assert!(!Exclude::default().matches(Path::new("docs/conf.py")));
+        let (pattern, why) = Exclude::new(&["src/[ab.py".to_string()]).unwrap_err();
+        assert_eq!(pattern, "src/[ab.py");
+        assert!(why.contains("unclosed character class"), "{why}");
+    }
+
+    #[test]
     fn one_per_line_keeps_the_first_preferred_family_of_each_line() {
         let source = "x = a + 1\nif a > 1:\n    print(a)\nreturn a * 2\nif self is other:\n    return True\n";
-        let chosen = apply(mutants(source), Choice { one_per_line: true, ..Choice::default() });
+        let chosen = apply(mutants(source), &Choice { one_per_line: true, ..Choice::default() });
         let picked: Vec<(usize, &str)> = chosen.iter().map(|m| (m.line, m.mutator().name())).collect();
         assert_eq!(
             picked,

@@ -42,6 +42,22 @@ pub enum Command {
     /// Write one mutant of a JSON report into a new copy of the state it tested (printed), or
     /// into the checkout --to names.
     Apply(ApplyArgs),
+    /// Write a git pre-commit hook that runs `mutdelta check --staged` before each commit and
+    /// stops the commit when it exits non-zero.
+    #[command(name = "install-hook")]
+    InstallHook(InstallHookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InstallHookArgs {
+    /// Replace an existing pre-commit hook (one that mutdelta did not write is kept beside it as
+    /// `pre-commit.bak`).
+    #[arg(long)]
+    pub force: bool,
+    /// Options of `check` the hook passes on, after `--` (e.g. `-- --python .venv/bin/python
+    /// -q`); relative paths are read from the repository's top directory, where git runs hooks.
+    #[arg(last = true, value_name = "CHECK_OPTIONS")]
+    pub check_options: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -56,10 +72,10 @@ pub struct ShowArgs {
 pub struct MergeArgs {
     /// The shards' reports, written by `check --shard K/N --json FILE`: one per shard, any order.
     #[arg(required = true, value_name = "REPORT")]
-    pub reports: Vec<PathBuf>,
-    /// Write the merged mutation-testing-elements JSON report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub shards: Vec<PathBuf>,
+    /// The merged report's files, as `check` writes them.
+    #[command(flatten)]
+    pub reports: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -109,12 +125,26 @@ pub struct ChoiceArgs {
     pub include_reformatted: bool,
 }
 
+/// The configuration file: whether it is read, and a look at what it resolves to.
+#[derive(Debug, Args, Default)]
+pub struct ConfigArgs {
+    /// Print the resolved settings and where each came from (cli, mutdelta.toml,
+    /// pyproject.toml [tool.mutdelta], default), and run nothing.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Do not read mutdelta.toml nor pyproject.toml's [tool.mutdelta] table.
+    #[arg(long)]
+    pub no_config: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
     #[command(flatten)]
     pub choice: ChoiceArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Print the mutants as JSON.
     #[arg(long)]
     pub json: bool,
@@ -129,6 +159,8 @@ pub struct CheckArgs {
     pub change: ChangeArgs,
     #[command(flatten)]
     pub choice: ChoiceArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
     /// build-then-test), why it did not swap, and what it took.
     #[arg(short = 'v', long, conflicts_with = "quiet")]
@@ -152,9 +184,9 @@ pub struct CheckArgs {
     /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// What runs the tests of a cargo package (Rust files).
-    #[arg(long, value_enum, default_value = "cargo")]
-    pub test_tool: TestToolArg,
+    /// What runs the tests of a cargo package (Rust files); default: cargo.
+    #[arg(long, value_enum)]
+    pub test_tool: Option<TestToolArg>,
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,
@@ -169,17 +201,47 @@ pub struct CheckArgs {
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long)]
     pub no_audit: bool,
-    /// Measure the tests afresh: do not reuse (or keep) what an earlier run of the same files,
-    /// interpreter and tests measured, kept in the repository's git directory.
+    /// Measure the tests and run every mutant afresh: do not reuse (or keep) the coverage runs
+    /// and verdicts an earlier run of the same files, interpreter and tests reached, kept in
+    /// the repository's git directory.
     #[arg(long)]
     pub no_cache: bool,
-    /// Write a mutation-testing-elements JSON report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
+    /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
+    /// with survivors, per line no test runs and per kill lost, worst first.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
     /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
     /// and output; the baseline's and canaries' too; the options and the whole report.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// The report files to write.
+#[derive(Debug, Args, Default)]
+pub struct ReportArgs {
+    /// Write a mutation-testing-elements JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE: the score, and each file's added lines with the
+    /// survivors inline, worst first.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML to FILE: a test case per mutant, a failure per survivor.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write SARIF 2.1.0 to FILE (GitHub code scanning): a result per line with survivors, per
+    /// line no test runs and per kill lost.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+}
+
+/// `--format`: how the terminal report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Github,
 }
 
 /// `--test-tool`: what runs a cargo package's tests.
@@ -192,4 +254,18 @@ pub enum TestToolArg {
 /// Parses the process's command line (exits with clap's message on bad arguments).
 pub fn parse() -> Cli {
     Cli::parse()
+}
+
+/// Parses `options` as the options of `mutdelta check`; the error is clap's first line.
+pub fn parse_check_options(options: &[String]) -> Result<CheckArgs, String> {
+    let argv = ["mutdelta", "check"].into_iter().map(String::from).chain(options.iter().cloned());
+    match Cli::try_parse_from(argv) {
+        Ok(Cli { command: Command::Check(args), .. }) => Ok(args),
+        Ok(_) => unreachable!("the command line starts with `check`"),
+        Err(err) => {
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            Err(first.trim_start_matches("error: ").to_string())
+        }
+    }
 }

@@ -53,7 +53,8 @@ pub fn prepare() -> Result<Demo> {
         test_cmd,
         timeout: None,
         shard: None,
-        json: None,
+        reports: Default::default(),
+        format: Default::default(),
         out: None,
         cache: true,
         verbose: false,
@@ -61,6 +62,7 @@ pub fn prepare() -> Result<Demo> {
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
         rust: RustSettings { test_tool: TestTool::Cargo },
+        config: Default::default(),
     };
     Ok(Demo { _repository: dir, options, intro })
 }

@@ -1,4 +1,4 @@
-//! Turns the parsed command line into one resolved `Options` that the rest of the program sees.
+//! Turns the parsed command line and the project's configuration file into one resolved `Options` that the rest of the program sees (command line over file over defaults).
 
 use std::io::Read;
 use std::num::NonZeroUsize;
@@ -8,7 +8,10 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::choose::Choice;
-use crate::cli::{ChangeArgs, CheckArgs, ChoiceArgs, TestToolArg};
+use crate::cli::{
+    ChangeArgs, CheckArgs, ChoiceArgs, ConfigArgs, FormatArg, ListArgs, ReportArgs, TestToolArg,
+};
+use crate::config::{self, Config, Provenance, Resolver};
 use crate::shard::Shard;
 
 /// What to check: which change is mutated, and so which state is tested.
@@ -28,6 +31,16 @@ pub enum TestTool {
     Nextest,
 }
 
+impl TestTool {
+    /// As `--test-tool` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TestTool::Cargo => "cargo",
+            TestTool::Nextest => "nextest",
+        }
+    }
+}
+
 /// Whether a check audits the change's edits to tests for lost kills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
@@ -37,6 +50,39 @@ pub enum AuditMode {
     Off,
     /// The audit alone (`audit-tests`): the added lines are not mutated.
     Only,
+}
+
+/// The report files to write (none by default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// `--json`: the mutation-testing-elements report.
+    pub json: Option<PathBuf>,
+    /// `--html`: the self-contained page.
+    pub html: Option<PathBuf>,
+    /// `--junit`: JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// `--sarif`: SARIF 2.1.0.
+    pub sarif: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    pub fn resolve(args: &ReportArgs) -> ReportFiles {
+        ReportFiles {
+            json: args.json.clone(),
+            html: args.html.clone(),
+            junit: args.junit.clone(),
+            sarif: args.sarif.clone(),
+        }
+    }
+}
+
+/// How the terminal report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    /// The text, then a GitHub Actions annotation per line no test checks.
+    Github,
 }
 
 /// Settings only the Python side reads.
@@ -64,7 +110,7 @@ pub struct Options {
     /// Where to look for the repository.
     pub directory: PathBuf,
     pub target: Target,
-    /// `--no-arid`, `--one-per-line`: which mutants run.
+    /// `--no-arid`, `--one-per-line`, `exclude`, `disable-mutators`: which mutants run.
     pub choice: Choice,
     pub jobs: NonZeroUsize,
     /// `--test-cmd`: any shell command instead of the language's test tool; exit 0 means the
@@ -74,8 +120,10 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--shard`: test only this shard's share of the mutants.
     pub shard: Option<Shard>,
-    /// `--json`: where to write the mutation-testing-elements report.
-    pub json: Option<PathBuf>,
+    /// `--json`, `--html`, `--junit`, `--sarif`: the report files to write.
+    pub reports: ReportFiles,
+    /// `--format`: how the terminal report is written.
+    pub format: Format,
     /// `--out`: where to keep the run record.
     pub out: Option<PathBuf>,
     /// False with `--no-cache`: nothing is reused from, or kept for, another run.
@@ -87,6 +135,19 @@ pub struct Options {
     pub audit: AuditMode,
     pub python: PythonSettings,
     pub rust: RustSettings,
+    /// Where each setting came from (`--print-config`).
+    pub config: Provenance,
+}
+
+/// What `list` needs, resolved as `check` resolves it.
+#[derive(Debug, Clone)]
+pub struct ListOptions {
+    pub directory: PathBuf,
+    pub target: Target,
+    pub choice: Choice,
+    /// `--shard`: only this shard's share of the mutants.
+    pub shard: Option<Shard>,
+    pub config: Provenance,
 }
 
 impl Target {
@@ -105,12 +166,46 @@ impl Target {
 }
 
 impl Choice {
-    pub fn resolve(args: &ChoiceArgs) -> Choice {
+    fn resolve(args: &ChoiceArgs, config: &Config, settings: &mut Resolver) -> Choice {
+        let no_arid = settings.flag("no-arid", args.no_arid, config.no_arid);
+        let one_per_line = settings.flag("one-per-line", args.one_per_line, config.one_per_line);
+        let include_reformatted =
+            settings.flag("include-reformatted", args.include_reformatted, config.include_reformatted);
+        let exclude =
+            settings.value("exclude", None, config.exclude.clone(), Default::default(), |exclude| {
+                config::quoted_list(exclude.patterns())
+            });
+        let disabled = settings.value(
+            "disable-mutators",
+            None,
+            config.disable_mutators.clone(),
+            Vec::new(),
+            |families| config::quoted_list(&families.iter().map(|f| f.name()).collect::<Vec<_>>()),
+        );
         Choice {
-            arid: !args.no_arid,
-            one_per_line: args.one_per_line,
-            include_reformatted: args.include_reformatted,
+            arid: !no_arid,
+            one_per_line,
+            include_reformatted,
+            disabled: disabled.into_iter().collect(),
+            exclude,
         }
+    }
+}
+
+/// The configuration of the repository `directory` is in, unless `--no-config`.
+fn load_config(directory: &std::path::Path, args: &ConfigArgs) -> Result<Config> {
+    let root = crate::lines::repository_root(directory)?;
+    Config::load(&root, args.no_config)
+}
+
+impl ListOptions {
+    pub fn resolve(directory: PathBuf, args: &ListArgs, stdin: &mut dyn Read) -> Result<ListOptions> {
+        let config = load_config(&directory, &args.config)?;
+        let mut settings = Resolver::new(&config);
+        let choice = Choice::resolve(&args.choice, &config, &mut settings);
+        let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+        let target = Target::resolve(&args.change, stdin)?;
+        Ok(ListOptions { directory, target, choice, shard, config: settings.finish() })
     }
 }
 
@@ -126,47 +221,88 @@ fn read_line_list(path: &std::path::Path, stdin: &mut dyn Read) -> Result<String
 
 impl Options {
     pub fn resolve(directory: Option<PathBuf>, args: &CheckArgs, stdin: &mut dyn Read) -> Result<Options> {
-        let jobs = match args.jobs {
+        let cli_jobs = match args.jobs {
             Some(0) => bail!("-j 0 would run nothing: give at least one job, e.g. -j 1"),
-            Some(n) => NonZeroUsize::new(n).expect("checked above"),
-            None => default_jobs(),
+            Some(n) => NonZeroUsize::new(n),
+            None => None,
         };
-        let timeout = match args.timeout {
-            Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
+        let cli_timeout = match args.timeout {
+            Some(seconds) if !is_seconds(seconds) => {
                 bail!("--timeout {seconds} is not a positive number of seconds")
             }
-            Some(seconds) => Some(Duration::from_secs_f64(seconds)),
-            None => None,
+            timeout => timeout,
         };
         if args.test_cmd.as_ref().is_some_and(|cmd| cmd.trim().is_empty()) {
             bail!("--test-cmd is empty: give the command that runs the tests");
         }
+        let directory = directory.unwrap_or_else(|| PathBuf::from("."));
+        let config = load_config(&directory, &args.config)?;
+        let mut settings = Resolver::new(&config);
+        let test_cmd = settings.value(
+            "test-cmd",
+            args.test_cmd.clone().map(Some),
+            config.test_cmd.clone().map(Some),
+            None,
+            |cmd| {
+                cmd.as_deref()
+                    .map_or("(not set: pytest, or cargo test for Rust files)".into(), config::quoted)
+            },
+        );
+        let interpreter = settings.value(
+            "python",
+            args.python.clone().map(Some),
+            config.python.clone().map(Some),
+            None,
+            |path| {
+                path.as_ref().map_or("(not set: $VIRTUAL_ENV, .venv or python3)".into(), |path| {
+                    config::quoted(&path.display().to_string())
+                })
+            },
+        );
+        let timeout = settings.value("timeout", cli_timeout.map(Some), config.timeout.map(Some), None, |t| {
+            t.map_or("(not set: max(10, 5 x the baseline run))".into(), |t| t.to_string())
+        });
+        let jobs = settings.value("jobs", cli_jobs, config.jobs, default_jobs(), |n| n.to_string());
+        let choice = Choice::resolve(&args.choice, &config, &mut settings);
+        let extra_tests = settings.value(
+            "tests",
+            (!args.tests.is_empty()).then(|| args.tests.clone()),
+            config.tests.clone(),
+            Vec::new(),
+            |tests| config::quoted_list(tests),
+        );
+        let test_tool = settings.value(
+            "test-tool",
+            args.test_tool.map(|tool| match tool {
+                TestToolArg::Cargo => TestTool::Cargo,
+                TestToolArg::Nextest => TestTool::Nextest,
+            }),
+            config.test_tool,
+            TestTool::Cargo,
+            |tool| config::quoted(tool.name()),
+        );
+        let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
         Ok(Options {
-            directory: directory.unwrap_or_else(|| PathBuf::from(".")),
+            directory,
             target: Target::resolve(&args.change, stdin)?,
-            choice: Choice::resolve(&args.choice),
+            choice,
             jobs,
-            test_cmd: args.test_cmd.clone(),
-            timeout,
+            test_cmd,
+            timeout: timeout.map(Duration::from_secs_f64),
             shard: args.shard.as_deref().map(Shard::parse).transpose()?,
-            json: args.json.clone(),
+            reports: ReportFiles::resolve(&args.reports),
+            format: match args.format {
+                FormatArg::Text => Format::Text,
+                FormatArg::Github => Format::Github,
+            },
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,
             quiet: args.quiet,
-            audit: if args.no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
-            python: PythonSettings {
-                interpreter: args.python.clone(),
-                extra_tests: args.tests.clone(),
-                fork: !args.no_fork,
-                swap: !args.no_swap,
-            },
-            rust: RustSettings {
-                test_tool: match args.test_tool {
-                    TestToolArg::Cargo => TestTool::Cargo,
-                    TestToolArg::Nextest => TestTool::Nextest,
-                },
-            },
+            audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
+            python: PythonSettings { interpreter, extra_tests, fork: !args.no_fork, swap: !args.no_swap },
+            rust: RustSettings { test_tool },
+            config: settings.finish(),
         })
     }
 }
@@ -192,9 +328,18 @@ impl Options {
             bail!("audit-tests runs the edited tests alone with pytest: leave out --test-cmd");
         }
         let mut options = Options::resolve(directory, args, stdin)?;
+        // The configuration's `test-cmd` is for `check`: the audit runs the edited tests alone.
+        if options.test_cmd.take().is_some() {
+            options.config.set("test-cmd", "(not used: audit-tests runs the edited tests with pytest)");
+        }
         options.audit = AuditMode::Only;
         Ok(options)
     }
+}
+
+/// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.
+pub fn is_seconds(seconds: f64) -> bool {
+    seconds > 0.0 && Duration::try_from_secs_f64(seconds).is_ok()
 }
 
 /// One worker per core.

@@ -115,8 +115,8 @@ pub struct Plan {
 impl Plan {
     /// Reads each changed file from the copy at `root` and makes the mutants of its added
     /// lines, those `choice` runs; lines that only reformat or move removed code are passed
-    /// over unless `choice.include_reformatted`.
-    pub fn make(added: &AddedLines, root: &Path, choice: Choice) -> Result<Plan> {
+    /// over unless `choice.include_reformatted`, and files `choice.exclude` matches always.
+    pub fn make(added: &AddedLines, root: &Path, choice: &Choice) -> Result<Plan> {
         let mut plan = Plan::default();
         for path in &added.deleted {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
@@ -126,17 +126,23 @@ impl Plan {
         }
         let mut sources = Vec::new();
         let mut other_files = Vec::new();
+        let mut excluded = Vec::new();
         for (path, lines) in &added.files {
-            let Some(language) = Language::of(path) else {
-                other_files.push(path.display().to_string());
-                continue;
-            };
-            if language.is_test_file(path) {
+            let language = Language::of(path);
+            if let Some(language) = language.filter(|language| language.is_test_file(path)) {
                 if language == Language::Python {
                     plan.changed_tests.push(path.clone());
                 }
                 continue;
             }
+            if choice.exclude.matches(path) {
+                excluded.push(path.display().to_string());
+                continue;
+            }
+            let Some(language) = language else {
+                other_files.push(path.display().to_string());
+                continue;
+            };
             match read_source(root, path) {
                 Ok(source) => sources.push((path, language, source, lines)),
                 Err(note) => plan.notes.push(note),
@@ -147,6 +153,15 @@ impl Plan {
             [one] => plan.notes.push(format!("{one}: not a Python or Rust file, skipped")),
             many => plan.notes.push(format!(
                 "{} files that are not Python or Rust skipped: {}",
+                many.len(),
+                many.join(", ")
+            )),
+        }
+        match excluded.as_slice() {
+            [] => {}
+            [one] => plan.notes.push(format!("{one}: matches `exclude` in the configuration, skipped")),
+            many => plan.notes.push(format!(
+                "{} files that match `exclude` in the configuration skipped: {}",
                 many.len(),
                 many.join(", ")
             )),

@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 
 use crate::lines::{self, State};
+use crate::report::document::{byte_offset, Location};
 use crate::report::text::unified_diff;
 use crate::worktree;
 
@@ -39,18 +40,6 @@ struct MutantEntry {
     #[serde(default)]
     killed_by: Vec<String>,
     run: Option<RunEntry>,
-}
-
-#[derive(Deserialize)]
-struct Location {
-    start: Position,
-    end: Position,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-struct Position {
-    line: usize,
-    column: usize,
 }
 
 #[derive(Deserialize)]
@@ -147,24 +136,6 @@ impl Found {
         let replacement = self.mutant.replacement.as_deref().unwrap_or("");
         Ok(format!("{}{replacement}{}", &self.source[..start], &self.source[end..]))
     }
-}
-
-/// The byte offset of a 1-based line and 1-based character column; the column may sit one past
-/// the line's last character.
-fn byte_offset(source: &str, at: Position) -> Option<usize> {
-    let mut line_start = 0;
-    for (index, line) in source.split_inclusive('\n').enumerate() {
-        if index + 1 == at.line {
-            let within = match line.char_indices().nth(at.column.checked_sub(1)?) {
-                Some((offset, _)) => offset,
-                None if at.column == line.chars().count() + 1 => line.len(),
-                None => return None,
-            };
-            return Some(line_start + within);
-        }
-        line_start += line.len();
-    }
-    (at.line == source.split_inclusive('\n').count() + 1 && at.column == 1).then_some(source.len())
 }
 
 /// `mutdelta show REPORT ID`: where, the diff, the verdict and why, what ran, and a command that
@@ -334,19 +305,6 @@ fn write_over_original(path: &Path, found: &Found, mutated: &str) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn columns_are_characters_and_may_sit_one_past_the_end_of_a_line() {
-        let source = "ab\nçd = 1\n";
-        assert_eq!(byte_offset(source, Position { line: 1, column: 1 }), Some(0));
-        assert_eq!(byte_offset(source, Position { line: 2, column: 2 }), Some(5), "ç is two bytes");
-        assert_eq!(byte_offset(source, Position { line: 2, column: 7 }), Some(10), "the end of `çd = 1`");
-        assert_eq!(byte_offset(source, Position { line: 2, column: 8 }), Some(11));
-        assert_eq!(byte_offset(source, Position { line: 2, column: 9 }), None);
-        assert_eq!(byte_offset("x = 1", Position { line: 1, column: 6 }), Some(5), "no newline at the end");
-        assert_eq!(byte_offset(source, Position { line: 3, column: 1 }), Some(11));
-        assert_eq!(byte_offset(source, Position { line: 4, column: 1 }), None);
-    }
 
     #[test]
     fn words_the_shell_would_split_are_quoted() {

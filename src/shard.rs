@@ -222,7 +222,7 @@ mod tests {
                 source: source.into(),
                 lines: found.executable_lines,
                 statements: found.statements,
-                mutants: crate::choose::apply(found.mutants, crate::choose::Choice::default()),
+                mutants: crate::choose::apply(found.mutants, &crate::choose::Choice::default()),
             }
         };
         Plan {

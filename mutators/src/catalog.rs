@@ -43,6 +43,33 @@ pub enum Mutator {
 }
 
 impl Mutator {
+    /// Every family, in the order of the enum.
+    pub const ALL: [Mutator; 18] = [
+        Mutator::ArithmeticOperator,
+        Mutator::UnaryOperator,
+        Mutator::BitwiseOperator,
+        Mutator::ComparisonOperator,
+        Mutator::IdentityOperator,
+        Mutator::MembershipOperator,
+        Mutator::BooleanOperator,
+        Mutator::AssignmentOperator,
+        Mutator::NumberLiteral,
+        Mutator::BooleanLiteral,
+        Mutator::NoneValue,
+        Mutator::StringLiteral,
+        Mutator::StatementDeletion,
+        Mutator::ReturnValue,
+        Mutator::LoopControl,
+        Mutator::ConditionForcing,
+        Mutator::MatchArmDeletion,
+        Mutator::FunctionBody,
+    ];
+
+    /// The family `name` names, as `name()` spells it.
+    pub fn from_name(name: &str) -> Option<Mutator> {
+        Mutator::ALL.into_iter().find(|mutator| mutator.name() == name)
+    }
+
     /// The family's name in reports: "ArithmeticOperator".
     pub fn name(self) -> &'static str {
         match self {
@@ -352,6 +379,17 @@ mod tests {
                 assert!(twin.is_none(), "duplicate rule {rule:?}");
             }
         }
+    }
+
+    #[test]
+    fn every_family_of_a_rule_is_listed_and_found_by_its_name() {
+        for rule in PYTHON.iter().chain(RUST) {
+            assert!(Mutator::ALL.contains(&rule.mutator), "{} is not in Mutator::ALL", rule.mutator);
+        }
+        for mutator in Mutator::ALL {
+            assert_eq!(Mutator::from_name(mutator.name()), Some(mutator));
+        }
+        assert_eq!(Mutator::from_name("arithmeticoperator"), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
-use crate::plan::{in_directory_named, Plan, PlannedMutant};
+use crate::plan::{in_directory_named, Language, Plan, PlannedMutant};
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::{Exit, Finished};
@@ -67,6 +67,23 @@ fn target_dir(ctx: &Context, index: usize) -> PathBuf {
 impl LanguageCheck for CargoCheck {
     type Evidence = BaselineBuild;
     type Worker = CargoWorker;
+    const LANGUAGE: Language = Language::Rust;
+
+    /// The toolchain the copy selects and the environment; every file counts, since a
+    /// package's tests sit in its source files.
+    fn verdict_scope(&self, ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let version = |program: &str, flag: &str| {
+            let output = std::process::Command::new(program).arg(flag).current_dir(ctx.base).output().ok()?;
+            output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+        };
+        let identity = format!(
+            "{}{}{}",
+            version("rustc", "-vV")?,
+            version("cargo", "-V")?,
+            crate::python::interpreter::environment_fingerprint()
+        );
+        Some(crate::run::verdicts::Scope { identity, test_module: |_| false })
+    }
 
     /// Builds every owning package once in the first copy (seeded from the user's build) and
     /// runs its tests; each mutant runs the tests of its package.

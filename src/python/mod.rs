@@ -27,7 +27,7 @@ use self::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
 use self::select::Selection;
 use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
-use crate::plan::{in_directory_named, PlannedMutant};
+use crate::plan::{in_directory_named, Language, PlannedMutant};
 use crate::report::{MutantResult, Status};
 use crate::run::language::{Context, Job, LanguageCheck, Proven, Started, Widened};
 use crate::run::outcome::Outcome;
@@ -53,6 +53,13 @@ pub fn is_test_file(path: &Path) -> bool {
         || name.starts_with("test_")
         || name.ends_with("_test.py")
         || in_directory_named(path, &["tests", "test"])
+}
+
+/// A module that defines tests (`test_*.py`, `*_test.py`): a change to it can change only the
+/// verdicts of the mutants its tests ran. Not conftest files, helpers or data beside the tests.
+pub fn is_test_module(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
 /// Everything the Python test runs of one check share.
@@ -375,6 +382,21 @@ pub struct FirstRound {
 impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
+    const LANGUAGE: Language = Language::Python;
+
+    /// Only when the change's own test files ran first, under pytest.
+    fn second_round(&self) -> bool {
+        !self.tests.is_empty() && self.pytest() && self.widens
+    }
+
+    /// The interpreter with its packages, the runner and the environment; a changed test
+    /// module counts only for the mutants whose tests it holds.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let interpreter = interpreter::fingerprint(&self.python).ok()?;
+        let identity =
+            format!("{interpreter}\n{:?}\n{}", self.runner, interpreter::environment_fingerprint());
+        Some(crate::run::verdicts::Scope { identity, test_module: is_test_module })
+    }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
         // The compile check needs no tests: it overlaps the unmutated run.
@@ -486,12 +508,12 @@ impl LanguageCheck for PythonCheck {
         first_round: &FirstRound,
         results: &[MutantResult],
     ) -> Result<Option<Widened>> {
-        if self.tests.is_empty() || !self.pytest() || !self.widens {
+        if !self.second_round() {
             return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
         }
         let open: Vec<PlannedMutant> = results
             .iter()
-            .filter(|result| matches!(result.outcome.status, Status::Survived | Status::NoCoverage))
+            .filter(|result| crate::run::language::is_open(result.outcome.status))
             .map(|result| result.planned.clone())
             .collect();
         if open.is_empty() {

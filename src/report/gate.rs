@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use anyhow::{anyhow, Result};
 use serde_json::Value;
 
-use super::{AuditSummary, Gate, Status, Summary};
+use super::{AuditSummary, Gate, Interruption, Status, Summary};
 use crate::exit::Exit;
 
 /// The summary counts of a document written by `check --json` (a shard's too) or `merge`.
@@ -67,7 +67,12 @@ pub fn read(document: &Value) -> Result<Gate> {
         killed_before: count(&audit["killedBefore"]),
         lost: audit["lostKills"].as_array().map_or(0, Vec::len),
     });
-    Ok(Gate { summary, audit, audit_only: false })
+    let incomplete = section.get("incomplete").map(|incomplete| Interruption {
+        not_run: count(&incomplete["notRun"]),
+        planned: count(&incomplete["planned"]),
+        audit_cut_off: incomplete["auditCutOff"].as_bool().unwrap_or(false),
+    });
+    Ok(Gate { summary, audit, audit_only: false, incomplete })
 }
 
 /// The exit status a check with these counts ends with.

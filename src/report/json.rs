@@ -69,6 +69,10 @@ fn mutant(result: &MutantResult) -> Value {
     if let Some(record) = &result.outcome.record {
         value["run"] = run(record);
     }
+    if result.outcome.reused {
+        // An earlier run reached this verdict on the same content; `run` is that run's.
+        value["reused"] = json!(true);
+    }
     value
 }
 
@@ -94,7 +98,16 @@ fn steps(steps: &[StepRecord]) -> Vec<Value> {
 
 /// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
 fn origin(report: &Report) -> Value {
-    let mut value = json!({ "version": env!("CARGO_PKG_VERSION"), "steps": steps(&report.steps) });
+    // The added lines of each mutated file, and the whole check's wall time: what the HTML, JUnit,
+    // SARIF and GitHub reports read beside the mutants.
+    let added_lines: BTreeMap<String, &[usize]> =
+        report.plan.files.iter().map(|file| (file.path.display().to_string(), &file.lines[..])).collect();
+    let mut value = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "addedLines": added_lines,
+        "duration": millis(report.timings.wall),
+        "steps": steps(&report.steps),
+    });
     if let Some(audit) = &report.audit {
         value["audit"] = audit_section(audit);
     }
@@ -103,19 +116,21 @@ fn origin(report: &Report) -> Value {
         value["state"] = json!(origin.state.to_text());
         value["scratch"] = json!(origin.scratch);
     }
-    let added: BTreeMap<String, &[usize]> = report
-        .plan
-        .files
-        .iter()
-        .map(|file| (file.path.display().to_string(), file.lines.as_slice()))
-        .collect();
-    value["addedLines"] = json!(added);
     value["plan"] = json!({
         "mutants": report.plan.mutant_count(),
         "digest": crate::shard::digest(&report.plan, &report.tests),
     });
     if let Some(share) = &report.plan.share {
         value["shard"] = json!({ "index": share.shard.index, "count": share.shard.count });
+    }
+    if let Some(incomplete) = &report.incomplete {
+        // The mutants missing from `files` did not run; none of them has a verdict.
+        value["incomplete"] = json!({
+            "reason": "interrupted",
+            "notRun": report.not_run(),
+            "planned": incomplete.planned,
+            "auditCutOff": incomplete.audit_cut_off,
+        });
     }
     if !report.plan.reformatted.is_empty() {
         // Added lines passed over as reformatted or moved code, per file.
@@ -140,6 +155,11 @@ fn audit_section(audit: &crate::audit::Audit) -> Value {
                 "killedBefore": lost.killed_by,
                 "statusAfter": lost.after,
                 "coveredAfter": lost.ran_after,
+                "diff": super::text::unified_diff(
+                    &lost.path.display().to_string(),
+                    &lost.source,
+                    &mutant.apply(&lost.source),
+                ),
             })
         })
         .collect();

@@ -15,8 +15,8 @@ pub fn merge(documents: &[Value]) -> Result<Value> {
 /// The shards' documents joined into one, each named (by its file) in errors.
 ///
 /// The result has the shape of an unsharded report: every file once with all its mutants in
-/// id order; `performance` summed over the shards (machine time spent, not the matrix's wall
-/// time); `config` and the `mutdelta` section from shard 0 (the shards agree on them, the plan
+/// id order; `performance` summed over the shards (machine time spent), `mutdelta.duration`
+/// the longest shard's (the matrix's wall time, its jobs running side by side); `config` and the `mutdelta` section from shard 0 (the shards agree on them, the plan
 /// digest proves it), with each shard's steps (baselines, canaries) in `steps` marked with
 /// `"shard"`, the shards' kill-loss audits joined (`join_audits`), and in `shards` each shard's
 /// own scratch directory and `performance`; no `shard` and no top-level `scratch`.
@@ -158,6 +158,9 @@ impl<'a> ShardReport<'a> {
         let (Some(planned), Some(digest)) = (plan["mutants"].as_u64(), plan["digest"].as_str()) else {
             bail!("{name} does not say what was planned (mutdelta.plan): write it again with this version of mutdelta");
         };
+        if let Some(not_run) = section["incomplete"]["notRun"].as_u64() {
+            bail!("{name} is the report of an interrupted shard ({not_run} of its mutants did not run): run shard {index}/{count} again");
+        }
         if index >= count {
             bail!("{name} claims shard {index}/{count}, which no split has: write it again with `mutdelta check --shard K/N`");
         }
@@ -251,6 +254,7 @@ fn join(shards: &[&ShardReport]) -> Value {
     let mut performance: Map<String, Value> = Map::new();
     let mut steps = Vec::new();
     let mut records = Vec::new();
+    let mut duration: f64 = 0.0;
     for shard in shards {
         for (path, file) in shard.document["files"].as_object().into_iter().flatten() {
             let entry = files.entry(path.clone()).or_insert_with(|| {
@@ -275,10 +279,13 @@ fn join(shards: &[&ShardReport]) -> Value {
             step["shard"] = json!(shard.index);
             steps.push(step);
         }
+        let took = section["duration"].as_f64().unwrap_or(0.0);
+        duration = duration.max(took);
         records.push(json!({
             "index": shard.index,
             "scratch": section["scratch"],
             "performance": shard.document["performance"],
+            "duration": section["duration"],
         }));
     }
     for file in files.values_mut() {
@@ -293,6 +300,7 @@ fn join(shards: &[&ShardReport]) -> Value {
         section.remove("scratch");
         section.remove("audit");
         section.insert("steps".into(), Value::Array(steps));
+        section.insert("duration".into(), json!(duration));
         section.insert("shards".into(), Value::Array(records));
     }
     merged

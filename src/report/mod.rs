@@ -1,10 +1,15 @@
-//! The results of a check and the outputs built from them: terminal text and mutation-testing-elements JSON.
+//! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF and GitHub reports rendered from that JSON.
 
+pub mod document;
 pub mod gate;
+pub mod github;
+pub mod html;
 pub mod json;
+pub mod junit;
 pub mod list;
 pub mod merge;
 pub mod out;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeSet;
@@ -17,7 +22,7 @@ use crate::run::outcome::Outcome;
 use crate::run::record::StepRecord;
 
 /// A mutant's verdict, named as in the mutation-testing-elements schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Status {
     Killed,
     Survived,
@@ -80,6 +85,24 @@ pub struct Report {
     pub audit: Option<crate::audit::Audit>,
     /// Only the audit ran (`audit-tests`): the added lines were not mutated.
     pub audit_only: bool,
+    /// Stopped by Ctrl-C or SIGTERM before its end: `results` holds the verdicts reached.
+    pub incomplete: Option<Incomplete>,
+}
+
+/// What an interrupted check did not do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Incomplete {
+    /// Mutants the check set out to verdict (every planned mutant, the ignored ones too).
+    pub planned: usize,
+    /// The interrupt came during the kill-loss audit, after every mutant's verdict.
+    pub audit_cut_off: bool,
+}
+
+impl Report {
+    /// Planned mutants without a verdict.
+    pub fn not_run(&self) -> usize {
+        self.incomplete.map_or(0, |incomplete| incomplete.planned.saturating_sub(self.results.len()))
+    }
 }
 
 /// The repository, the state under test and where the temporary copies lived: what it takes to
@@ -170,6 +193,11 @@ impl Report {
                 lost: audit.lost.len(),
             }),
             audit_only: self.audit_only,
+            incomplete: self.incomplete.map(|incomplete| Interruption {
+                not_run: self.not_run(),
+                planned: incomplete.planned,
+                audit_cut_off: incomplete.audit_cut_off,
+            }),
         }
     }
 }
@@ -201,6 +229,19 @@ pub struct Gate {
     pub audit: Option<AuditSummary>,
     /// Only the audit ran (`audit-tests`).
     pub audit_only: bool,
+    /// Stopped by Ctrl-C or SIGTERM before its end.
+    pub incomplete: Option<Interruption>,
+}
+
+/// What the summary says of an interrupted check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interruption {
+    /// Planned mutants without a verdict.
+    pub not_run: usize,
+    /// Mutants the check set out to verdict.
+    pub planned: usize,
+    /// The interrupt came during the kill-loss audit.
+    pub audit_cut_off: bool,
 }
 
 impl Gate {

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{json as report_json, text, Report};
-use crate::options::{Options, Target, TestTool};
+use crate::options::{Options, Target};
 
 /// The file that marks a directory as a run record.
 const MARKER: &str = "run.json";
@@ -116,6 +116,9 @@ fn options_json(options: &Options) -> Value {
         "target": target,
         "arid": options.choice.arid,
         "onePerLine": options.choice.one_per_line,
+        "includeReformatted": options.choice.include_reformatted,
+        "disableMutators": options.choice.disabled.iter().map(|family| family.name()).collect::<Vec<_>>(),
+        "exclude": options.choice.exclude.patterns(),
         "jobs": options.jobs.get(),
         "testCmd": options.test_cmd,
         "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),
@@ -126,10 +129,7 @@ fn options_json(options: &Options) -> Value {
             "swap": options.python.swap,
         },
         "rust": {
-            "testTool": match options.rust.test_tool {
-                TestTool::Cargo => "cargo",
-                TestTool::Nextest => "nextest",
-            },
+            "testTool": options.rust.test_tool.name(),
         },
     })
 }

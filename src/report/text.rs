@@ -21,8 +21,8 @@ pub fn render(report: &Report) -> String {
     }
     let (likely_equivalent, others): (Vec<&MutantResult>, Vec<&MutantResult>) =
         report.results.iter().partition(|result| result.likely_equivalent().is_some());
-    for result in others {
-        render_result(&mut out, report, result);
+    for line in by_line(&others) {
+        render_line(&mut out, report, &line);
     }
     if let Some(audit) = &report.audit {
         for lost in &audit.lost {
@@ -34,8 +34,8 @@ pub fn render(report: &Report) -> String {
             out,
             "\nLikely equivalent (counted as survived; check by hand that the program really differs):"
         );
-        for result in likely_equivalent {
-            render_result(&mut out, report, result);
+        for line in by_line(&likely_equivalent) {
+            render_line(&mut out, report, &line);
         }
     }
     if let Some(arid) = arid_note(report) {
@@ -43,6 +43,19 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str(&summary(report));
     out
+}
+
+/// Results split into runs of one added line each, in report order.
+fn by_line<'a>(results: &[&'a MutantResult]) -> Vec<Vec<&'a MutantResult>> {
+    let mut lines: Vec<Vec<&MutantResult>> = Vec::new();
+    for &result in results {
+        let key = (result.planned.file, result.planned.mutant.line);
+        match lines.last_mut() {
+            Some(line) if (line[0].planned.file, line[0].planned.mutant.line) == key => line.push(result),
+            _ => lines.push(vec![result]),
+        }
+    }
+    lines
 }
 
 /// The summary lines alone: the mutation delta's, and the kill-loss audit's when it read
@@ -55,7 +68,7 @@ pub fn summary(report: &Report) -> String {
 pub fn summary_lines(gate: &Gate) -> String {
     let mut out = String::new();
     if !gate.audit_only {
-        let _ = writeln!(out, "{}", delta_line(&gate.summary));
+        let _ = writeln!(out, "{}", delta_line(&gate.summary, gate.incomplete.is_some()));
     }
     if let Some(audit) = gate.audit.as_ref().filter(|audit| gate.audit_only || !audit.edited.is_empty()) {
         let label = match gate.summary.shard {
@@ -64,7 +77,25 @@ pub fn summary_lines(gate: &Gate) -> String {
         };
         let _ = writeln!(out, "{label}: {}", audit_line(audit));
     }
+    if let Some(line) = interrupted_line(gate) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// `interrupted: 12 of 40 mutants did not run; the verdicts above are those reached`.
+fn interrupted_line(gate: &Gate) -> Option<String> {
+    let incomplete = gate.incomplete?;
+    let not_run = incomplete.not_run;
+    let mut line = format!(
+        "interrupted: {not_run} of {} {} did not run; the verdicts above are those reached",
+        incomplete.planned,
+        plural(incomplete.planned, "mutant", "mutants")
+    );
+    if incomplete.audit_cut_off {
+        line.push_str("; the kill-loss audit did not finish");
+    }
+    Some(line)
 }
 
 /// `[MUT-lost] pkg/invoice.py:14: replace * with / — killed by tests/t.py::test_total before
@@ -87,7 +118,7 @@ fn render_lost(out: &mut String, lost: &LostKill) {
         let _ = writeln!(out, "    {line}");
     }
     if !lost.ran_after.is_empty() {
-        let _ = writeln!(out, "    ran after the change: {}", lost.ran_after.join(", "));
+        let _ = writeln!(out, "    ran after the change: {}", shortened(&lost.ran_after, TESTS_SHOWN, ", "));
     }
 }
 
@@ -129,13 +160,76 @@ fn arid_note(report: &Report) -> Option<String> {
     })
 }
 
-fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
+/// How many of the tests that ran a survivor are named before "and N more".
+const TESTS_SHOWN: usize = 3;
+
+/// The mutants of one added line together: each survivor, timeout or broken run with its
+/// column and (for survivors) its diff, then the tests that ran the line, once when the
+/// line's survivors share them; NoCoverage mutants as one line for the line.
+fn render_line(out: &mut String, report: &Report, results: &[&MutantResult]) {
+    let survivors: Vec<&MutantResult> =
+        results.iter().copied().filter(|r| r.outcome.status == Status::Survived).collect();
+    let shared = survivors.windows(2).all(|pair| pair[0].outcome.covered_by == pair[1].outcome.covered_by);
+    for result in results {
+        render_result(out, report, result, !shared);
+    }
+    let not_run: Vec<&MutantResult> =
+        results.iter().copied().filter(|r| r.outcome.status == Status::NoCoverage).collect();
+    if let Some(first) = not_run.first() {
+        let file = &report.plan.files[first.planned.file];
+        let mutants: Vec<String> = not_run
+            .iter()
+            .map(|r| format!("{} {}", column(&r.planned.mutant), r.planned.mutant.description))
+            .collect();
+        let _ = writeln!(
+            out,
+            "[MUT-nocoverage] {}:{}: no test runs this line ({} {}: {})",
+            file.path.display(),
+            first.planned.mutant.line,
+            not_run.len(),
+            plural(not_run.len(), "mutant", "mutants"),
+            shortened(&mutants, TESTS_SHOWN, "; "),
+        );
+    }
+    if let Some(first) = survivors.first().filter(|_| shared) {
+        ran_under(out, &first.outcome.covered_by);
+    }
+}
+
+/// `    ran under: a, b, c and 52 more` (the JSON report lists them all).
+fn ran_under(out: &mut String, tests: &[String]) {
+    if !tests.is_empty() {
+        let _ = writeln!(out, "    ran under: {}", shortened(tests, TESTS_SHOWN, ", "));
+    }
+}
+
+/// The first `shown` items, then how many more there are.
+fn shortened(items: &[String], shown: usize, separator: &str) -> String {
+    let mut text = items.iter().take(shown).cloned().collect::<Vec<_>>().join(separator);
+    if items.len() > shown {
+        let _ = write!(text, " and {} more", items.len() - shown);
+    }
+    text
+}
+
+/// `15:9`: where on its line a mutant's edit starts.
+fn column(mutant: &mutators::Mutant) -> String {
+    if mutant.start.line == mutant.line {
+        format!("{}:{}", mutant.line, mutant.start.column)
+    } else {
+        mutant.line.to_string()
+    }
+}
+
+/// One mutant's header line, and a survivor's diff (with the tests that ran it when
+/// `own_tests`: its line's survivors do not share them).
+fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_tests: bool) {
     let file = &report.plan.files[result.planned.file];
     let mutant = &result.planned.mutant;
-    let place = format!("{}:{}", file.path.display(), mutant.line);
+    let place = format!("{}:{}", file.path.display(), column(mutant));
     let what = &mutant.description;
     match result.outcome.status {
-        Status::Killed | Status::Ignored => return,
+        Status::Killed | Status::Ignored | Status::NoCoverage => return,
         Status::Survived => match result.likely_equivalent() {
             Some(rule) => {
                 let _ = writeln!(out, "[MUT-survived] {place}: {what} (likely equivalent: {})", rule.name);
@@ -144,9 +238,6 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
                 let _ = writeln!(out, "[MUT-survived] {place}: {what}");
             }
         },
-        Status::NoCoverage => {
-            let _ = writeln!(out, "[MUT-nocoverage] {place}: {what}: no relevant test runs this line");
-        }
         Status::Timeout => {
             let _ =
                 writeln!(out, "[MUT-timeout] {place}: {what}: {}, counted as caught", result.outcome.reason);
@@ -170,8 +261,8 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult) {
     for line in unified.lines() {
         let _ = writeln!(out, "    {line}");
     }
-    if !result.outcome.killed_by.is_empty() || !result.outcome.covered_by.is_empty() {
-        let _ = writeln!(out, "    ran under: {}", result.outcome.covered_by.join(", "));
+    if own_tests {
+        ran_under(out, &result.outcome.covered_by);
     }
 }
 
@@ -184,11 +275,12 @@ pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
 /// test runs`.
 pub fn summary_line(report: &Report) -> String {
-    delta_line(&report.summary())
+    delta_line(&report.summary(), report.incomplete.is_some())
 }
 
-/// The mutation delta's line; a shard's says which shard and how much of the plan it holds.
-fn delta_line(summary: &Summary) -> String {
+/// The mutation delta's line; a shard's says which shard and how much of the plan it holds. An
+/// interrupted check without verdicts is not one with nothing to mutate.
+fn delta_line(summary: &Summary, interrupted: bool) -> String {
     let label = match summary.shard {
         Some((shard, planned)) => {
             if summary.mutants == 0 && planned > 0 {
@@ -201,7 +293,7 @@ fn delta_line(summary: &Summary) -> String {
         }
         None => "mutation delta".to_string(),
     };
-    if summary.mutants == 0 {
+    if summary.mutants == 0 && !interrupted {
         return format!("{label}: nothing to mutate: the change adds no executable Python or Rust lines");
     }
     let mut line = format!(
@@ -242,5 +334,80 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
         one
     } else {
         many
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{FilePlan, Plan, PlannedMutant};
+    use crate::run::outcome::Outcome;
+
+    const SOURCE: &str = "def total(a, b):\n    return a + b * 2\n\n\ndef unused(x):\n    return x - 1\n";
+
+    /// A report of `SOURCE`'s mutants on lines 2 and 6, each with the status `status_of` gives
+    /// and `tests` as the tests that ran it.
+    fn report(status_of: impl Fn(usize, &mutators::Mutant) -> Status, tests: &[&str]) -> Report {
+        let mutants = mutators::python::mutate(SOURCE, &[2, 6]).expect("mutants").mutants;
+        let file = FilePlan {
+            path: "calc.py".into(),
+            language: crate::plan::Language::Python,
+            source: SOURCE.to_string(),
+            lines: vec![2, 6],
+            statements: vec![2..=2, 6..=6],
+            mutants: mutants.clone(),
+        };
+        let results = mutants
+            .into_iter()
+            .enumerate()
+            .map(|(id, mutant)| {
+                let mut outcome = Outcome::settled(status_of(id, &mutant), "");
+                outcome.covered_by = tests.iter().map(|t| t.to_string()).collect();
+                outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
+            })
+            .collect();
+        Report { plan: Plan { files: vec![file], ..Plan::default() }, results, ..Report::default() }
+    }
+
+    #[test]
+    fn survivors_of_one_line_show_their_columns_and_the_tests_that_ran_the_line_once() {
+        let tests: Vec<String> = (1..=7).map(|n| format!("test_calc.py::test_{n}")).collect();
+        let tests: Vec<&str> = tests.iter().map(String::as_str).collect();
+        let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &tests);
+        let text = render(&report);
+        let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-survived]")).collect();
+        assert!(headers.len() >= 2, "{text}");
+        assert!(headers.iter().any(|h| h.starts_with("[MUT-survived] calc.py:2:14: ")), "{text}");
+        assert!(headers.iter().any(|h| h.starts_with("[MUT-survived] calc.py:2:18: ")), "{text}");
+        let ran_under: Vec<&str> = text.lines().filter(|l| l.contains("ran under:")).collect();
+        assert_eq!(
+            ran_under,
+            ["    ran under: test_calc.py::test_1, test_calc.py::test_2, test_calc.py::test_3 and 4 more"],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_line_no_test_runs_is_one_line_without_a_diff() {
+        let report = report(|_, m| if m.line == 6 { Status::NoCoverage } else { Status::Killed }, &[]);
+        let text = render(&report);
+        let not_run: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-nocoverage]")).collect();
+        assert_eq!(not_run.len(), 1, "{text}");
+        assert!(not_run[0].starts_with("[MUT-nocoverage] calc.py:6: no test runs this line ("), "{text}");
+        assert!(not_run[0].contains("; 6:14 replace - with +; "), "{text}");
+        assert!(not_run[0].ends_with(" and 1 more)"), "{text}");
+        assert!(!text.contains("--- a/calc.py"), "{text}");
+    }
+
+    #[test]
+    fn survivors_of_one_line_with_different_tests_name_each_their_own() {
+        let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &[]);
+        let mut report = report;
+        for (n, result) in report.results.iter_mut().enumerate() {
+            result.outcome.covered_by = vec![format!("test_calc.py::test_{n}")];
+        }
+        let text = render(&report);
+        let survivors = text.lines().filter(|l| l.starts_with("[MUT-survived]")).count();
+        assert_eq!(text.lines().filter(|l| l.contains("ran under:")).count(), survivors, "{text}");
     }
 }

@@ -8,8 +8,8 @@ use anyhow::Result;
 use super::outcome::Outcome;
 use super::record::StepRecord;
 use crate::options::Options;
-use crate::plan::{FilePlan, Plan, PlannedMutant};
-use crate::report::MutantResult;
+use crate::plan::{FilePlan, Language, Plan, PlannedMutant};
+use crate::report::{MutantResult, Status};
 use crate::scratch::Scratch;
 use crate::worktree::{self, Stamp};
 
@@ -27,6 +27,8 @@ pub struct Context<'a> {
     pub logs: &'a Path,
     /// What earlier runs measured.
     pub cache: &'a crate::cache::Cache,
+    /// The verdicts earlier runs reached.
+    pub verdicts: &'a super::verdicts::Verdicts,
 }
 
 /// One mutant and the tests to run against it.
@@ -87,6 +89,7 @@ pub trait LanguageCheck {
     /// What `prove` hands on to `workers`.
     type Evidence;
     type Worker: Worker;
+    const LANGUAGE: Language;
 
     /// Runs the unmutated tests in `ctx.base` (they must pass) and decides what each of
     /// `candidates` runs.
@@ -106,6 +109,18 @@ pub trait LanguageCheck {
     fn prove_worker(&self, ctx: &Context, worker: &mut Self::Worker, jobs: &[Job])
         -> Result<Vec<StepRecord>>;
 
+    /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
+    /// has, they are not final.
+    fn second_round(&self) -> bool {
+        false
+    }
+
+    /// What its tests depend on beside the files, for reusing verdicts between runs; `None`
+    /// reuses nothing.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<super::verdicts::Scope> {
+        None
+    }
+
     /// After the first round: the mutants whose verdicts rest on fewer tests than the suite
     /// has for them, with the rest of those tests. `None` when every verdict stands.
     fn widen(
@@ -116,6 +131,12 @@ pub trait LanguageCheck {
     ) -> Result<Option<Widened>> {
         Ok(None)
     }
+}
+
+/// A verdict a second round looks at again: a survivor, or a statement no test of the first
+/// round reached.
+pub fn is_open(status: Status) -> bool {
+    matches!(status, Status::Survived | Status::NoCoverage)
 }
 
 /// Tests mutants in its own copy, one at a time.

@@ -7,9 +7,11 @@ pub mod process;
 pub mod record;
 pub mod require;
 pub mod timeouts;
+pub mod verdicts;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -23,7 +25,7 @@ use crate::lines;
 use crate::options::{AuditMode, Options, Target};
 use crate::plan::{Language, Plan, PlannedMutant};
 use crate::python::PythonCheck;
-use crate::report::{MutantResult, Origin, Report, Status, Timings};
+use crate::report::{Incomplete, MutantResult, Origin, Report, Status, Timings};
 use crate::scratch::Scratch;
 use crate::shard::Shard;
 use crate::worktree;
@@ -31,18 +33,43 @@ use crate::worktree;
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// The run was stopped by a signal before it finished.
+/// The run was stopped by a signal before any mutant was tested.
 #[derive(Debug, thiserror::Error)]
-#[error("interrupted: no mutant results were kept, and the temporary copies were removed")]
+#[error("interrupted before any mutant was tested: nothing was tested yet, no report was written, and the temporary copies were removed")]
 pub struct Interrupted;
+
+/// True when `err` is the interrupt, or came while the run was being interrupted.
+pub fn is_interruption(err: &anyhow::Error) -> bool {
+    err.is::<Interrupted>() || INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// A part of the run that is about to start, said before it runs so a long build is not silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The unmutated tests of one language: built (Rust), run under the coverage probe (Python).
+    Baseline(Language),
+    /// The parallel copies made and their workers started.
+    Workers { count: usize },
+    /// The rest of the suite measured for the mutants the first round left open.
+    SecondRound { open: usize },
+    /// The kill-loss audit of the tests the change edits.
+    Audit,
+}
 
 /// What the runner tells its reporters, in order.
 #[derive(Debug)]
 pub enum Event<'a> {
+    Phase(Phase),
     /// The unmutated tests passed; `what` says which ran.
-    BaselinePassed { duration: Duration, what: String },
+    BaselinePassed {
+        duration: Duration,
+        what: String,
+    },
     /// Mutants are about to run.
-    MutantsStarting { total: usize, workers: usize },
+    MutantsStarting {
+        total: usize,
+        workers: usize,
+    },
     /// A phase of the run that needs saying (the kill-loss audit's steps).
     Note(String),
     MutantFinished {
@@ -74,7 +101,7 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 
 /// The planned mutants of `target` in the repository at `directory` (those of `shard` when
 /// given), without running anything.
-pub fn plan(directory: &Path, target: &Target, choice: Choice, shard: Option<Shard>) -> Result<Plan> {
+pub fn plan(directory: &Path, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
     let prepared = prepare(directory, target)?;
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
@@ -104,13 +131,14 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let mut plan = Plan::make(&added, &base, options.choice)?;
+    let mut plan = Plan::make(&added, &base, &options.choice)?;
     plan.notes.extend(nothing_staged(&options.target, &added));
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut plan, shard);
     }
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
+    let mutants_planned = if options.audit == AuditMode::Only { 0 } else { mutants.len() };
     timings.generate = lap();
     let origin =
         Origin { repository: repo_root.clone(), state: added.state, scratch: scratch.path().to_path_buf() };
@@ -123,6 +151,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     if !candidates.is_empty() && !audit_only {
         let logs = scratch.subdir("logs")?;
         let cache = crate::cache::Cache::open(&repo_root, options.cache);
+        let verdicts = verdicts::Verdicts::open(&cache, &base);
         let ctx = Context {
             options,
             plan: &plan,
@@ -131,25 +160,39 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             scratch: &scratch,
             logs: &logs,
             cache: &cache,
+            verdicts: &verdicts,
         };
         let (python, rust): (Vec<_>, Vec<_>) =
             candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);
         let mut baseline = None;
+        let mut interrupted = false;
         if !python.is_empty() {
             let side = PythonCheck::new(&ctx)?;
             let checked = check_language(&side, &ctx, python, &mut timings, events)?;
+            interrupted = checked.interrupted;
             results.extend(checked.results);
             report.steps.extend(checked.steps);
-            baseline = Some(baseline.unwrap_or_default() + checked.baseline);
+            baseline = Some(checked.baseline);
         }
-        if !rust.is_empty() {
-            let side = CargoCheck::new(&ctx)?;
-            let checked = check_language(&side, &ctx, rust, &mut timings, events)?;
-            results.extend(checked.results);
-            report.steps.extend(checked.steps);
-            baseline = Some(baseline.unwrap_or_default() + checked.baseline);
+        if !rust.is_empty() && !interrupted {
+            let checked = CargoCheck::new(&ctx)
+                .and_then(|side| check_language(&side, &ctx, rust, &mut timings, events));
+            match checked {
+                // The Python verdicts stand: the report holds them, the Rust mutants did not run.
+                Err(err) if baseline.is_some() && is_interruption(&err) => interrupted = true,
+                checked => {
+                    let checked = checked?;
+                    interrupted = checked.interrupted;
+                    results.extend(checked.results);
+                    report.steps.extend(checked.steps);
+                    baseline = Some(baseline.unwrap_or_default() + checked.baseline);
+                }
+            }
         }
         report.baseline = baseline;
+        if interrupted {
+            report.incomplete = Some(Incomplete { planned: mutants_planned, audit_cut_off: false });
+        }
     }
     let audits = match options.audit {
         AuditMode::Only => true,
@@ -158,11 +201,20 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
         }
         AuditMode::Off => false,
     };
-    if audits {
+    if audits && report.incomplete.is_none() {
+        events(Event::Phase(Phase::Audit));
         let change = crate::audit::Change { repo_root: &repo_root, added: &added, after: &base };
-        let audit = crate::audit::audit(options, &change, &mut timings, events)
-            .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")?;
-        report.audit = Some(audit);
+        match crate::audit::audit(options, &change, &mut timings, events) {
+            // The mutants' verdicts are all there; only the audit's are missing.
+            Err(err) if !audit_only && is_interruption(&err) => {
+                report.incomplete = Some(Incomplete { planned: mutants_planned, audit_cut_off: true });
+            }
+            audit => {
+                let audit = audit
+                    .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")?;
+                report.audit = Some(audit);
+            }
+        }
     }
     timings.wall = start.elapsed();
     report.timings = timings;
@@ -178,9 +230,23 @@ pub(crate) struct Checked {
     /// How long its unmutated tests took.
     pub baseline: Duration,
     pub steps: Vec<StepRecord>,
+    /// Stopped by Ctrl-C or SIGTERM after its baseline: `results` holds only final verdicts,
+    /// the mutants missing from it did not run.
+    pub interrupted: bool,
 }
 
-/// One language's mutants, from its baseline to the last verdict.
+impl Checked {
+    /// Every verdict, or `Err(Interrupted)` for a check that was stopped.
+    pub fn complete(self) -> Result<Checked> {
+        if self.interrupted {
+            return Err(Interrupted.into());
+        }
+        Ok(self)
+    }
+}
+
+/// One language's mutants, from its baseline to the last verdict. Interrupted during the
+/// baseline it fails with `Interrupted`; later, it keeps the verdicts that are final.
 pub(crate) fn check_language<L: LanguageCheck>(
     side: &L,
     ctx: &Context,
@@ -188,42 +254,116 @@ pub(crate) fn check_language<L: LanguageCheck>(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
-    let started = Instant::now();
+    let started_at = Instant::now();
+    events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
     let Proven { jobs, settled: mut results, baseline, what, compile, evidence, mut steps } =
         side.prove(ctx, candidates)?;
     timings.compile += compile;
     events(Event::BaselinePassed { duration: baseline, what });
+    // Cut off before the second round: the verdicts it would look at again are not final.
+    let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
+        if side.second_round() {
+            results.retain(|result| !language::is_open(result.outcome.status));
+        }
+        Ok(Checked { results, baseline, steps, interrupted: true })
+    };
     if jobs.is_empty() {
-        timings.baseline += started.elapsed();
-        return Ok(Checked { results, baseline, steps });
+        timings.baseline += started_at.elapsed();
+        return Ok(Checked { results, baseline, steps, interrupted: false });
     }
-    let count = ctx.options.jobs.get().min(jobs.len());
-    let Started { mut workers, steps: more } = side.workers(ctx, &evidence, count, &jobs)?;
-    steps.extend(more);
-    timings.baseline += started.elapsed();
-    let started = Instant::now();
-    events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-    results.extend(pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?);
-    timings.mutants += started.elapsed();
+    let scope = side.verdict_scope(ctx);
+    let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
+    say_reused(&recalled.reused, events);
+    results.extend(recalled.reused.iter().cloned());
+    let mut workers = Vec::new();
+    if !recalled.jobs.is_empty() {
+        let count = ctx.options.jobs.get().min(recalled.jobs.len());
+        events(Event::Phase(Phase::Workers { count }));
+        let Started { workers: started, steps: more } =
+            match side.workers(ctx, &evidence, count, &recalled.jobs) {
+                Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
+                started => started?,
+            };
+        workers = started;
+        steps.extend(more);
+        timings.baseline += started_at.elapsed();
+        let started = Instant::now();
+        events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
+        let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
+        ctx.verdicts.remember(&recalled, &ran);
+        results.extend(ran);
+        timings.mutants += started.elapsed();
+    } else {
+        timings.baseline += started_at.elapsed();
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return cut_off(results, baseline, steps);
+    }
     let mut baseline = baseline;
     let started = Instant::now();
-    if let Some(Widened { jobs, baseline: took, what, steps: more }) = side.widen(ctx, &evidence, &results)? {
+    let open = results.iter().filter(|result| language::is_open(result.outcome.status)).count();
+    if side.second_round() && open > 0 {
+        events(Event::Phase(Phase::SecondRound { open }));
+    }
+    let widened = match side.widen(ctx, &evidence, &results) {
+        Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
+        widened => widened?,
+    };
+    let mut interrupted = false;
+    if let Some(Widened { jobs, baseline: took, what, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
         events(Event::BaselinePassed { duration: took, what });
-        if !jobs.is_empty() {
-            steps.extend(side.prove_worker(ctx, &mut workers[0], &jobs)?);
-            timings.baseline += started.elapsed();
-            let started = Instant::now();
-            events(Event::MutantsStarting { total: jobs.len(), workers: workers.len() });
-            let again = pool::run_all(ctx.plan, &mut workers, ctx.logs, jobs, events)?;
-            merge(&mut results, again);
-            timings.mutants += started.elapsed();
+        let mut cut: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
+        let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
+        say_reused(&recalled.reused, events);
+        let mut again = recalled.reused.clone();
+        if !recalled.jobs.is_empty() {
+            let ready = if workers.is_empty() {
+                let count = ctx.options.jobs.get().min(recalled.jobs.len());
+                events(Event::Phase(Phase::Workers { count }));
+                side.workers(ctx, &evidence, count, &recalled.jobs).map(|started| {
+                    workers = started.workers;
+                    started.steps
+                })
+            } else {
+                side.prove_worker(ctx, &mut workers[0], &recalled.jobs)
+            };
+            match ready {
+                Err(err) if is_interruption(&err) => {}
+                ready => {
+                    steps.extend(ready?);
+                    timings.baseline += started.elapsed();
+                    let started = Instant::now();
+                    events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
+                    let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
+                    ctx.verdicts.remember(&recalled, &ran);
+                    again.extend(ran);
+                    timings.mutants += started.elapsed();
+                }
+            }
         } else {
             timings.baseline += started.elapsed();
         }
+        for result in &again {
+            cut.remove(&result.planned.id);
+        }
+        merge(&mut results, again);
+        // A mutant the second round did not reach has only half a verdict: it did not run.
+        results.retain(|result| !cut.contains(&result.planned.id));
+        interrupted = !cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst);
     }
-    Ok(Checked { results, baseline, steps })
+    Ok(Checked { results, baseline, steps, interrupted })
+}
+
+/// Says how many verdicts an earlier run reached and this one reuses.
+fn say_reused(reused: &[MutantResult], events: &mut dyn FnMut(Event)) {
+    if !reused.is_empty() {
+        let (count, verdicts) = (reused.len(), if reused.len() == 1 { "verdict" } else { "verdicts" });
+        events(Event::Note(format!(
+            "reused {count} {verdicts} an earlier run reached with the same files, tests and settings (--no-cache runs them again)"
+        )));
+    }
 }
 
 /// Joins a second round's verdicts to the first's: a mutant survives only if it survived both;
@@ -234,6 +374,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
             continue;
         };
         old.outcome.duration += new.outcome.duration;
+        old.outcome.reused &= new.outcome.reused;
         for test in new.outcome.covered_by {
             if !old.outcome.covered_by.contains(&test) {
                 old.outcome.covered_by.push(test);
@@ -311,6 +452,7 @@ mod tests {
                 fallback: None,
                 split: None,
             }),
+            reused: false,
         };
         outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
     }

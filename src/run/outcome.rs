@@ -8,7 +8,7 @@ use crate::plan::PlannedMutant;
 use crate::report::{MutantResult, Status};
 
 /// A mutant's verdict: what its tests came to, why, and what ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub status: Status,
     /// Why: the failing test's message, the compile error, ...
@@ -21,6 +21,9 @@ pub struct Outcome {
     pub killed_by: Vec<String>,
     /// What ran; none when nothing did.
     pub record: Option<RunRecord>,
+    /// Reached by an earlier run of the same content, tests and settings, and reused.
+    #[serde(default)]
+    pub reused: bool,
 }
 
 impl Outcome {
@@ -33,6 +36,7 @@ impl Outcome {
             covered_by: Vec::new(),
             killed_by: Vec::new(),
             record: None,
+            reused: false,
         }
     }
 

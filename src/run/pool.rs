@@ -8,11 +8,12 @@ use std::sync::{mpsc, Mutex};
 use anyhow::Result;
 
 use super::language::{Job, Worker};
-use super::{Event, Interrupted, INTERRUPTED};
+use super::{Event, INTERRUPTED};
 use crate::plan::Plan;
 use crate::report::MutantResult;
 
-/// Tests every job; results come back in completion order.
+/// Tests every job; results come back in completion order. Interrupted, it stops starting
+/// jobs and returns the verdicts reached; a job cut off has none.
 pub fn run_all<W: Worker>(
     plan: &Plan,
     workers: &mut [W],
@@ -37,6 +38,9 @@ pub fn run_all<W: Worker>(
                         break;
                     };
                     let result = worker.test(plan, &job, &log).map(|outcome| outcome.for_mutant(job.planned));
+                    if INTERRUPTED.load(Ordering::SeqCst) {
+                        break; // its tests may have been killed mid-run: no verdict
+                    }
                     let stop = result.is_err();
                     if sender.send(result).is_err() || stop {
                         break;
@@ -63,9 +67,6 @@ pub fn run_all<W: Worker>(
     });
     if let Some(err) = failure {
         return Err(err);
-    }
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        return Err(Interrupted.into());
     }
     Ok(results)
 }

@@ -14,7 +14,7 @@ use super::record::CommandRecord;
 use super::INTERRUPTED;
 
 /// What a finished test process did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exit {
     Code(i32),
     /// The mutant did not build (compiled languages).

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::process::{Exit, Finished};
 
 /// How a mutant's tests were run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum How {
     /// A new process for the run.
     Fresh,
@@ -31,7 +31,7 @@ impl How {
 }
 
 /// One process a verdict rests on, as it ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandRecord {
     /// The program and its arguments.
     pub argv: Vec<String>,
@@ -65,7 +65,7 @@ fn differences(env: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// A run of tests: how it ran, its commands in order, the end of its output.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunRecord {
     pub how: How,
     pub commands: Vec<CommandRecord>,

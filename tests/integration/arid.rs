@@ -177,7 +177,7 @@ fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_
 
     let heading = run.stdout.find("Likely equivalent (counted as survived").expect("a section apart");
     let survivor =
-        "[MUT-survived] shapes.py:16: force condition to False (likely equivalent: fast-path-guard)";
+        "[MUT-survived] shapes.py:16:12: force condition to False (likely equivalent: fast-path-guard)";
     assert!(run.stdout[heading..].contains(survivor), "{run:?}");
     assert_eq!(run.stdout.matches("[MUT-survived]").count(), 1, "{run:?}");
     assert!(run.stdout.contains("on arid lines ignored (") && run.stdout.contains("print 2"), "{run:?}");

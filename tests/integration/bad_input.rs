@@ -96,7 +96,7 @@ fn python_given_a_virtual_environments_directory_uses_its_interpreter() {
     let run =
         mutdelta(repo.path(), &["check", "--commit", "HEAD", "-j", "2", "--python", venv.to_str().unwrap()]);
     assert_eq!(run.code, 1, "the fixture's survivors, found with the venv's pytest: {run:?}");
-    assert!(run.stdout.contains("[MUT-survived] model_client.py:15: delete statement"), "{run:?}");
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15:9: delete statement"), "{run:?}");
 
     let empty = tempfile::tempdir().unwrap();
     let run =

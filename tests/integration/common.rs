@@ -1,17 +1,21 @@
-//! Shared helpers: fixture repositories with real git history, a cached Python with pytest, hermetic runs.
+//! Shared helpers: fixture repositories with real git history, a cached Python with pytest, hermetic runs, a page as headless Chromium shows it.
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::Read;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tempfile::TempDir;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
-/// A Python with pytest and jsonschema, made once per target dir and shared by every test.
+/// A Python with pytest, jsonschema and xmlschema, made once per target dir and shared by every test.
 pub fn python() -> PathBuf {
-    venv_with_pytest("python-env", Path::new("python3"), &["jsonschema"])
+    venv_with_pytest("python-env", Path::new("python3"), &["jsonschema", "xmlschema"])
 }
 
 /// A Python `minor` ("3.12") with pytest, from pyenv's versions (which these machines have:
@@ -43,10 +47,15 @@ fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
     std::fs::create_dir_all(&root).unwrap();
     let lock = File::create(root.join("lock")).unwrap();
     lock.lock().unwrap();
-    if !root.join("ready").exists() {
-        run_ok(Command::new(base).args(["-m", "venv"]).arg(root.join("venv")));
+    // `ready` names the packages installed: a venv made with fewer gets the rest.
+    let ready = root.join("ready");
+    let wanted = more.join(" ");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
+        if !python.exists() {
+            run_ok(Command::new(base).args(["-m", "venv"]).arg(root.join("venv")));
+        }
         run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "pytest"]).args(more));
-        std::fs::write(root.join("ready"), "").unwrap();
+        std::fs::write(&ready, wanted).unwrap();
     }
     python
 }
@@ -63,6 +72,32 @@ pub fn read_valid_report(path: &Path) -> serde_json::Value {
                     jsonschema.Draft7Validator(schema).validate(report)";
     run_ok(Command::new(python()).args(["-c", validate]).arg(report_schema()).arg(path));
     read_report(path)
+}
+
+/// The schemas vendored in `tests/schemas/`.
+pub fn vendored_schema(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas").join(name)
+}
+
+/// Checks a SARIF log against the SARIF 2.1.0 schema and reads it.
+pub fn read_valid_sarif(path: &Path) -> serde_json::Value {
+    let validate = "import json,sys,jsonschema\n\
+                    schema=json.load(open(sys.argv[1])); log=json.load(open(sys.argv[2]))\n\
+                    jsonschema.Draft4Validator(schema).validate(log)";
+    run_ok(
+        Command::new(python())
+            .args(["-c", validate])
+            .arg(vendored_schema("sarif-schema-2.1.0.json"))
+            .arg(path),
+    );
+    read_report(path)
+}
+
+/// Checks a JUnit XML file against the JUnit schema and reads it.
+pub fn read_valid_junit(path: &Path) -> String {
+    let validate = "import sys,xmlschema\nxmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2])";
+    run_ok(Command::new(python()).args(["-c", validate]).arg(vendored_schema("junit-10.xsd")).arg(path));
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// The mutants of `file` that start on `line`, in a JSON report.
@@ -269,4 +304,70 @@ impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
     }
+}
+
+/// What headless Chromium shows of `page` once its scripts ran, and the requests it sent
+/// anywhere but to Chromium's own services (every request goes through a proxy that records it).
+pub fn browse(page: &Path) -> (String, Vec<String>) {
+    let version = Command::new("chromium").arg("--version").output();
+    assert!(
+        version.is_ok_and(|out| out.status.success()),
+        "this test draws the HTML report in headless Chromium, which is not installed: \
+         `apt-get install -y chromium` (Debian, Ubuntu) puts it on PATH as `chromium`"
+    );
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = proxy.local_addr().unwrap().port();
+    proxy.set_nonblocking(true).unwrap();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let recorder = {
+        let (requests, done) = (requests.clone(), done.clone());
+        std::thread::spawn(move || loop {
+            match proxy.accept() {
+                Ok((mut stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    stream.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+                    let mut head = [0u8; 512];
+                    let n = stream.read(&mut head).unwrap_or(0);
+                    let text = String::from_utf8_lossy(&head[..n]);
+                    requests.lock().unwrap().push(text.lines().next().unwrap_or("").to_string());
+                }
+                Err(_) if done.load(Ordering::SeqCst) => break,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        })
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new("timeout")
+        .args(["120", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args(["--disable-default-apps", "--disable-domain-reliability", "--no-pings"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--proxy-server=http://127.0.0.1:{port}"))
+        // Loopback too goes through the proxy.
+        .arg("--proxy-bypass-list=<-loopback>")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    done.store(true, Ordering::SeqCst);
+    recorder.join().unwrap();
+    assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+    // Chromium's own housekeeping (network time, sign-in, search preconnects, updates) is not
+    // the page's.
+    let page_requests = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| !line.split(' ').nth(1).is_some_and(google_service))
+        .cloned()
+        .collect();
+    (String::from_utf8(output.stdout).unwrap(), page_requests)
+}
+
+fn google_service(target: &str) -> bool {
+    let host = target.trim_start_matches("http://").split(['/', ':']).next().unwrap_or("");
+    ["google.com", "gvt1.com", "gvt2.com"]
+        .iter()
+        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
 }

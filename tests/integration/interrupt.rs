@@ -3,7 +3,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{fixture_repo, hermetic, leftovers, python, snapshot};
+use std::os::unix::process::CommandExt;
+
+use std::collections::BTreeMap;
+
+use crate::common::{fixture_repo, git, hermetic, leftovers, python, read_valid_report, snapshot};
 
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
@@ -71,4 +75,258 @@ fn sigint_mid_run_kills_the_tests_and_removes_the_copies() {
 #[test]
 fn sigterm_mid_run_kills_the_tests_and_removes_the_copies() {
     stop_mid_run(libc::SIGTERM);
+}
+
+/// Reads mutdelta's standard error line by line on a thread, so the test can wait for a line.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stream)) {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
+}
+
+/// How an interrupted check ended.
+struct Stopped {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// The `--json` report.
+    report: serde_json::Value,
+}
+
+/// Runs `mutdelta check -v --json FILE --out DIR args` in `repo` and, once `ready` holds for the lines it
+/// printed so far, presses Ctrl-C: SIGINT to the process group, as a terminal sends it.
+fn interrupt_when(repo: &Path, args: &[&str], ready: impl Fn(&[String]) -> bool) -> Stopped {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("report.json");
+    let before = snapshot(repo);
+    let mut child = hermetic(repo, tmp.path())
+        .args(["check", "-v", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(out.path().join("record"))
+        .args(args)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    while !ready(&seen) {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(
+            line.unwrap_or_else(|_| panic!("the moment to interrupt never came:\n{}", seen.join("\n"))),
+        );
+    }
+
+    // SAFETY: signals the process group of the child we spawned.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    seen.extend(stderr.iter());
+    let (stdout, stderr) = (stdout.join().unwrap(), seen.join("\n"));
+
+    assert_eq!(status.code(), Some(130), "interrupted runs exit 130\n{stdout}\n{stderr}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(repo), before, "the repository is untouched");
+    let report = read_valid_report(&json);
+    let recorded = read_valid_report(&out.path().join("record/report.json"));
+    assert_eq!(
+        recorded["mutdelta"]["incomplete"], report["mutdelta"]["incomplete"],
+        "--out gets the same report"
+    );
+    assert_eq!(recorded["files"], report["files"], "--out gets the same report");
+    Stopped { code: status.code(), stdout, stderr, report }
+}
+
+/// The report's verdicts by mutant id.
+fn verdicts(report: &serde_json::Value) -> BTreeMap<String, String> {
+    let files = report["files"].as_object().unwrap().values();
+    let mutants = files.flat_map(|file| file["mutants"].as_array().unwrap());
+    mutants
+        .map(|m| (m["id"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// What every interrupted report must say: incomplete, each planned mutant either with a real
+/// verdict or counted as not run, no verdict from a run the interrupt cut off, and the summary.
+/// Returns (verdicts, not run, planned).
+fn assert_incomplete(stopped: &Stopped, repo: &Path) -> (BTreeMap<String, String>, u64, u64) {
+    let incomplete = &stopped.report["mutdelta"]["incomplete"];
+    assert_eq!(incomplete["reason"], "interrupted", "{incomplete}");
+    let planned = incomplete["planned"].as_u64().unwrap();
+    let not_run = incomplete["notRun"].as_u64().unwrap();
+    let verdicts = verdicts(&stopped.report);
+    let statuses = ["Killed", "Survived", "NoCoverage", "Timeout", "CompileError", "RuntimeError", "Ignored"];
+    let files = stopped.report["files"].as_object().unwrap().values();
+    for mutant in files.flat_map(|file| file["mutants"].as_array().unwrap()) {
+        assert!(statuses.contains(&mutant["status"].as_str().unwrap()), "{mutant}");
+        for command in mutant["run"]["commands"].as_array().into_iter().flatten() {
+            assert_ne!(command["exit"], "interrupted", "a mutant cut off mid-run has no verdict: {mutant}");
+        }
+    }
+    assert!(not_run >= 1, "the mutant cut off mid-run did not run: {incomplete}");
+    assert_eq!(verdicts.len() as u64 + not_run, planned, "each planned mutant has a verdict or did not run");
+    let listed = crate::common::mutdelta(repo, &["list", "--commit", "HEAD", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed["mutants"].as_array().map(Vec::len), Some(planned as usize), "planned: {listed}");
+    let summary = format!(
+        "interrupted: {not_run} of {planned} mutants did not run; the verdicts above are those reached"
+    );
+    assert!(stopped.stdout.contains(&summary), "the text report says so:\n{}", stopped.stdout);
+    assert_eq!(stopped.code, Some(130));
+    (verdicts, not_run, planned)
+}
+
+#[test]
+fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let original = scratch.path().join("original.py");
+    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
+    // The real tests, slowed down for each mutant so that the interrupt lands mid-run.
+    let test_cmd = format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    );
+    let args = ["--commit", "HEAD", "-j", "1", "--test-cmd", &test_cmd];
+    // Two verdicts landed (`-v` prints `[2/6] Survived ...`): the third mutant is mid-run.
+    let stopped =
+        interrupt_when(repo.path(), &args, |lines| lines.iter().any(|line| line.starts_with("[2/")));
+
+    let (reached, _, _) = assert_incomplete(&stopped, repo.path());
+    assert!(reached.len() >= 2, "the verdicts reached before the interrupt are kept: {}", stopped.stderr);
+}
+
+#[test]
+fn ctrl_c_in_the_second_round_reports_only_verdicts_the_whole_check_would_reach() {
+    // suite_wide's change edits tests/test_text.py, whose tests let mutants of import-time
+    // lines survive; the rest of the suite kills them in a second round. Its test_star.py is
+    // made slow (in both commits) so that the interrupt lands in that round.
+    let repo = fixture_repo("suite_wide");
+    git(repo.path(), &["checkout", "-q", "-b", "slow", "HEAD~1"]);
+    let star = repo.path().join("tests/test_star.py");
+    let slow = std::fs::read_to_string(&star).unwrap().replace(
+        "def test_star_import_has_shout():\n",
+        "def test_star_import_has_shout():\n    __import__(\"time\").sleep(1)\n",
+    );
+    std::fs::write(&star, slow).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "a slow test"]);
+    git(repo.path(), &["cherry-pick", "main"]);
+    let python = python();
+    let args = ["--commit", "HEAD", "-j", "1", "--python", python.to_str().unwrap()];
+    // Two verdicts of the second round landed; the rest of its mutants take a second each.
+    let stopped = interrupt_when(repo.path(), &args, |lines| {
+        let second = lines.iter().position(|line| line.starts_with("second round: "));
+        second.is_some_and(|at| lines[at..].iter().any(|line| line.starts_with("[2/")))
+    });
+
+    let (reached, _, _) = assert_incomplete(&stopped, repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("whole.json");
+    let whole = crate::common::check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(whole.code, 1, "{whole:?}");
+    let whole = verdicts(&read_valid_report(&json));
+    for (id, status) in &reached {
+        assert_eq!(
+            Some(status),
+            whole.get(id),
+            "mutant {id}: a verdict the second round had not confirmed is not reported\n{}",
+            stopped.stderr
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_during_the_baseline_writes_no_report_and_says_nothing_was_tested() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let started = scratch.path().join("started");
+    // The unmutated run hangs: the interrupt lands in the baseline.
+    let test_cmd = format!("touch {started}; sleep 120", started = started.display());
+    let json = scratch.path().join("report.json");
+    let child = hermetic(repo.path(), tmp.path())
+        .args(["check", "--commit", "HEAD", "--test-cmd", &test_cmd, "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the baseline never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // SAFETY: signals the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was tested yet"), "{stderr}");
+    assert!(!json.exists(), "no report of a check that tested nothing");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+}
+
+#[test]
+fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
+    let repo = fixture_repo("model_client");
+    let scratch = tempfile::tempdir().unwrap();
+    let original = scratch.path().join("original.py");
+    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
+    let test_cmd = format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    );
+    let (html, junit, sarif) =
+        (scratch.path().join("r.html"), scratch.path().join("r.xml"), scratch.path().join("r.sarif"));
+    let args = [
+        "--commit",
+        "HEAD",
+        "-j",
+        "1",
+        "--test-cmd",
+        &test_cmd,
+        "--format",
+        "github",
+        "--html",
+        html.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--sarif",
+        sarif.to_str().unwrap(),
+    ];
+    let stopped =
+        interrupt_when(repo.path(), &args, |lines| lines.iter().any(|line| line.starts_with("[2/")));
+
+    let (_, not_run, planned) = assert_incomplete(&stopped, repo.path());
+    let note = format!(
+        "interrupted: {not_run} of {planned} mutants did not run; the verdicts shown are those reached"
+    );
+    assert!(
+        stopped.stdout.contains(&format!("::warning title=mutdelta%3A incomplete::{note}\n")),
+        "{}",
+        stopped.stdout
+    );
+    let (dom, _) = crate::common::browse(&html);
+    assert!(dom.contains(&format!("<p class=\"incomplete\" id=\"incomplete\">{note}</p>")), "{dom}");
+    let xml = crate::common::read_valid_junit(&junit);
+    assert!(xml.contains(&format!("<property name=\"incomplete\" value=\"{note}\"/>")), "{xml}");
+    let log = crate::common::read_valid_sarif(&sarif);
+    let invocation = &log["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{log}");
+    assert_eq!(invocation["toolExecutionNotifications"][0]["message"]["text"], note.as_str(), "{log}");
 }

@@ -29,7 +29,7 @@ fn raise_under_a_test_that_asserts_nothing_survives() {
     let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("[MUT-survived] model_client.py:15: delete statement"), "{run:?}");
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15:9: delete statement"), "{run:?}");
     assert!(run.stdout.contains("-        raise RuntimeError("), "the survivor's diff is shown: {run:?}");
     assert!(run.stdout.contains("+        pass"), "{run:?}");
     let report = read_valid_report(&json);

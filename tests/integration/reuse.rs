@@ -78,6 +78,8 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
     );
     assert_eq!(probe_files(repo.path()), 0, "--no-cache keeps nothing");
     let first = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("first.json")]);
+    // The verdicts themselves are remembered too: without them, the re-run reaches its own.
+    std::fs::remove_dir_all(repo.path().join(".git/mutdelta/verdicts")).unwrap();
     let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("again.json")]);
     assert_eq!((alone.code, first.code, again.code), (1, 1, 1), "{alone:?}\n{first:?}\n{again:?}");
 
@@ -179,4 +181,96 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert_eq!(mutant["killedBy"][0], "tests/test_calc.py::test_scale", "{mutant}");
     }
+}
+
+/// Per mutant id: (the line it is on, whether its verdict was reused, its status).
+fn reuse_by_mutant(report: &Value) -> BTreeMap<String, (u64, bool, String)> {
+    let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
+    mutants
+        .iter()
+        .map(|m| {
+            let line = m["location"]["start"]["line"].as_u64().unwrap();
+            let reused = m["reused"].as_bool().unwrap_or(false);
+            (m["id"].as_str().unwrap().to_string(), (line, reused, m["status"].as_str().unwrap().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_rerun_reuses_verdicts_and_a_changed_test_module_runs_again_only_the_mutants_it_tested() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(
+        root.join("calc.py"),
+        "def double(x):\n    return x * 2\n\n\ndef half(x):\n    return x // 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("tests/test_double.py"),
+        "from calc import double\n\n\ndef test_double():\n    assert double(3) == 6\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("tests/test_half.py"),
+        "from calc import half\n\n\ndef test_half():\n    assert half(4) >= 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("conftest.py"),
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "calc"]);
+    let out = tempfile::tempdir().unwrap();
+    let lines = out.path().join("lines.txt");
+    std::fs::write(&lines, "calc.py:2\ncalc.py:6\n").unwrap();
+    let run = |name: &str| {
+        let json = out.path().join(name);
+        let run = check(root, &["--lines", lines.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+        (run, report(&json))
+    };
+
+    let (first_run, first_report) = run("first.json");
+    let (again_run, again_report) = run("again.json");
+    assert_eq!(
+        (first_run.code, again_run.code),
+        (1, 1),
+        "`x // 2` has a survivor: {first_run:?}\n{again_run:?}"
+    );
+    let first = reuse_by_mutant(&first_report);
+    let again = reuse_by_mutant(&again_report);
+    assert!(first.values().all(|(_, reused, _)| !reused), "{first:?}");
+    assert!(first.values().any(|(line, _, status)| *line == 6 && status == "Survived"), "{first:?}");
+    assert!(again.values().all(|(_, reused, _)| *reused), "{again:?}");
+    let statuses = |verdicts: &BTreeMap<String, (u64, bool, String)>| -> Vec<(u64, String)> {
+        verdicts.values().map(|(line, _, status)| (*line, status.clone())).collect()
+    };
+    assert_eq!(statuses(&again), statuses(&first), "the same verdicts");
+    let note = format!("reused {} verdicts an earlier run reached", again.len());
+    assert!(again_run.stderr.contains(&note), "{note}: {again_run:?}");
+    assert!(!again_run.stderr.contains("testing "), "no mutant ran: {again_run:?}");
+
+    // A stronger test of `half`: its mutants run again, those of `double` are reused.
+    std::fs::write(
+        root.join("tests/test_half.py"),
+        "from calc import half\n\n\ndef test_half():\n    assert half(4) == 2\n    assert half(5) == 2\n",
+    )
+    .unwrap();
+    let (edited, edited_report) = run("edited.json");
+    assert_eq!(edited.code, 0, "{edited:?}");
+    for (id, (line, reused, status)) in reuse_by_mutant(&edited_report) {
+        assert_eq!(reused, line == 2, "mutant {id} on line {line}: {status}");
+        assert_eq!(status, "Killed", "mutant {id} on line {line}");
+    }
+
+    // --no-cache reuses nothing.
+    let json = out.path().join("fresh.json");
+    let fresh =
+        check(root, &["--lines", lines.to_str().unwrap(), "--no-cache", "--json", json.to_str().unwrap()]);
+    assert_eq!(fresh.code, 0, "{fresh:?}");
+    assert!(!fresh.stderr.contains("reused"), "{fresh:?}");
+    assert!(reuse_by_mutant(&report(&json)).values().all(|(_, reused, _)| !reused));
 }

@@ -52,10 +52,10 @@ fn the_untested_side_of_a_new_condition_survives_the_tested_side_is_killed_and_u
         verdicts.contains(&(10, "replace > with >=".into(), "Survived".into())),
         "boundary untested: {verdicts:?}"
     );
-    assert!(run.stdout.contains("[MUT-survived] src/lib.rs:13: replace 450 with 0"), "{run:?}");
+    assert!(run.stdout.contains("[MUT-survived] src/lib.rs:13:9: replace 450 with 0"), "{run:?}");
     // `grams / 0` is refused by rustc: CompileError, never Killed, left out of the score.
     assert!(verdicts.contains(&(11, "replace 10 with 0".into(), "CompileError".into())), "{verdicts:?}");
-    assert!(run.stdout.contains("[MUT-unviable] src/lib.rs:11: replace 10 with 0"), "{run:?}");
+    assert!(run.stdout.contains("[MUT-unviable] src/lib.rs:11:17: replace 10 with 0"), "{run:?}");
     assert!(run.stdout.contains("(1 unviable not counted)"), "{run:?}");
 }
 

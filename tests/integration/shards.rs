@@ -68,7 +68,8 @@ impl Checked {
 }
 
 /// A document with what legitimately differs between runs of the same plan taken out:
-/// - `performance`, each mutant's `duration` and the timing pytest prints in a `statusReason`
+/// - `performance`, `mutdelta.duration`, each mutant's `duration` and the timing pytest prints
+///   in a `statusReason`
 ///   ("1 failed in 0.09s"): how long things took;
 /// - each mutant's `run` and the `steps` (the check's and its audit's): the commands that ran,
 ///   with the temporary copies' paths and durations, and per shard its own baselines;
@@ -94,7 +95,7 @@ fn comparable(mut report: Value) -> Value {
         }
     }
     let section = report["mutdelta"].as_object_mut().unwrap();
-    for key in ["steps", "scratch", "shards"] {
+    for key in ["steps", "scratch", "shards", "duration"] {
         section.remove(key);
     }
     if let Some(audit) = section.get_mut("audit").and_then(Value::as_object_mut) {

@@ -1,0 +1,333 @@
+//! The mutation-testing-elements document read back as typed data: what the HTML, JUnit, SARIF and GitHub reports share.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, Result};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Status;
+
+/// A report as `report::json::render` writes it (or as shard reports are merged).
+#[derive(Debug, Deserialize)]
+pub struct Document {
+    pub files: BTreeMap<String, FileEntry>,
+    #[serde(default)]
+    pub mutdelta: Section,
+    pub performance: Option<Performance>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FileEntry {
+    #[serde(default)]
+    pub source: String,
+    pub mutants: Vec<MutantEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MutantEntry {
+    pub id: String,
+    pub mutator_name: String,
+    pub replacement: Option<String>,
+    pub description: Option<String>,
+    pub location: Location,
+    pub status: Status,
+    pub status_reason: Option<String>,
+    pub likely_equivalent: Option<String>,
+    #[serde(default)]
+    pub covered_by: Vec<String>,
+    #[serde(default)]
+    pub killed_by: Vec<String>,
+    /// Milliseconds.
+    pub duration: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+pub struct Location {
+    pub start: Position,
+    pub end: Position,
+}
+
+/// 1-based line and character column.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The document's `mutdelta` section, the parts the reports read.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Section {
+    /// The added executable lines of each mutated file.
+    #[serde(default)]
+    pub added_lines: BTreeMap<String, Vec<usize>>,
+    /// The whole check, in milliseconds.
+    pub duration: Option<f64>,
+    pub audit: Option<AuditSection>,
+    /// Set when the check was cut short: its mutants without a verdict are missing from `files`.
+    pub incomplete: Option<Incomplete>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Incomplete {
+    #[serde(default)]
+    pub not_run: usize,
+    #[serde(default)]
+    pub planned: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditSection {
+    #[serde(default)]
+    pub edited_tests: Vec<String>,
+    #[serde(default)]
+    pub mutants: usize,
+    #[serde(default)]
+    pub killed_before: usize,
+    #[serde(default)]
+    pub lost_kills: Vec<LostEntry>,
+}
+
+/// A kill the change's test edits lose.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LostEntry {
+    pub file: String,
+    pub description: Option<String>,
+    pub location: Location,
+    #[serde(default)]
+    pub killed_before: Vec<String>,
+    pub status_after: Status,
+    #[serde(default)]
+    pub covered_after: Vec<String>,
+    #[serde(default)]
+    pub diff: String,
+}
+
+/// Phases in milliseconds.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Performance {
+    #[serde(default)]
+    pub setup: f64,
+    #[serde(default)]
+    pub initial_run: f64,
+    #[serde(default)]
+    pub mutation: f64,
+}
+
+/// The mutants of one line that no test caught, or the line no test runs.
+#[derive(Debug)]
+pub struct MissedLine<'a> {
+    pub path: &'a str,
+    pub line: usize,
+    /// Survived mutants, in id order.
+    pub survived: Vec<&'a MutantEntry>,
+    /// NoCoverage mutants, in id order.
+    pub not_run: Vec<&'a MutantEntry>,
+}
+
+impl MissedLine<'_> {
+    /// The mutants the line is reported for: its survivors, or when it has none, its mutants
+    /// no test runs.
+    pub fn reported(&self) -> &[&MutantEntry] {
+        if self.survived.is_empty() {
+            &self.not_run
+        } else {
+            &self.survived
+        }
+    }
+
+    /// The column of its first reported mutant.
+    pub fn column(&self) -> usize {
+        self.reported().iter().map(|m| m.location.start.column).min().unwrap_or(1)
+    }
+
+    /// Every test that ran one of its survivors, sorted (the order tests ran in varies).
+    pub fn covered_by(&self) -> Vec<&str> {
+        let tests: std::collections::BTreeSet<&str> =
+            self.survived.iter().flat_map(|m| &m.covered_by).map(String::as_str).collect();
+        tests.into_iter().collect()
+    }
+}
+
+impl Document {
+    /// Reads a document; an error says what is missing.
+    pub fn read(document: &Value) -> Result<Document> {
+        Document::deserialize(document)
+            .map_err(|err| anyhow!("not a mutdelta JSON report ({err}): give a report `check --json` wrote"))
+    }
+
+    /// Every mutant with its file's path, files in path order.
+    pub fn mutants(&self) -> impl Iterator<Item = (&str, &MutantEntry)> {
+        self.files.iter().flat_map(|(path, file)| file.mutants.iter().map(move |m| (path.as_str(), m)))
+    }
+
+    pub fn count(&self, status: Status) -> usize {
+        self.mutants().filter(|(_, m)| m.status == status).count()
+    }
+
+    /// (caught, scored): the mutation score's numerator and denominator.
+    pub fn score(&self) -> (usize, usize) {
+        let caught = self.mutants().filter(|(_, m)| m.status.is_caught()).count();
+        let missed = self.mutants().filter(|(_, m)| m.status.is_missed()).count();
+        (caught, caught + missed)
+    }
+
+    /// `interrupted: 3 of 10 mutants did not run; …` when the check was cut short.
+    pub fn incomplete_note(&self) -> Option<String> {
+        self.mutdelta.incomplete.as_ref().map(|incomplete| {
+            format!(
+                "interrupted: {} of {} mutants did not run; the verdicts shown are those reached",
+                incomplete.not_run, incomplete.planned
+            )
+        })
+    }
+
+    /// The whole check in milliseconds: as measured, else the sum of its phases.
+    pub fn duration(&self) -> f64 {
+        self.mutdelta.duration.unwrap_or_else(|| {
+            self.performance.as_ref().map(|p| p.setup + p.initial_run + p.mutation).unwrap_or_default()
+        })
+    }
+
+    /// The lines with a Survived or NoCoverage mutant, by file path then line.
+    pub fn missed_lines(&self) -> Vec<MissedLine<'_>> {
+        self.files.keys().flat_map(|path| self.missed_lines_of(path)).collect()
+    }
+
+    /// The lines with a Survived or NoCoverage mutant, worst first: more survivors first, then
+    /// more mutants no test runs; else by file path and line.
+    pub fn worst_lines(&self) -> Vec<MissedLine<'_>> {
+        let mut lines = self.missed_lines();
+        lines.sort_by_key(|line| {
+            (std::cmp::Reverse(line.survived.len()), std::cmp::Reverse(line.not_run.len()))
+        });
+        lines
+    }
+
+    /// The lines of one file with a Survived or NoCoverage mutant, in line order.
+    pub fn missed_lines_of(&self, path: &str) -> Vec<MissedLine<'_>> {
+        let Some((path, file)) = self.files.get_key_value(path) else {
+            return Vec::new();
+        };
+        let mut lines: BTreeMap<usize, MissedLine<'_>> = BTreeMap::new();
+        for mutant in file.mutants.iter().filter(|m| m.status.is_missed()) {
+            let line = mutant.location.start.line;
+            let entry = lines.entry(line).or_insert_with(|| MissedLine {
+                path,
+                line,
+                survived: Vec::new(),
+                not_run: Vec::new(),
+            });
+            match mutant.status {
+                Status::Survived => entry.survived.push(mutant),
+                _ => entry.not_run.push(mutant),
+            }
+        }
+        lines.into_values().collect()
+    }
+}
+
+impl FileEntry {
+    /// The file's source with `mutant` applied, or None when its location lies outside the source.
+    pub fn mutated(&self, mutant: &MutantEntry) -> Option<String> {
+        let start = byte_offset(&self.source, mutant.location.start)?;
+        let end = byte_offset(&self.source, mutant.location.end)?;
+        let replacement = mutant.replacement.as_deref().unwrap_or("");
+        (start <= end).then(|| format!("{}{replacement}{}", &self.source[..start], &self.source[end..]))
+    }
+
+    /// The mutant as a unified diff of `path`, one line of context (empty if it cannot be applied).
+    pub fn diff(&self, path: &str, mutant: &MutantEntry) -> String {
+        self.mutated(mutant)
+            .map(|mutated| super::text::unified_diff(path, &self.source, &mutated))
+            .unwrap_or_default()
+    }
+}
+
+impl LostEntry {
+    /// `replace + with -: killed by t before the change's test edits; it survives after the change`.
+    pub fn summary(&self) -> String {
+        let after = match self.status_after {
+            Status::NoCoverage => "no test runs it after the change",
+            _ => "it survives after the change",
+        };
+        let killers: Vec<&str> = self.killed_before.iter().map(String::as_str).collect();
+        format!(
+            "{}: killed by {} before the change's test edits; {after}",
+            self.description.as_deref().unwrap_or("mutant"),
+            some_tests(&killers, 3)
+        )
+    }
+}
+
+impl MutantEntry {
+    pub fn description(&self) -> &str {
+        self.description.as_deref().unwrap_or(&self.mutator_name)
+    }
+
+    pub fn line(&self) -> usize {
+        self.location.start.line
+    }
+}
+
+/// The byte offset of a 1-based line and 1-based character column; the column may sit one past
+/// the line's last character.
+pub fn byte_offset(source: &str, at: Position) -> Option<usize> {
+    let mut line_start = 0;
+    for (index, line) in source.split_inclusive('\n').enumerate() {
+        if index + 1 == at.line {
+            let within = match line.char_indices().nth(at.column.checked_sub(1)?) {
+                Some((offset, _)) => offset,
+                None if at.column == line.chars().count() + 1 => line.len(),
+                None => return None,
+            };
+            return Some(line_start + within);
+        }
+        line_start += line.len();
+    }
+    (at.line == source.split_inclusive('\n').count() + 1 && at.column == 1).then_some(source.len())
+}
+
+/// `n mutant` or `n mutants`.
+pub fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `a, b, c and 4 more`: at most `keep` tests named.
+pub fn some_tests(tests: &[&str], keep: usize) -> String {
+    if tests.len() <= keep {
+        return tests.join(", ");
+    }
+    format!("{} and {} more", tests[..keep].join(", "), tests.len() - keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_characters_and_may_sit_one_past_the_end_of_a_line() {
+        let source = "ab\nçd = 1\n";
+        let at = |line, column| byte_offset(source, Position { line, column });
+        assert_eq!(at(1, 1), Some(0));
+        assert_eq!(at(2, 2), Some(5), "ç is two bytes");
+        assert_eq!(at(2, 7), Some(10), "the end of `çd = 1`");
+        assert_eq!(at(2, 8), Some(11));
+        assert_eq!(at(2, 9), None);
+        assert_eq!(byte_offset("x = 1", Position { line: 1, column: 6 }), Some(5), "no newline at the end");
+        assert_eq!(at(3, 1), Some(11));
+        assert_eq!(at(4, 1), None);
+    }
+
+    #[test]
+    fn a_few_tests_are_named_and_the_rest_counted() {
+        assert_eq!(some_tests(&["a", "b"], 3), "a, b");
+        assert_eq!(some_tests(&["a", "b", "c", "d", "e"], 3), "a, b, c and 2 more");
+    }
+}

@@ -1,0 +1,185 @@
+//! `--sarif FILE`: SARIF 2.1.0 for code-scanning alerts, a result per line with survivors, per line no test runs, and per kill the change's test edits lose.
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use super::document::{count_of, some_tests, Document, MissedLine};
+
+/// The rules, in the order results index them: (id, name, short description, help).
+const RULES: [(&str, &str, &str, &str); 3] = [
+    (
+        "MUT-survived",
+        "SurvivingMutant",
+        "An added line was changed and no test failed",
+        "Some test runs this line, but no test fails when it is changed as the message shows: \
+         add an assertion that tells the two apart, or `mutdelta show REPORT ID` for the command \
+         that reproduces the verdict.",
+    ),
+    (
+        "MUT-nocoverage",
+        "LineNoTestRuns",
+        "No test runs an added line",
+        "No test of the suite executes this line: add a test that reaches it.",
+    ),
+    (
+        "MUT-lost",
+        "KillLost",
+        "A mutant the edited tests killed before the change survives after it",
+        "The change edits or deletes tests, and a mutant they killed before it is caught by no \
+         test after it: the edit weakened what the tests check.",
+    ),
+];
+
+/// The report as a SARIF log with one run.
+pub fn render(document: &Value) -> Result<Value> {
+    let document = Document::read(document)?;
+    let mut results: Vec<Value> = document.missed_lines().iter().map(missed).collect();
+    if let Some(audit) = &document.mutdelta.audit {
+        for lost in &audit.lost_kills {
+            let message = format!("Kill lost: {}.", lost.summary());
+            results.push(result(
+                2,
+                &message,
+                &lost.file,
+                lost.location.start.line,
+                lost.location.start.column,
+            ));
+        }
+    }
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|(id, name, short, help)| {
+            json!({
+                "id": id,
+                "name": name,
+                "shortDescription": { "text": short },
+                "help": { "text": help },
+                "defaultConfiguration": { "level": "error" },
+                "properties": { "tags": ["tests", "mutation-testing"] },
+            })
+        })
+        .collect();
+    Ok(json!({
+        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "mutdelta",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            } },
+            "invocations": [invocation(&document)],
+            // Columns count characters, as the JSON report's do.
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }))
+}
+
+/// Whether the check ran to its end; an interrupted one says how many mutants did not run.
+fn invocation(document: &Document) -> Value {
+    match document.incomplete_note() {
+        Some(note) => json!({
+            "executionSuccessful": false,
+            "toolExecutionNotifications": [{ "level": "warning", "message": { "text": note } }],
+        }),
+        None => json!({ "executionSuccessful": true }),
+    }
+}
+
+fn missed(line: &MissedLine) -> Value {
+    let mutants: Vec<String> = line
+        .reported()
+        .iter()
+        .map(|m| format!("{} (mutant {}, column {})", m.description(), m.id, m.location.start.column))
+        .collect();
+    let (rule, message) = if line.survived.is_empty() {
+        (
+            1,
+            format!(
+                "No test runs this line: {} not tested: {}.",
+                count_of(mutants.len(), "mutant", "mutants"),
+                mutants.join("; ")
+            ),
+        )
+    } else {
+        let mut message = format!(
+            "{} survived, no test failed with the line changed: {}.",
+            count_of(mutants.len(), "mutant", "mutants"),
+            mutants.join("; ")
+        );
+        let tests = line.covered_by();
+        if !tests.is_empty() {
+            message.push_str(&format!(" Ran under: {}.", some_tests(&tests, 3)));
+        }
+        (0, message)
+    };
+    result(rule, &message, line.path, line.line, line.column())
+}
+
+fn result(rule: usize, message: &str, path: &str, line: usize, column: usize) -> Value {
+    json!({
+        "ruleId": RULES[rule].0,
+        "ruleIndex": rule,
+        "level": "error",
+        "message": { "text": message },
+        "locations": [{ "physicalLocation": {
+            "artifactLocation": { "uri": uri(path), "uriBaseId": "%SRCROOT%" },
+            "region": { "startLine": line, "startColumn": column },
+        } }],
+    })
+}
+
+/// A repository-relative path as a relative URI reference: bytes outside the unreserved set and
+/// `/` percent-encoded.
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_no_test_runs_is_its_own_rule_and_a_line_with_a_survivor_is_reported_as_survived() {
+        let mutant = |id: &str, line: usize, status: &str| {
+            json!({
+                "id": id, "mutatorName": "Literal", "replacement": "2", "description": "replace 1 with 2",
+                "status": status,
+                "location": { "start": { "line": line, "column": 5 }, "end": { "line": line, "column": 6 } },
+            })
+        };
+        let document = json!({ "files": { "a.py": {
+            "source": "x = 1\ny = 1\n",
+            "mutants": [mutant("1", 1, "NoCoverage"), mutant("2", 2, "NoCoverage"), mutant("3", 2, "Survived")],
+        } } });
+
+        let log = render(&document).unwrap();
+
+        let results: Vec<(&str, u64)> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = &r["locations"][0]["physicalLocation"]["region"]["startLine"];
+                (r["ruleId"].as_str().unwrap(), line.as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(results, [("MUT-nocoverage", 1), ("MUT-survived", 2)]);
+    }
+
+    #[test]
+    fn paths_become_relative_uris() {
+        assert_eq!(uri("src/a b/ç.py"), "src/a%20b/%C3%A7.py");
+        assert_eq!(uri("pkg/mod_1.py"), "pkg/mod_1.py");
+    }
+}

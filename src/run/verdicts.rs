@@ -1,0 +1,203 @@
+//! Verdicts remembered between runs: a mutant's outcome is reused when everything it could depend on is the same — its file and every other file of the state under test (test modules it did not run aside), its tests, the toolchain, the environment and the settings.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::cache::{self, Cache, Entry};
+use crate::options::Options;
+use crate::plan::Plan;
+use crate::report::{MutantResult, Status};
+
+use super::language::Job;
+
+const VERDICTS: &str = "verdicts";
+/// Verdicts kept: enough for the mutants of many changes.
+const KEPT_VERDICTS: usize = 20_000;
+
+/// What a language tells the verdict memory: what its tests run on, and which files are test
+/// modules (a changed test module invalidates only the verdicts whose tests it holds).
+pub struct Scope {
+    /// The interpreter or toolchain, its packages, the environment: any difference is a new run.
+    pub identity: String,
+    /// A file whose tests run only when a job names it (or names no tests: the whole suite).
+    pub test_module: fn(&Path) -> bool,
+}
+
+/// The files of the state under test, read before any test ran in it, and where verdicts are
+/// kept; it keeps nothing when the cache is off.
+#[derive(Default)]
+pub struct Verdicts {
+    cache: Cache,
+    files: Vec<Entry>,
+}
+
+/// The jobs split into verdicts reused and jobs left to run, with the key of each job left.
+pub struct Recalled {
+    pub reused: Vec<MutantResult>,
+    pub jobs: Vec<Job>,
+    keys: BTreeMap<usize, String>,
+}
+
+impl Verdicts {
+    /// The memory for the state under test at `base` (to be called before any test runs there).
+    pub fn open(cache: &Cache, base: &Path) -> Verdicts {
+        match cache::manifest(base) {
+            Ok(files) if cache.is_on() => Verdicts { cache: cache.clone(), files },
+            _ => Verdicts::default(),
+        }
+    }
+
+    /// Splits `jobs` into verdicts an earlier run reached on the same inputs and jobs to run;
+    /// with no `scope` (a language that cannot say what its tests depend on) all run.
+    pub fn recall(&self, scope: Option<&Scope>, options: &Options, plan: &Plan, jobs: Vec<Job>) -> Recalled {
+        let mut recalled = Recalled { reused: Vec::new(), jobs: Vec::new(), keys: BTreeMap::new() };
+        let Some(scope) = scope.filter(|_| self.cache.is_on()) else {
+            recalled.jobs = jobs;
+            return recalled;
+        };
+        let settings = settings(options);
+        for job in jobs {
+            let key = self.key(scope, &settings, plan, &job);
+            let earlier = self.cache.read(&key).and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            match earlier {
+                Some(mut outcome @ super::outcome::Outcome { .. }) => {
+                    outcome.reused = true;
+                    recalled.reused.push(outcome.for_mutant(job.planned));
+                }
+                None => {
+                    recalled.keys.insert(job.planned.id, key);
+                    recalled.jobs.push(job);
+                }
+            }
+        }
+        recalled
+    }
+
+    /// Keeps the verdicts of `results` that a re-run would reach again: Killed, Survived and
+    /// Timeout (a broken run is tried again next time).
+    pub fn remember(&self, recalled: &Recalled, results: &[MutantResult]) {
+        let mut kept = false;
+        for result in results {
+            let keeps = matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout);
+            if let (true, Some(key)) = (keeps, recalled.keys.get(&result.planned.id)) {
+                if let Ok(bytes) = serde_json::to_vec(&result.outcome) {
+                    self.cache.write(key, &bytes);
+                    kept = true;
+                }
+            }
+        }
+        if kept {
+            self.cache.keep_newest(VERDICTS, KEPT_VERDICTS);
+        }
+    }
+
+    /// The key of `job`'s verdict: every file but the test modules its tests do not name, the
+    /// mutant, its tests in both orders, the language's identity and the settings.
+    fn key(&self, scope: &Scope, settings: &str, plan: &Plan, job: &Job) -> String {
+        let named = |path: &Path| {
+            job.tests.is_empty()
+                || job.tests.iter().chain(&job.in_suite_order).any(|test| {
+                    let file = test.split("::").next().unwrap_or(test).trim_end_matches('/');
+                    path == Path::new(file) || path.starts_with(file)
+                })
+        };
+        let mut files = String::new();
+        for entry in &self.files {
+            if !(scope.test_module)(&entry.path) || named(&entry.path) {
+                files.push_str(&entry.line);
+            }
+        }
+        let file = &plan.files[job.planned.file];
+        let mutant = &job.planned.mutant;
+        let what = format!(
+            "{} {:?} {:?} {:?} {:?} {}",
+            file.path.display(),
+            mutant.span,
+            mutant.original,
+            mutant.replacement,
+            mutant.mutator().name(),
+            mutant.line
+        );
+        let tests = serde_json::to_string(&(&job.tests, &job.in_suite_order)).unwrap_or_default();
+        let digest = cache::key(&[
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            scope.identity.as_bytes(),
+            settings.as_bytes(),
+            files.as_bytes(),
+            what.as_bytes(),
+            tests.as_bytes(),
+        ]);
+        format!("{VERDICTS}/{digest}.json")
+    }
+}
+
+/// The settings that can change a verdict; the timeout only when the user set it (the
+/// measured one changes from run to run).
+fn settings(options: &Options) -> String {
+    format!(
+        "{:?} {:?} {} {} {:?}",
+        options.test_cmd, options.timeout, options.python.fork, options.python.swap, options.rust.test_tool
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_module_counts_only_for_the_jobs_that_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let root = dir.path().join("copy");
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(root.join("calc.py"), "def f(a):\n    return a + 1\n").unwrap();
+        std::fs::write(root.join("tests/test_f.py"), "def test_f(): pass\n").unwrap();
+        std::fs::write(root.join("tests/test_g.py"), "def test_g(): pass\n").unwrap();
+        let cache = Cache::open(dir.path(), true);
+        let plan = {
+            let source = std::fs::read_to_string(root.join("calc.py")).unwrap();
+            let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
+            crate::plan::Plan {
+                files: vec![crate::plan::FilePlan {
+                    path: "calc.py".into(),
+                    language: crate::plan::Language::Python,
+                    source,
+                    lines: vec![2],
+                    statements: vec![2..=2],
+                    mutants,
+                }],
+                ..Default::default()
+            }
+        };
+        let scope = Scope { identity: "python 3".into(), test_module: crate::python::is_test_module };
+        let job = |tests: &[&str]| Job {
+            planned: plan.mutants().remove(0),
+            tests: tests.iter().map(|t| t.to_string()).collect(),
+            in_suite_order: Vec::new(),
+            timeout: std::time::Duration::from_secs(1),
+            cost: std::time::Duration::ZERO,
+            fresh: false,
+        };
+        let keys = |root: &Path| {
+            let verdicts = Verdicts::open(&cache, root);
+            let f = verdicts.key(&scope, "", &plan, &job(&["tests/test_f.py::test_f"]));
+            let suite = verdicts.key(&scope, "", &plan, &job(&[]));
+            let dir = verdicts.key(&scope, "", &plan, &job(&["tests/"]));
+            (f, suite, dir)
+        };
+        let (f, suite, dir) = keys(&root);
+        std::fs::write(root.join("tests/test_g.py"), "def test_g(): assert 1\n").unwrap();
+        let (f_after, suite_after, dir_after) = keys(&root);
+        assert_eq!(f, f_after, "test_g.py does not hold the job's tests");
+        assert_ne!(suite, suite_after, "the whole suite holds test_g.py");
+        assert_ne!(dir, dir_after, "tests/ holds test_g.py");
+        std::fs::write(root.join("calc.py"), "def f(a):\n    return a + 2\n").unwrap();
+        assert_ne!(keys(&root).0, f, "any other file counts");
+        let other = Scope { identity: "python 4".into(), ..scope };
+        assert_ne!(
+            Verdicts::open(&cache, &root).key(&other, "", &plan, &job(&["tests/test_f.py::test_f"])),
+            keys(&root).0,
+            "the interpreter counts"
+        );
+    }
+}

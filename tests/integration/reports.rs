@@ -1,0 +1,293 @@
+//! The reports people open, each from a real check of a fixture: the HTML page as headless Chromium draws it, JUnit and SARIF against their schemas, GitHub annotations.
+
+use serde_json::json;
+
+use crate::common::{
+    browse, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit, read_valid_report,
+    read_valid_sarif,
+};
+
+const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
+
+#[test]
+fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser() {
+    let repo = fixture_repo("model_client");
+    // Markup in the source is shown as text, never read as markup.
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("[MAX_TOKENS] reply", "<b>[MAX_TOKENS]</b></script> reply");
+    std::fs::write(&file, source).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("content=\"default-src 'none';"), "a policy that forbids every load: {page}");
+    assert!(!page.contains("data-line="), "the rows are drawn by the page's script, not written as markup");
+    let (dom, requests) = browse(&html);
+    assert!(dom.contains("<p class=\"score low\" id=\"score\">33.3%</p>"), "2 of 6 caught: {dom}");
+    assert!(dom.contains("2 of 6 mutants caught · 2 new lines · 2 lines with survivors"), "{dom}");
+    assert!(dom.contains("<tr id=\"count-Survived\"><td><span class=\"badge status-Survived\">Survived</span></td><td>4</td>"), "{dom}");
+    assert!(
+        dom.contains("<tr class=\"line\" data-line=\"13\""),
+        "an unchanged line is not highlighted: {dom}"
+    );
+    for line in [14, 15] {
+        assert!(
+            dom.contains(&format!("<tr class=\"line added survived\" data-line=\"{line}\"")),
+            "added line {line} highlighted, with survivors: {dom}"
+        );
+    }
+    let survivor =
+        dom.split("<tr class=\"mutants\" data-mutants-of=\"15\">").nth(1).expect("line 15's mutants");
+    assert!(survivor.contains("mutant 5, column 9: <strong>delete statement</strong>"), "{survivor}");
+    assert!(
+        survivor.contains("<span class=\"del\">-        raise RuntimeError(\"&lt;b&gt;[MAX_TOKENS]&lt;/b&gt;&lt;/script&gt; reply was cut off at the output-token limit\")</span>")
+            && survivor.contains("<span class=\"ins\">+        pass</span>"),
+        "the survivor's diff: {survivor}"
+    );
+    assert!(survivor.contains(&format!("ran under: <code>{CUT_OFF_TEST}</code>")), "{survivor}");
+    assert!(!dom.contains("<b>"), "no markup from the source: {dom}");
+    let shown =
+        dom.split("<main id=\"report\">").nth(1).and_then(|rest| rest.split("</main>").next()).unwrap();
+    assert!(
+        !shown.contains("null") && !shown.contains("undefined"),
+        "no part missing from the data is shown: {shown}"
+    );
+    assert!(
+        dom.contains("<a href=\"#L0-14\">model_client.py:14</a> — 2 survivors"),
+        "worst lines listed first: {dom}"
+    );
+    assert_eq!(requests, Vec::<String>::new(), "the page loads nothing");
+}
+
+#[test]
+fn the_browser_check_sees_a_page_that_loads_something() {
+    // The proxy in `browse` is what the HTML test relies on to say the report loads nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("loads.html");
+    std::fs::write(&page, "<!DOCTYPE html><img src=\"http://report-probe.invalid/x.png\"><p>x</p>").unwrap();
+
+    let (_, requests) = browse(&page);
+
+    assert!(
+        requests.iter().any(|line| line.contains("report-probe.invalid")),
+        "the image request was recorded: {requests:?}"
+    );
+}
+
+#[test]
+fn junit_report_fails_a_test_case_per_survivor_and_follows_the_junit_schema() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--junit", junit.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let xml = read_valid_junit(&junit);
+    assert!(xml.contains("<testsuites name=\"mutdelta\" tests=\"6\" failures=\"4\" errors=\"0\""), "{xml}");
+    assert_eq!(xml.matches("<testcase classname=\"model_client.py\" name=\"mutant ").count(), 6, "{xml}");
+    assert_eq!(xml.matches("<failure type=\"Survived\"").count(), 4, "{xml}");
+    let deleted = xml
+        .split("name=\"mutant 5 at 15:9: delete statement\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</testcase>").next())
+        .expect("the deleted raise's test case");
+    assert!(deleted.contains("message=\"Survived: no test failed with this mutant\""), "{deleted}");
+    assert!(deleted.contains("+        pass\n"), "the diff in the failure: {deleted}");
+    assert!(deleted.contains(&format!("ran under: {CUT_OFF_TEST}")), "{deleted}");
+    let killed = xml.split("name=\"mutant 2 at 14:8: force condition to True\"").nth(1).unwrap();
+    assert!(killed.split('\n').next().unwrap().ends_with("/>"), "a killed mutant passes: {killed}");
+}
+
+#[test]
+fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let (sarif, json) = (out.path().join("r.sarif"), out.path().join("r.json"));
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--sarif", sarif.to_str().unwrap(), "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let log = read_valid_sarif(&sarif);
+    assert_eq!(log["version"], "2.1.0");
+    let run_log = &log["runs"][0];
+    assert_eq!(run_log["invocations"], json!([{ "executionSuccessful": true }]));
+    let rules: Vec<&str> = run_log["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["MUT-survived", "MUT-nocoverage", "MUT-lost"]);
+    let results = run_log["results"].as_array().unwrap();
+    let places: Vec<_> = results
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"];
+            (r["ruleId"].clone(), location["artifactLocation"].clone(), location["region"].clone())
+        })
+        .collect();
+    let at = |line: u64, column: u64| {
+        (
+            json!("MUT-survived"),
+            json!({ "uri": "model_client.py", "uriBaseId": "%SRCROOT%" }),
+            json!({ "startLine": line, "startColumn": column }),
+        )
+    };
+    assert_eq!(places, [at(14, 8), at(15, 9)]);
+    let message = results[1]["message"]["text"].as_str().unwrap();
+    assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9);"), "{message}");
+    let report = read_valid_report(&json);
+    assert_eq!(
+        report["mutdelta"]["addedLines"],
+        json!({ "model_client.py": [14, 15] }),
+        "the added lines travel in the JSON report"
+    );
+}
+
+#[test]
+fn github_format_annotates_each_line_with_survivors() {
+    let repo = fixture_repo("model_client");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--format", "github"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let both = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply, \
+                tests/test_model_client.py::ParseReplyTest::test_text_is_kept";
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [
+            "mutation delta: 2 of 6 mutants caught on 2 new lines; 2 lines with survivors",
+            &format!(
+                "::error file=model_client.py,line=14,col=8,title=mutdelta%3A 2 mutants survived::\
+                 no test failed with the line changed:%0A  mutant 1 at column 8: force condition to False\
+                 %0A  mutant 4 at column 23: replace \"max_tokens\" with \"\"%0Aran under: {both}"
+            ),
+            &format!(
+                "::error file=model_client.py,line=15,col=9,title=mutdelta%3A 2 mutants survived::\
+                 no test failed with the line changed:%0A  mutant 5 at column 9: delete statement\
+                 %0A  mutant 6 at column 28: replace \"[MAX_TOKENS] reply was cut off at the … with \"\"\
+                 %0Aran under: {CUT_OFF_TEST}"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn github_format_annotates_each_line_no_test_runs() {
+    let repo = fixture_repo("skipped_test");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--format", "github"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let annotations: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("::")).collect();
+    assert_eq!(
+        annotations[2],
+        "::error file=shipping.py,line=7,col=16,title=mutdelta%3A no test runs this line::\
+         2 mutants not tested: no test runs this line%0A  mutant 7 at column 16: replace 12.5 with 0.0\
+         %0A  mutant 8 at column 16: replace `12.5` with None",
+        "{run:?}"
+    );
+    let lines: Vec<&str> = annotations.iter().map(|a| a.split(',').nth(1).unwrap()).collect();
+    assert_eq!(lines, ["line=6", "line=8", "line=7"], "worst first: 6, 3 and 2 mutants: {run:?}");
+}
+
+#[test]
+fn an_unknown_format_is_refused() {
+    let repo = fixture_repo("model_client");
+
+    let run = mutdelta(repo.path(), &["check", "--format", "xml"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("invalid value 'xml' for '--format <FORMAT>'"), "{run:?}");
+    assert!(run.stderr.contains("[possible values: text, github]"), "{run:?}");
+}
+
+#[test]
+fn junit_report_skips_ignored_mutants() {
+    let repo = fixture_repo("model_client");
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("token limit\")\n", "token limit\")  # mutdelta: skip message wording is free\n");
+    std::fs::write(&file, source).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+
+    let run = check(repo.path(), &["--base", "HEAD~1", "--junit", junit.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "line 14 still has survivors: {run:?}");
+    let xml = read_valid_junit(&junit);
+    let skipped: Vec<&str> = xml.lines().filter(|line| line.contains("<skipped ")).collect();
+    assert_eq!(
+        skipped,
+        ["      <skipped type=\"Ignored\" message=\"Ignored: message wording is free\"></skipped>"; 2],
+        "{xml}"
+    );
+    assert!(
+        xml.contains(
+            "<testsuite name=\"model_client.py\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"2\""
+        ),
+        "{xml}"
+    );
+}
+
+#[test]
+fn kills_lost_by_edited_tests_appear_in_the_html_junit_and_sarif_reports() {
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+    let out = tempfile::tempdir().unwrap();
+    let (html, junit, sarif) =
+        (out.path().join("r.html"), out.path().join("r.xml"), out.path().join("r.sarif"));
+
+    let run = check(
+        repo.path(),
+        &[
+            "--commit",
+            "HEAD",
+            "--html",
+            html.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--sarif",
+            sarif.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let (dom, _) = browse(&html);
+    let audit = dom.split("<section class=\"audit\" id=\"audit\">").nth(1).expect("the audit section");
+    assert!(
+        audit.contains(
+            "7 kills lost of 14 the edited tests made before the change (3 edited tests, 20 mutants tried)"
+        ),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("<code>billing/invoice.py:9:17</code> <strong>replace + with -</strong> — it survives after the change"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("<span class=\"ins\">+    return base - Decimal(\"0.025\")</span>"),
+        "its diff: {audit}"
+    );
+    let xml = read_valid_junit(&junit);
+    assert_eq!(xml.matches("<failure type=\"LostKill\"").count(), 7, "{xml}");
+    let log = read_valid_sarif(&sarif);
+    let lost: Vec<_> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "MUT-lost")
+        .map(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lost, [7, 9, 13, 13, 17, 17, 18], "{log}");
+}
