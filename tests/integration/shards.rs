@@ -33,7 +33,19 @@ fn checked() -> &'static Checked {
             args.extend(shard.map(|shard| ["--shard", shard]).into_iter().flatten());
             check(&repo, &args)
         };
-        let whole = run("whole", None);
+        let sarif = out.join("whole.sarif");
+        let whole = check(
+            &repo,
+            &[
+                "--commit",
+                "HEAD",
+                "--no-cache",
+                "--json",
+                out.join("whole.json").to_str().unwrap(),
+                "--sarif",
+                sarif.to_str().unwrap(),
+            ],
+        );
         let halves = vec![run("half-0", Some("0/2")), run("half-1", Some("1/2"))];
         for k in 0..3 {
             run(&format!("third-{k}"), Some(&format!("{k}/3")));
@@ -47,12 +59,15 @@ impl Checked {
         self.out.join(format!("{name}.json"))
     }
 
-    /// `mutdelta merge` of the named reports, writing `into` when given.
+    /// `mutdelta merge` of the named reports, writing `into` (and beside it the same as SARIF
+    /// and HTML) when given.
     fn merge(&self, names: &[&str], into: Option<&Path>) -> Run {
         let mut args = vec!["merge".to_string()];
         args.extend(names.iter().map(|name| self.report(name).display().to_string()));
         if let Some(into) = into {
-            args.extend(["--json".to_string(), into.display().to_string()]);
+            for (option, extension) in [("--json", "json"), ("--sarif", "sarif"), ("--html", "html")] {
+                args.extend([option.to_string(), into.with_extension(extension).display().to_string()]);
+            }
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         mutdelta(&self.repo, &args)
@@ -158,6 +173,14 @@ fn merged_shards_equal_the_unsharded_report() {
         assert_eq!(summary_lines(&merge), summary_lines(&checked.whole), "{merge:?}");
         let merged = read_valid_report(&merged_path);
         assert_eq!(comparable(merged.clone()), comparable(whole.clone()), "{} shards", shards.len());
+        let sarif = |path: PathBuf| read_report(path)["runs"][0]["results"].clone();
+        assert_eq!(
+            sarif(merged_path.with_extension("sarif")),
+            sarif(checked.report("whole").with_extension("sarif")),
+            "the merge writes the report files check writes, from the merged document"
+        );
+        let html = std::fs::read_to_string(merged_path.with_extension("html")).unwrap();
+        assert!(html.contains("shipping.py") && html.contains("pricing.py"), "the page shows both files");
         let records: Vec<u64> = merged["mutdelta"]["shards"]
             .as_array()
             .unwrap()
