@@ -178,7 +178,8 @@ fn a_changed_file_with_a_syntax_error_is_refused() {
     let run = check(repo.path(), &["--base", "HEAD"]);
 
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.starts_with("error: model_client.py does not compile (SyntaxError"), "{run:?}");
+    let error = crate::common::error_line(&run);
+    assert!(error.starts_with("error: model_client.py does not compile (SyntaxError"), "{run:?}");
 }
 
 #[test]

@@ -292,6 +292,16 @@ pub fn leftovers(tmp: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The one `error:` line of a refused run; only the lines of phases that had started (the
+/// baseline's) may come before it.
+pub fn error_line(run: &Run) -> &str {
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let errors: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "one error line: {run:?}");
+    assert!(lines[..errors[0]].iter().all(|line| line.starts_with("baseline: ")), "{run:?}");
+    lines[errors[0]]
+}
+
 /// `check` with the shared Python and the given extra arguments.
 pub fn check(dir: &Path, extra: &[&str]) -> Run {
     let python = python();
