@@ -9,6 +9,7 @@ use crate::plan::Plan;
 use crate::report::{MutantResult, Status};
 
 use super::language::Job;
+use super::outcome::Outcome;
 
 const VERDICTS: &str = "verdicts";
 /// Verdicts kept: enough for the mutants of many changes.
@@ -58,9 +59,10 @@ impl Verdicts {
         let settings = settings(options);
         for job in jobs {
             let key = self.key(scope, &settings, plan, &job);
-            let earlier = self.cache.read(&key).and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            let earlier: Option<Outcome> =
+                self.cache.read(&key).and_then(|bytes| serde_json::from_slice(&bytes).ok());
             match earlier {
-                Some(mut outcome @ super::outcome::Outcome { .. }) => {
+                Some(mut outcome) => {
                     outcome.reused = true;
                     recalled.reused.push(outcome.for_mutant(job.planned));
                 }
