@@ -287,12 +287,7 @@ pub(crate) fn check_language<L: LanguageCheck>(
         workers = started;
         steps.extend(more);
         timings.baseline += started_at.elapsed();
-        let started = Instant::now();
-        events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
-        let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
-        ctx.verdicts.remember(&recalled, &ran);
-        results.extend(ran);
-        timings.mutants += started.elapsed();
+        results.extend(run_round(ctx, &mut workers, &recalled, timings, events)?);
     } else {
         timings.baseline += started_at.elapsed();
     }
@@ -334,12 +329,7 @@ pub(crate) fn check_language<L: LanguageCheck>(
                 ready => {
                     steps.extend(ready?);
                     timings.baseline += started.elapsed();
-                    let started = Instant::now();
-                    events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
-                    let ran = pool::run_all(ctx.plan, &mut workers, ctx.logs, recalled.jobs.clone(), events)?;
-                    ctx.verdicts.remember(&recalled, &ran);
-                    again.extend(ran);
-                    timings.mutants += started.elapsed();
+                    again.extend(run_round(ctx, &mut workers, &recalled, timings, events)?);
                 }
             }
         } else {
@@ -354,6 +344,23 @@ pub(crate) fn check_language<L: LanguageCheck>(
         interrupted = !cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst);
     }
     Ok(Checked { results, baseline, steps, interrupted })
+}
+
+/// Runs the jobs no earlier verdict settled on `workers`, and keeps their verdicts for the
+/// next run.
+fn run_round<W: language::Worker>(
+    ctx: &Context,
+    workers: &mut [W],
+    recalled: &verdicts::Recalled,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Vec<MutantResult>> {
+    let started = Instant::now();
+    events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
+    let ran = pool::run_all(ctx.plan, workers, ctx.logs, recalled.jobs.clone(), events)?;
+    ctx.verdicts.remember(recalled, &ran);
+    timings.mutants += started.elapsed();
+    Ok(ran)
 }
 
 /// Says how many verdicts an earlier run reached and this one reuses.

@@ -150,17 +150,21 @@ pub fn run_ok(command: &mut Command) -> Output {
 
 /// git in `dir`, isolated from the user's configuration.
 pub fn git(dir: &Path, args: &[&str]) -> Output {
-    run_ok(
-        Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Fixture")
-            .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Fixture")
-            .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid"),
-    )
+    run_ok(git_command(dir).args(args))
+}
+
+/// `git` in `dir` with the fixtures' isolated configuration and identity, not yet run.
+pub fn git_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid");
+    command
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -2,24 +2,13 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::common::{fixture_repo, git, mutdelta, python};
+use crate::common::{fixture_repo, git, git_command, mutdelta, python};
 
 /// `git commit` with the test helpers' isolated git configuration, hooks and all; it may fail.
 fn commit(dir: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .arg("commit")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Fixture")
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-        .output()
-        .unwrap()
+    git_command(dir).arg("commit").args(args).output().unwrap()
 }
 
 fn head(dir: &Path) -> String {
