@@ -234,6 +234,17 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl Run {
+    /// What a finished process did (-1 for a process killed by a signal).
+    pub fn of(output: &std::process::Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
 /// Runs mutdelta in `dir` with a scrubbed environment.
 pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
     mutdelta_with_stdin(dir, args, "")
@@ -242,11 +253,7 @@ pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
 /// Runs mutdelta with its temporary files in `tmp`, which it may leave as it finds them.
 pub fn mutdelta_in_tmp(dir: &Path, tmp: &Path, args: &[&str]) -> Run {
     let output = hermetic(dir, tmp).args(args).stdin(std::process::Stdio::null()).output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(&output)
 }
 
 /// Runs mutdelta with `stdin`, and asserts that it left no temporary directory behind.
@@ -258,11 +265,7 @@ pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
         .output()
         .unwrap();
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(&output)
 }
 
 /// The mutdelta command with a scrubbed environment, its temporary files going to `tmp`.

@@ -187,18 +187,23 @@ fn assert_incomplete(stopped: &Stopped, repo: &Path) -> (BTreeMap<String, String
     (verdicts, not_run, planned)
 }
 
+/// model_client's real tests as a `--test-cmd`, slowed down by a second for each mutant so that
+/// an interrupt lands mid-run; the unmutated file is kept in `scratch` to tell the two apart.
+fn slowed_tests(repo: &Path, scratch: &Path) -> String {
+    let original = scratch.join("original.py");
+    std::fs::copy(repo.join("model_client.py"), &original).unwrap();
+    format!(
+        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
+        original = original.display(),
+        python = python().display(),
+    )
+}
+
 #[test]
 fn ctrl_c_after_some_verdicts_writes_them_to_the_report_marked_incomplete() {
     let repo = fixture_repo("model_client");
     let scratch = tempfile::tempdir().unwrap();
-    let original = scratch.path().join("original.py");
-    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
-    // The real tests, slowed down for each mutant so that the interrupt lands mid-run.
-    let test_cmd = format!(
-        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
-        original = original.display(),
-        python = python().display(),
-    );
+    let test_cmd = slowed_tests(repo.path(), scratch.path());
     let args = ["--commit", "HEAD", "-j", "1", "--test-cmd", &test_cmd];
     // Two verdicts landed (`-v` prints `[2/6] Survived ...`): the third mutant is mid-run.
     let stopped =
@@ -284,13 +289,7 @@ fn ctrl_c_during_the_baseline_writes_no_report_and_says_nothing_was_tested() {
 fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
     let repo = fixture_repo("model_client");
     let scratch = tempfile::tempdir().unwrap();
-    let original = scratch.path().join("original.py");
-    std::fs::copy(repo.path().join("model_client.py"), &original).unwrap();
-    let test_cmd = format!(
-        "cmp -s model_client.py {original} || sleep 1; exec {python} -m pytest -q -p no:cacheprovider",
-        original = original.display(),
-        python = python().display(),
-    );
+    let test_cmd = slowed_tests(repo.path(), scratch.path());
     let (html, junit, sarif) =
         (scratch.path().join("r.html"), scratch.path().join("r.xml"), scratch.path().join("r.sarif"));
     let args = [

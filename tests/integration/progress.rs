@@ -18,11 +18,7 @@ fn check_with_progress(repo: &Path, extra: &[&str]) -> Run {
         .output()
         .unwrap();
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(&output)
 }
 
 /// `(done, total, survived)` from `mutants: 12/40 done, 2 survived, ...`.
