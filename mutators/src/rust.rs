@@ -4,6 +4,7 @@ mod arid;
 mod body;
 mod equivalent;
 mod rules;
+pub mod schema;
 mod source;
 mod walk;
 
