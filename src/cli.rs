@@ -194,6 +194,10 @@ pub struct CheckArgs {
     /// code into a process that collected the tests once.
     #[arg(long)]
     pub no_swap: bool,
+    /// Build every Rust mutant of a package on its own instead of switching them all into one
+    /// build (mutant schemata) and running each against the tests that reach it.
+    #[arg(long)]
+    pub no_schema: bool,
     /// Test only shard K of N (0-based: 0/4 to 3/4) of the planned mutants, split evenly by
     /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
     #[arg(long, value_name = "K/N", allow_hyphen_values = true)]

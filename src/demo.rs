@@ -61,7 +61,7 @@ pub fn prepare() -> Result<Demo> {
         quiet: false,
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
-        rust: RustSettings { test_tool: TestTool::Cargo },
+        rust: RustSettings { test_tool: TestTool::Cargo, schema: true },
         config: Default::default(),
     };
     Ok(Demo { _repository: dir, options, intro })

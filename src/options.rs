@@ -102,6 +102,8 @@ pub struct PythonSettings {
 #[derive(Debug, Clone)]
 pub struct RustSettings {
     pub test_tool: TestTool,
+    /// Mutants switched into one build per package (`--no-schema`: each built alone).
+    pub schema: bool,
 }
 
 /// Everything `check` needs, resolved.
@@ -301,7 +303,7 @@ impl Options {
             quiet: args.quiet,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             python: PythonSettings { interpreter, extra_tests, fork: !args.no_fork, swap: !args.no_swap },
-            rust: RustSettings { test_tool },
+            rust: RustSettings { test_tool, schema: !args.no_schema },
             config: settings.finish(),
         })
     }

@@ -32,6 +32,7 @@ pub fn seed_from_user(user_target: &Path, target: &Path) -> Result<bool> {
 }
 
 /// How one worker builds and tests: its copy, its own target directory, the tool.
+#[derive(Debug, Clone)]
 pub struct Cargo {
     pub root: PathBuf,
     pub target: PathBuf,
@@ -42,7 +43,8 @@ pub struct Cargo {
 }
 
 impl Cargo {
-    fn cargo(&self, args: &[&str]) -> TestCommand {
+    /// `cargo` with `args`, in the copy, with its own target directory.
+    pub fn invocation(&self, args: &[&str]) -> TestCommand {
         TestCommand {
             program: PathBuf::from("cargo"),
             args: args.iter().map(|arg| arg.to_string()).collect(),
@@ -61,7 +63,7 @@ impl Cargo {
         for package in packages {
             args.extend(["-p", package]);
         }
-        let mut run = self.cargo(&args).run(timeout, log)?;
+        let mut run = self.invocation(&args).run(timeout, log)?;
         if let Exit::Code(code) = run.exit {
             if code != 0 {
                 run.exit = Exit::Unviable;
@@ -70,18 +72,24 @@ impl Cargo {
         Ok(run)
     }
 
-    /// Runs the (built) tests of `package`.
-    pub fn test(&self, package: &str, timeout: Duration, log: &Path) -> Result<Finished> {
+    /// Runs the (built) tests of `packages`.
+    pub fn test<'a>(&self, packages: &'a [String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let with_packages = |mut args: Vec<&'a str>| {
+            for package in packages {
+                args.extend(["-p", package.as_str()]);
+            }
+            args
+        };
         match (&self.command, self.tool) {
             (Some(command), _) => TestCommand {
                 program: PathBuf::from("/bin/sh"),
                 args: vec!["-c".to_string(), command.clone()],
-                ..self.cargo(&[])
+                ..self.invocation(&[])
             }
             .run(timeout, log),
-            (None, TestTool::Cargo) => self.cargo(&["test", "-p", package]).run(timeout, log),
+            (None, TestTool::Cargo) => self.invocation(&with_packages(vec!["test"])).run(timeout, log),
             (None, TestTool::Nextest) => {
-                self.cargo(&["nextest", "run", "--no-fail-fast", "-p", package]).run(timeout, log)
+                self.invocation(&with_packages(vec!["nextest", "run", "--no-fail-fast"])).run(timeout, log)
             }
         }
     }

@@ -1,17 +1,22 @@
-//! The Rust side of a check: one baseline build of the owning packages, shared by every worker, then build-then-test per mutant.
+//! The Rust side of a check: every mutant switched into one build of the packages (a mutant schema) and run against the tests that reach it; those the schema cannot hold built and tested one by one.
 
 pub mod build;
 pub mod libtest;
+pub mod schema;
 pub mod workspace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
+use self::schema::Switched;
+use crate::options::TestTool;
 use crate::plan::{in_directory_named, Language, Plan, PlannedMutant};
+use crate::report::Status;
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::{Exit, Finished};
@@ -20,6 +25,7 @@ use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
 use crate::run::Interrupted;
 use crate::worktree::{self, Stamp};
+use mutators::rust::schema::MUTANT_VAR;
 
 /// Test code, which is not mutated: integration tests, benches and examples. (Unit tests inside
 /// `src/` are left alone by the mutator itself.)
@@ -32,8 +38,14 @@ pub struct CargoCheck {
     workspace: workspace::Workspace,
 }
 
-/// What the baseline build measured: each mutant's build may take a few times as long.
-pub struct BaselineBuild(Duration);
+/// What proving the baseline learned: how long a build takes, and the schema when one holds.
+pub struct Evidence {
+    build: Duration,
+    switched: Option<Arc<Switched>>,
+    /// Files the schema rewrote in the first copy: a copy that builds mutants on their own
+    /// gets their original text back.
+    rewritten: Vec<usize>,
+}
 
 impl CargoCheck {
     /// Checks that the test tool is there and reads the workspace's packages.
@@ -52,12 +64,20 @@ impl CargoCheck {
             build_timeout,
         }
     }
+
+    /// Whether mutants are switched into one build: cargo's own test runner, no test command.
+    fn schema_wanted(ctx: &Context) -> bool {
+        ctx.options.rust.schema
+            && ctx.options.test_cmd.is_none()
+            && ctx.options.rust.test_tool == TestTool::Cargo
+    }
 }
 
-/// A mutant and the package whose tests run against it.
+/// A mutant, its package and the packages whose tests can reach it.
 struct Owned {
     planned: PlannedMutant,
-    package: String,
+    package: workspace::Package,
+    tested: Vec<String>,
 }
 
 fn target_dir(ctx: &Context, index: usize) -> PathBuf {
@@ -65,7 +85,7 @@ fn target_dir(ctx: &Context, index: usize) -> PathBuf {
 }
 
 impl LanguageCheck for CargoCheck {
-    type Evidence = BaselineBuild;
+    type Evidence = Evidence;
     type Worker = CargoWorker;
     const LANGUAGE: Language = Language::Rust;
 
@@ -85,9 +105,11 @@ impl LanguageCheck for CargoCheck {
         Some(crate::run::verdicts::Scope { identity, test_module: |_| false })
     }
 
-    /// Builds every owning package once in the first copy (seeded from the user's build) and
-    /// runs its tests; each mutant runs the tests of its package.
-    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<BaselineBuild>> {
+    /// The tests that can reach a mutant are those of its package and of every workspace
+    /// package that depends on it. With the schema, every mutant is built once in the first
+    /// copy and runs against the tests that reached it; a mutant the schema cannot hold (and
+    /// every mutant with `--no-schema`) builds on its own and runs all of those packages' tests.
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Evidence>> {
         let mut owned = Vec::new();
         let mut names: Vec<String> = Vec::new();
         for planned in candidates {
@@ -98,40 +120,60 @@ impl LanguageCheck for CargoCheck {
                     file.display()
                 )
             })?;
-            if !names.contains(&package.name) {
-                names.push(package.name.clone());
+            let tested = workspace::with_dependents(&self.workspace.packages, &package.name);
+            for name in &tested {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
             }
-            owned.push(Owned { planned, package: package.name.clone() });
+            owned.push(Owned { planned, package: package.clone(), tested });
         }
         let first = self.cargo(ctx, ctx.base.to_path_buf(), 0, BASELINE_LIMIT);
         build::seed_from_user(&self.workspace.user_target, &first.target)?;
         let log = ctx.logs.join("cargo-baseline.log");
+        let switchable: Vec<&PlannedMutant> = owned
+            .iter()
+            .filter(|o| Self::schema_wanted(ctx) && schema::can_switch(ctx.plan, &o.planned, &o.package))
+            .map(|o| &o.planned)
+            .collect();
+        let mut steps = Vec::new();
+        if !switchable.is_empty() {
+            let attempt =
+                schema::attempt(ctx.plan, &first, &self.workspace.packages, &names, &switchable, &log)?;
+            if let Some(switched) = attempt.switched {
+                return Ok(switched_jobs(
+                    ctx,
+                    owned,
+                    switched,
+                    attempt.rewritten,
+                    attempt.steps,
+                    attempt.build,
+                ));
+            }
+            steps = attempt.steps;
+        }
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
-        let mut steps =
-            vec![StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) }];
-        let mut tests_took = BTreeMap::new();
-        for package in &names {
-            let run = first.test(package, BASELINE_LIMIT, &log)?;
-            require::passed(&run, Subject::CargoTests(package), BASELINE_LIMIT)?;
-            tests_took.insert(package.clone(), run.duration);
+        steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
+        let mut tests_took: BTreeMap<Vec<String>, Duration> = BTreeMap::new();
+        for tested in owned.iter().map(|o| o.tested.clone()) {
+            if tests_took.contains_key(&tested) {
+                continue;
+            }
+            let run = first.test(&tested, BASELINE_LIMIT, &log)?;
+            let named = tested.join(", ");
+            require::passed(&run, Subject::CargoTests(&named), BASELINE_LIMIT)?;
+            tests_took.insert(tested.clone(), run.duration);
             steps.push(StepRecord {
-                step: format!("tests of {package}"),
+                step: format!("tests of {named}"),
                 record: RunRecord::of(How::Fresh, &[&run]),
             });
         }
         let jobs = owned
             .into_iter()
-            .map(|Owned { planned, package }| {
-                let cost = tests_took[&package];
-                Job {
-                    planned,
-                    tests: vec![package],
-                    in_suite_order: Vec::new(),
-                    timeout: mutant_timeout(ctx.options.timeout, cost),
-                    fresh: false,
-                    cost,
-                }
+            .map(|Owned { planned, tested, .. }| {
+                let cost = tests_took[&tested];
+                built_job(ctx, planned, tested, cost)
             })
             .collect();
         Ok(Proven {
@@ -140,33 +182,55 @@ impl LanguageCheck for CargoCheck {
             baseline: tests_took.values().sum(),
             what: format!("the tests of {}", names.join(", ")),
             compile: Duration::ZERO,
-            evidence: BaselineBuild(built.duration),
+            evidence: Evidence { build: built.duration, switched: None, rewritten: Vec::new() },
             steps,
         })
     }
 
-    /// The first worker keeps the baseline's copy and build; every other gets a copy of both,
-    /// so no worker builds the dependencies again.
+    /// Workers share the schema's build; each makes its own copy and target directory (seeded
+    /// from the first) when it first has a mutant to build on its own.
     fn workers(
         &self,
         ctx: &Context,
-        baseline: &BaselineBuild,
+        evidence: &Evidence,
         count: usize,
         _jobs: &[Job],
     ) -> Result<Started<CargoWorker>> {
-        let build_timeout = build_timeout(baseline.0);
-        let mut workers =
-            vec![CargoWorker { cargo: self.cargo(ctx, ctx.base.to_path_buf(), 0, build_timeout) }];
-        for index in 1..count {
-            let root = ctx.scratch.path().join(format!("rust-copy-{index}"));
-            worktree::duplicate(ctx.base, &root)?;
-            build::seed_target(&target_dir(ctx, 0), &target_dir(ctx, index))?;
-            workers.push(CargoWorker { cargo: self.cargo(ctx, root, index, build_timeout) });
-        }
+        let build_timeout = build_timeout(evidence.build);
+        let restore: Vec<(PathBuf, String)> = evidence
+            .rewritten
+            .iter()
+            .map(|&file| (ctx.plan.files[file].path.clone(), ctx.plan.files[file].source.clone()))
+            .collect();
+        let shared = Arc::new(Shared {
+            base: ctx.base.to_path_buf(),
+            base_target: target_dir(ctx, 0),
+            restore,
+            switched: evidence.switched.clone(),
+            first_target: Mutex::new(()),
+        });
+        let workers = (0..count)
+            .map(|index| {
+                // Without a schema the first copy is the first worker's own.
+                let in_base = index == 0 && evidence.switched.is_none();
+                let root = if in_base {
+                    ctx.base.to_path_buf()
+                } else {
+                    ctx.scratch.path().join(format!("rust-copy-{index}"))
+                };
+                let target_index = if in_base { 0 } else { index + 1 };
+                CargoWorker {
+                    cargo: self.cargo(ctx, root, target_index, build_timeout),
+                    ready: in_base,
+                    shared: shared.clone(),
+                }
+            })
+            .collect();
         Ok(Started { workers, steps: Vec::new() })
     }
 
-    /// Nothing to prove: a cargo worker builds what it tests in its own copy.
+    /// Nothing to prove: a cargo worker builds what it tests in its own copy, and the schema
+    /// was proven live by its canary.
     fn prove_worker(
         &self,
         _ctx: &Context,
@@ -177,14 +241,122 @@ impl LanguageCheck for CargoCheck {
     }
 }
 
-/// One copy with its own target directory.
-pub struct CargoWorker {
-    cargo: Cargo,
+/// A mutant built on its own, then tested by its packages' tests.
+fn built_job(ctx: &Context, planned: PlannedMutant, tested: Vec<String>, cost: Duration) -> Job {
+    Job {
+        planned,
+        tests: tested,
+        in_suite_order: Vec::new(),
+        timeout: mutant_timeout(ctx.options.timeout, cost),
+        fresh: false,
+        cost,
+    }
 }
 
-impl Worker for CargoWorker {
-    /// Builds the mutant's package (failing: CompileError), then runs its tests.
-    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+/// The jobs once the schema holds: a switched mutant runs the tests that reached it, or is
+/// NoCoverage when none did; the others build on their own.
+fn switched_jobs(
+    ctx: &Context,
+    owned: Vec<Owned>,
+    switched: Switched,
+    rewritten: Vec<usize>,
+    steps: Vec<StepRecord>,
+    build: Duration,
+) -> Proven<Evidence> {
+    let binaries_took = |package: &str| -> Duration {
+        let tests: Duration = switched
+            .binaries
+            .iter()
+            .filter(|binary| binary.package == package)
+            .map(|binary| binary.duration)
+            .sum();
+        tests + switched.doctests_took.get(package).copied().unwrap_or_default()
+    };
+    let mut jobs = Vec::new();
+    let mut settled = Vec::new();
+    for Owned { planned, tested, .. } in owned {
+        if !switched.ids.contains(&planned.id) {
+            let cost = tested.iter().map(|package| binaries_took(package)).sum();
+            jobs.push(built_job(ctx, planned, tested, cost));
+            continue;
+        }
+        let Some(reach) = switched.reach.get(&planned.id) else {
+            let outcome = Outcome::settled(Status::NoCoverage, "no test reaches this line");
+            settled.push(outcome.for_mutant(planned));
+            continue;
+        };
+        let mut cost: Duration = reach.tests.keys().map(|&index| switched.binaries[index].duration).sum();
+        cost +=
+            reach.doctests.iter().filter_map(|package| switched.doctests_took.get(package)).sum::<Duration>();
+        jobs.push(Job {
+            tests: switched.names(reach),
+            in_suite_order: Vec::new(),
+            timeout: mutant_timeout(ctx.options.timeout, cost),
+            fresh: false,
+            cost,
+            planned,
+        });
+    }
+    let baseline = switched.binaries.iter().map(|binary| binary.duration).sum::<Duration>()
+        + switched.doctests_took.values().sum::<Duration>();
+    let mut packages: Vec<&str> = switched.binaries.iter().map(|binary| binary.package.as_str()).collect();
+    packages.dedup();
+    Proven {
+        jobs,
+        settled,
+        baseline,
+        what: format!(
+            "the tests of {} (recorded, with every mutant switched into one build)",
+            packages.join(", ")
+        ),
+        compile: Duration::ZERO,
+        evidence: Evidence { build, switched: Some(Arc::new(switched)), rewritten },
+        steps,
+    }
+}
+
+/// What every worker shares: the first copy, and the schema.
+struct Shared {
+    base: PathBuf,
+    base_target: PathBuf,
+    /// Files to write back to their original text in a new copy.
+    restore: Vec<(PathBuf, String)>,
+    switched: Option<Arc<Switched>>,
+    /// Held while the first target directory is copied or its doctests build, so that a copy
+    /// never catches it half written.
+    first_target: Mutex<()>,
+}
+
+/// A worker: switched mutants run in the shared schema build; the others build in its own
+/// copy with its own target directory.
+pub struct CargoWorker {
+    cargo: Cargo,
+    /// Whether its copy exists.
+    ready: bool,
+    shared: Arc<Shared>,
+}
+
+impl CargoWorker {
+    /// Makes the worker's copy (with the original text of every file) and target directory.
+    fn ensure_copy(&mut self) -> Result<()> {
+        if self.ready {
+            return Ok(());
+        }
+        worktree::duplicate(&self.shared.base, &self.cargo.root)?;
+        for (path, source) in &self.shared.restore {
+            worktree::replace_file(&self.cargo.root.join(path), source, Stamp::Now)?;
+        }
+        {
+            let _held = self.shared.first_target.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            build::seed_target(&self.shared.base_target, &self.cargo.target)?;
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Builds the mutant's packages (failing: CompileError), then runs their tests.
+    fn build_then_test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        self.ensure_copy()?;
         let file = &plan.files[job.planned.file];
         let cargo = &self.cargo;
         let runs = with_mutant(&cargo.root, file, &job.planned, Stamp::Now, || -> Result<Vec<Finished>> {
@@ -192,21 +364,79 @@ impl Worker for CargoWorker {
             if built.exit != Exit::Code(0) {
                 return Ok(vec![built]);
             }
-            let package = job.tests.first().ok_or_else(|| anyhow!("a Rust mutant without a package"))?;
-            let tested = cargo.test(package, job.timeout, log)?;
+            let tested = cargo.test(&job.tests, job.timeout, log)?;
             Ok(vec![built, tested])
         })??;
-        let last = runs.last().expect("the build always runs");
-        if last.exit == Exit::Interrupted {
-            return Err(Interrupted.into());
-        }
-        let run = Finished { duration: runs.iter().map(|run| run.duration).sum(), ..last.clone() };
-        let mut outcome = match cargo.command {
-            Some(_) => outcome::read_command(&run, job.timeout),
-            None => libtest::read(&run, job.timeout),
-        };
+        let mut outcome = read_runs(&runs, job, cargo.command.is_some())?;
         outcome.record = Some(RunRecord::of(How::BuildThenTest, &runs.iter().collect::<Vec<_>>()));
         Ok(outcome)
+    }
+
+    /// Switches the mutant on in the schema's executables and runs the tests that reached it,
+    /// the fastest executable first, stopping at the first that fails; then the doctests that
+    /// reached it.
+    fn switched(&self, switched: &Switched, reach: &schema::Reach, job: &Job, log: &Path) -> Result<Outcome> {
+        let id = schema::mutant_switch(&job.planned);
+        let mut order: Vec<(&usize, &Vec<String>)> = reach.tests.iter().collect();
+        order.sort_by_key(|(index, _)| switched.binaries[**index].duration);
+        let mut runs: Vec<Finished> = Vec::new();
+        for (&index, tests) in order {
+            let mut args = Vec::new();
+            if !tests.is_empty() {
+                args.push("--exact".to_string());
+                args.extend(tests.iter().cloned());
+            }
+            let binary = &switched.binaries[index];
+            let run = schema::binary_command(binary, &args, &[(MUTANT_VAR, &id)]).run(job.timeout, log)?;
+            let passed = run.passed();
+            runs.push(run);
+            if !passed {
+                break;
+            }
+        }
+        if runs.iter().all(Finished::passed) {
+            for package in &reach.doctests {
+                let run = {
+                    let _held =
+                        self.shared.first_target.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let mut command = switched.cargo.invocation(&["test", "--doc", "-p", package]);
+                    command.env.push((MUTANT_VAR.to_string(), id.clone()));
+                    command.run(job.timeout, log)?
+                };
+                let passed = run.passed();
+                runs.push(run);
+                if !passed {
+                    break;
+                }
+            }
+        }
+        let mut outcome = read_runs(&runs, job, false)?;
+        outcome.covered_by = job.tests.clone();
+        outcome.record = Some(RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()));
+        Ok(outcome)
+    }
+}
+
+/// The verdict of a mutant's runs, read from the last (the first to fail, if one did), with
+/// the failed tests of every run.
+fn read_runs(runs: &[Finished], job: &Job, user_command: bool) -> Result<Outcome> {
+    let last = runs.last().ok_or_else(|| anyhow!("a Rust mutant ran nothing"))?;
+    if last.exit == Exit::Interrupted {
+        return Err(Interrupted.into());
+    }
+    let run = Finished { duration: runs.iter().map(|run| run.duration).sum(), ..last.clone() };
+    Ok(if user_command { outcome::read_command(&run, job.timeout) } else { libtest::read(&run, job.timeout) })
+}
+
+impl Worker for CargoWorker {
+    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        let shared = self.shared.clone();
+        if let Some(switched) = &shared.switched {
+            if let Some(reach) = switched.reach.get(&job.planned.id) {
+                return self.switched(switched, reach, job, log);
+            }
+        }
+        self.build_then_test(plan, job, log)
     }
 }
 

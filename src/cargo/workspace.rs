@@ -12,8 +12,15 @@ use crate::run::outcome::last_line;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
     pub name: String,
+    pub version: String,
     /// The directory of its Cargo.toml, relative to the copy's root.
     pub dir: PathBuf,
+    /// The workspace packages it depends on, for any kind of target (dev-dependencies too).
+    pub depends_on: Vec<String>,
+    /// Its code runs inside the compiler (a proc-macro crate), not in its tests.
+    pub proc_macro: bool,
+    /// Its build script, relative to the copy's root: it runs while building, not in the tests.
+    pub build_script: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -25,7 +32,25 @@ struct Metadata {
 #[derive(Deserialize)]
 struct MetadataPackage {
     name: String,
+    version: String,
     manifest_path: PathBuf,
+    #[serde(default)]
+    dependencies: Vec<MetadataDependency>,
+    #[serde(default)]
+    targets: Vec<MetadataTarget>,
+}
+
+#[derive(Deserialize)]
+struct MetadataDependency {
+    name: String,
+    /// Set for a path dependency, which is how workspace members depend on each other.
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct MetadataTarget {
+    kind: Vec<String>,
+    src_path: PathBuf,
 }
 
 /// What a check needs to know of the cargo workspace.
@@ -51,13 +76,34 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
     let metadata: Metadata =
         serde_json::from_slice(&output.stdout).context("`cargo metadata` printed something unexpected")?;
     let real_root = root.canonicalize()?;
+    let members: Vec<String> = metadata.packages.iter().map(|package| package.name.clone()).collect();
+    let inside = |path: &Path| Some(path.canonicalize().ok()?.strip_prefix(&real_root).ok()?.to_path_buf());
     let packages = metadata
         .packages
         .into_iter()
         .filter_map(|package| {
-            let dir = package.manifest_path.parent()?.canonicalize().ok()?;
-            let dir = dir.strip_prefix(&real_root).ok()?.to_path_buf();
-            Some(Package { name: package.name, dir })
+            let dir = inside(package.manifest_path.parent()?)?;
+            let depends_on = package
+                .dependencies
+                .iter()
+                .filter(|dep| dep.path.is_some() && members.contains(&dep.name))
+                .map(|dep| dep.name.clone())
+                .collect();
+            let has_kind = |target: &MetadataTarget, kind: &str| target.kind.iter().any(|k| k == kind);
+            let proc_macro = package.targets.iter().any(|target| has_kind(target, "proc-macro"));
+            let build_script = package
+                .targets
+                .iter()
+                .find(|target| has_kind(target, "custom-build"))
+                .and_then(|target| inside(&target.src_path));
+            Some(Package {
+                name: package.name,
+                version: package.version,
+                dir,
+                depends_on,
+                proc_macro,
+                build_script,
+            })
         })
         .collect();
     let user_target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
@@ -68,6 +114,22 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
         },
     };
     Ok(Workspace { packages, user_target })
+}
+
+/// `package` and every workspace package that depends on it, directly or through others: the
+/// packages whose tests can reach its code.
+pub fn with_dependents(packages: &[Package], package: &str) -> Vec<String> {
+    let mut found = vec![package.to_string()];
+    let mut at = 0;
+    while at < found.len() {
+        for other in packages {
+            if other.depends_on.contains(&found[at]) && !found.contains(&other.name) {
+                found.push(other.name.clone());
+            }
+        }
+        at += 1;
+    }
+    found
 }
 
 /// The package whose directory holds `file` most closely.
@@ -84,12 +146,34 @@ mod tests {
 
     #[test]
     fn a_file_belongs_to_the_innermost_package() {
-        let packages = vec![
-            Package { name: "root".into(), dir: PathBuf::new() },
-            Package { name: "parser".into(), dir: PathBuf::from("crates/parser") },
-        ];
+        let packages = vec![package("root", "", &[]), package("parser", "crates/parser", &[])];
         assert_eq!(owner(&packages, Path::new("crates/parser/src/lib.rs")).unwrap().name, "parser");
         assert_eq!(owner(&packages, Path::new("src/main.rs")).unwrap().name, "root");
         assert!(owner(&packages[1..], Path::new("src/main.rs")).is_none());
+    }
+
+    fn package(name: &str, dir: &str, depends_on: &[&str]) -> Package {
+        Package {
+            name: name.into(),
+            version: "0.1.0".into(),
+            dir: PathBuf::from(dir),
+            depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+            proc_macro: false,
+            build_script: None,
+        }
+    }
+
+    #[test]
+    fn a_packages_tests_and_those_of_every_package_that_depends_on_it_reach_its_code() {
+        let packages = vec![
+            package("core", "core", &[]),
+            package("lock_api", "lock_api", &["core"]),
+            package("parking_lot", "", &["lock_api"]),
+            package("bench", "bench", &["parking_lot", "core"]),
+            package("other", "other", &[]),
+        ];
+        assert_eq!(with_dependents(&packages, "core"), ["core", "lock_api", "bench", "parking_lot"]);
+        assert_eq!(with_dependents(&packages, "lock_api"), ["lock_api", "parking_lot", "bench"]);
+        assert_eq!(with_dependents(&packages, "other"), ["other"]);
     }
 }

@@ -14,6 +14,9 @@ pub enum How {
     Fork,
     /// `cargo test --no-run`, then the tests when the mutant built.
     BuildThenTest,
+    /// Switched on in the one build of every mutant of its package (a mutant schema), and
+    /// run against the tests that reached it.
+    Schema,
     /// A child forked from a collector that had the tests collected and the project imported,
     /// with the mutated code swapped into the live functions.
     Swap,
@@ -25,6 +28,7 @@ impl How {
             How::Fresh => "fresh",
             How::Fork => "fork",
             How::BuildThenTest => "build-then-test",
+            How::Schema => "schema",
             How::Swap => "swap",
         }
     }

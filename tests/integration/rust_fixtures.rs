@@ -78,17 +78,22 @@ fn nextest_runs_the_tests_when_asked() {
 }
 
 #[test]
-fn in_a_workspace_only_the_mutated_files_package_is_tested() {
-    // app's only test panics: had it run, the baseline would have failed with exit 2.
-    let (run, report) = run_with_report("rust_workspace", &[]);
+fn in_a_workspace_the_tests_of_every_package_that_depends_on_the_mutated_one_run() {
+    // core_math's new function is tested only in app, which depends on it; unrelated's only
+    // test panics: had it run, the baseline would have failed with exit 2.
+    for options in [&[][..], &["--no-schema"][..]] {
+        let (run, report) = run_with_report("rust_workspace", options);
 
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stderr.contains("baseline: the tests of core_math pass"), "{run:?}");
-    let mutants = report["files"]["core_math/src/lib.rs"]["mutants"].as_array().unwrap();
-    assert!(!mutants.is_empty());
-    for mutant in mutants {
-        assert_eq!(mutant["status"], "Killed", "{mutant}");
-        assert_eq!(mutant["killedBy"], serde_json::json!(["tests::mean_of_values"]), "{mutant}");
+        assert_eq!(run.code, 0, "{options:?}: {run:?}");
+        assert!(run.stderr.contains("baseline: the tests of core_math, app"), "{run:?}");
+        let mutants = report["files"]["core_math/src/lib.rs"]["mutants"].as_array().unwrap();
+        assert_eq!(mutants.len(), 4, "{options:?}");
+        let how = if options.is_empty() { "schema" } else { "build-then-test" };
+        for mutant in mutants {
+            assert_eq!(mutant["status"], "Killed", "{options:?}: {mutant}");
+            assert_eq!(mutant["killedBy"], serde_json::json!(["tests::mean_of_values"]), "{mutant}");
+            assert_eq!(mutant["run"]["how"], how, "{mutant}");
+        }
     }
 }
 

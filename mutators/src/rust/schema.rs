@@ -47,18 +47,18 @@ impl Schema {
     /// the innermost site holding it, else every site of the innermost function body holding
     /// it, else every site of the file.
     pub fn blame(&self, offset: usize) -> Vec<u32> {
-        let innermost = |ranges: &mut dyn Iterator<Item = (&Vec<u32>, &Range<usize>)>| {
-            ranges
-                .filter(|(_, range)| range.contains(&offset))
-                .min_by_key(|(_, range)| range.len())
-                .map(|(ids, _)| ids.clone())
+        let region = || {
+            let holding =
+                self.regions.iter().filter(|(range, ids)| !ids.is_empty() && range.contains(&offset));
+            holding.min_by_key(|(range, _)| range.len()).map(|(_, ids)| ids.clone())
         };
-        innermost(&mut self.sites.iter().map(|(ids, range)| (ids, range)))
-            .or_else(|| {
-                let regions = self.regions.iter().filter(|(_, ids)| !ids.is_empty());
-                innermost(&mut regions.map(|(range, ids)| (ids, range)))
-            })
-            .unwrap_or_else(|| self.switched.clone())
+        self.site_at(offset).or_else(region).unwrap_or_else(|| self.switched.clone())
+    }
+
+    /// The ids of the innermost site holding byte `offset` of `text`, if a site does.
+    pub fn site_at(&self, offset: usize) -> Option<Vec<u32>> {
+        let holding = self.sites.iter().filter(|(_, range)| range.contains(&offset));
+        holding.min_by_key(|(_, range)| range.len()).map(|(ids, _)| ids.clone())
     }
 }
 
@@ -215,8 +215,15 @@ pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, Mutate
         .filter(|attr| matches!(attr.style, syn::AttrStyle::Inner(_)))
         .map(|attr| parsed.source.node(attr).end)
         .max()
-        .unwrap_or_else(|| source.len() - source.trim_start_matches('\u{feff}').len());
-    let prelude_at = prelude_at.max(code_start(source));
+        .unwrap_or(0)
+        .max(code_start(source));
+    // At the start of the next line: a `//!` comment or a shebang runs to the end of its line,
+    // and the prelude, written without a line break, keeps every line's number.
+    let prelude_at = if prelude_at == 0 || source[..prelude_at].ends_with('\n') {
+        prelude_at
+    } else {
+        source[prelude_at..].find('\n').map_or(source.len(), |at| prelude_at + at + 1)
+    };
 
     let mut renderer =
         Renderer { source, sites: &ordered, out: String::new(), placed: Vec::new(), anchors: Vec::new() };
@@ -245,7 +252,7 @@ fn code_start(text: &str) -> usize {
 fn prelude() -> String {
     format!(
         concat!(
-            " #![allow(unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_variables,",
+            "#![allow(unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_variables,",
             " unused_mut, unused_assignments, dead_code, clippy::all)]",
             " macro_rules! {switch} {{ ($($id:literal),+) => {{{{",
             " static ACTIVE: ::std::sync::OnceLock<(u32, bool)> = ::std::sync::OnceLock::new();",
@@ -262,7 +269,7 @@ fn prelude() -> String {
             " if let Ok(mut file) = ::std::fs::OpenOptions::new().append(true).create(true).open(path) {{",
             " let _ = ::std::io::Write::write_all(&mut file, line.as_bytes()); }} }} }}",
             " if active == {canary} {{ panic!(\"mutdelta: the mutant switch is live\"); }}",
-            " if ids.contains(&active) {{ active }} else {{ 0 }} }}}} }}"
+            " if ids.contains(&active) {{ active }} else {{ 0 }} }}}} }} "
         ),
         switch = SWITCH,
         mutant = MUTANT_VAR,

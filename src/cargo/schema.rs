@@ -1,0 +1,545 @@
+//! Mutant schemata for cargo: every mutant of the change switched into one build, the tests that reach each recorded once, each mutant run against those tests alone.
+//!
+//! The copy's files are rewritten by `mutators::rust::schema` and built once. A build error is
+//! blamed on the site that holds it (else on its function, else on its file); those mutants leave
+//! the schema for a build of their own, and the rest is built again, a few rounds at most. The
+//! built test executables then run once with the switch off and every site recording which test
+//! reached it: that run must pass (it is the baseline), and a canary must fail (the switch is
+//! live). Doctests are recorded per package: any doctest of a package that reached a site runs
+//! for that site's mutants.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use mutators::rust::schema::{self as switch, Schema};
+use serde::Deserialize;
+
+use super::build::Cargo;
+use super::workspace::Package;
+use crate::plan::{Plan, PlannedMutant};
+use crate::run::process::{Exit, Finished, TestCommand};
+use crate::run::record::{How, RunRecord, StepRecord};
+use crate::run::require::{self, Subject};
+use crate::run::Interrupted;
+use crate::worktree::{self, Stamp};
+
+/// How many times the schema is built, each time without the mutants the last build blamed.
+const ROUNDS: usize = 4;
+
+/// A test executable the schema build made.
+#[derive(Debug, Clone)]
+pub struct TestBinary {
+    pub package: String,
+    pub path: PathBuf,
+    /// Where cargo would run it: its package's directory in the copy.
+    pub dir: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// What the recording run took.
+    pub duration: Duration,
+    /// Its tests, as `--list` names them (empty: not a libtest harness).
+    pub tests: Vec<String>,
+}
+
+/// The tests that reached one site.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// By executable (index into `Switched::binaries`): the tests, or none for all of them (a
+    /// site reached outside any named test thread, or an executable without libtest).
+    pub tests: BTreeMap<usize, Vec<String>>,
+    /// Packages whose doctests reached it.
+    pub doctests: Vec<String>,
+}
+
+impl Reach {
+    pub fn is_empty(&self) -> bool {
+        self.tests.is_empty() && self.doctests.is_empty()
+    }
+}
+
+/// A schema that built, passed with the switch off, and failed on the canary.
+pub struct Switched {
+    pub binaries: Vec<TestBinary>,
+    /// By mutant id: the tests that reach it.
+    pub reach: HashMap<usize, Reach>,
+    /// How long each package's doctests took unmutated.
+    pub doctests_took: BTreeMap<String, Duration>,
+    /// The mutants switched in (those absent from `reach` no test reached).
+    pub ids: HashSet<usize>,
+    /// Cargo in the copy that holds the schema, for its doctests.
+    pub cargo: Cargo,
+}
+
+impl Switched {
+    /// The tests of `reach`, by name: `package: test`, or the executable's name for all of
+    /// its tests, and `package: doctests`.
+    pub fn names(&self, reach: &Reach) -> Vec<String> {
+        let mut names = Vec::new();
+        for (&index, tests) in &reach.tests {
+            let binary = &self.binaries[index];
+            if tests.is_empty() {
+                let file = binary.path.file_name().unwrap_or_default().to_string_lossy();
+                names.push(format!("{}: every test of {file}", binary.package));
+            }
+            names.extend(tests.iter().map(|test| format!("{}: {test}", binary.package)));
+        }
+        names.extend(reach.doctests.iter().map(|package| format!("{package}: doctests")));
+        names
+    }
+}
+
+/// The value of the switch's variable that turns `planned` on.
+pub fn mutant_switch(planned: &PlannedMutant) -> String {
+    switch_id(planned).to_string()
+}
+
+/// What trying the schema came to.
+pub struct Attempt {
+    /// `None`: no mutant could be switched, every one is built on its own.
+    pub switched: Option<Switched>,
+    /// The files rewritten in the copy (the originals must be written back into any copy
+    /// that builds a mutant on its own).
+    pub rewritten: Vec<usize>,
+    pub steps: Vec<StepRecord>,
+    pub build: Duration,
+}
+
+/// The id a mutant has in the schema: never 0 (the original) nor the canary.
+fn switch_id(planned: &PlannedMutant) -> u32 {
+    planned.id as u32 + 1
+}
+
+/// Whether the schema can hold the mutant: its code runs in the tests, not in the compiler
+/// (proc-macro crates) nor while building (build scripts).
+pub fn can_switch(plan: &Plan, planned: &PlannedMutant, package: &Package) -> bool {
+    let file = &plan.files[planned.file].path;
+    !package.proc_macro && package.build_script.as_deref() != Some(file.as_path())
+}
+
+/// Rewrites `mutants`' files in `cargo.root` as a schema, builds the tests of `packages`, and
+/// records what reaches each mutant. Mutants left out of it are absent from `reach`.
+pub fn attempt(
+    plan: &Plan,
+    cargo: &Cargo,
+    packages: &[Package],
+    tested: &[String],
+    mutants: &[&PlannedMutant],
+    log: &Path,
+) -> Result<Attempt> {
+    let mut by_file: BTreeMap<usize, Vec<&PlannedMutant>> = BTreeMap::new();
+    for planned in mutants {
+        by_file.entry(planned.file).or_default().push(planned);
+    }
+    let mut dropped: Vec<u32> = Vec::new();
+    let mut steps = Vec::new();
+    let mut build_time = Duration::ZERO;
+    let mut rewritten = Vec::new();
+    for round in 1..=ROUNDS {
+        let mut schemas: BTreeMap<usize, Schema> = BTreeMap::new();
+        for (&file, planned) in &by_file {
+            let numbered: Vec<(u32, &mutators::Mutant)> = planned
+                .iter()
+                .map(|p| (switch_id(p), &p.mutant))
+                .filter(|(id, _)| !dropped.contains(id))
+                .collect();
+            let source = &plan.files[file].source;
+            let path = cargo.root.join(&plan.files[file].path);
+            let text = match switch::render(source, &numbered) {
+                Ok(schema) if !schema.switched.is_empty() => {
+                    let text = schema.text.clone();
+                    schemas.insert(file, schema);
+                    text
+                }
+                _ => source.clone(),
+            };
+            worktree::replace_file(&path, &text, Stamp::Now)?;
+            if !rewritten.contains(&file) {
+                rewritten.push(file);
+            }
+        }
+        if schemas.is_empty() {
+            break;
+        }
+        let built = build(cargo, tested, log)?;
+        build_time += built.run.duration;
+        steps.push(StepRecord {
+            step: format!("schema build {round}"),
+            record: RunRecord::of(How::Schema, &[&built.run]),
+        });
+        if built.run.exit == Exit::Interrupted {
+            return Err(Interrupted.into());
+        }
+        if built.run.passed() {
+            let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
+            let switched =
+                record(plan, cargo, packages, tested, built.artifacts, &switched, &mut steps, log)?;
+            return Ok(Attempt { switched, rewritten, steps, build: build_time });
+        }
+        let blamed = blame(&built.errors, &cargo.root, plan, &schemas);
+        if blamed.is_empty() {
+            break; // an error the schema cannot explain: build every mutant on its own
+        }
+        dropped.extend(blamed);
+    }
+    for &file in &rewritten {
+        worktree::replace_file(
+            &cargo.root.join(&plan.files[file].path),
+            &plan.files[file].source,
+            Stamp::Now,
+        )?;
+    }
+    Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time })
+}
+
+/// The ids blamed for `errors`: for each, the sites its spans (or the macro calls they come
+/// from) lie in, else what `Schema::blame` says of its first span in a rewritten file. None
+/// when an error lies outside every rewritten file.
+fn blame(errors: &[Diagnostic], root: &Path, plan: &Plan, schemas: &BTreeMap<usize, Schema>) -> Vec<u32> {
+    let mut blamed = Vec::new();
+    for error in errors {
+        let in_schema: Vec<(&Schema, usize)> = error
+            .all_spans()
+            .into_iter()
+            .filter_map(|span| {
+                let path = root.join(&span.file_name);
+                let file =
+                    schemas.keys().find(|&&file| same_file(&root.join(&plan.files[file].path), &path))?;
+                Some((&schemas[file], span.byte_start))
+            })
+            .collect();
+        let sites: Vec<Vec<u32>> =
+            in_schema.iter().filter_map(|(schema, offset)| schema.site_at(*offset)).collect();
+        match (sites.is_empty(), in_schema.first()) {
+            (false, _) => blamed.extend(sites.into_iter().flatten()),
+            (true, Some((schema, offset))) => blamed.extend(schema.blame(*offset)),
+            (true, None) => return Vec::new(),
+        }
+    }
+    blamed.sort_unstable();
+    blamed.dedup();
+    blamed
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a))
+}
+
+/// A compiler error, as `--message-format=json` gives it.
+#[derive(Debug, Deserialize)]
+struct Diagnostic {
+    level: String,
+    #[serde(default)]
+    spans: Vec<Span>,
+    #[serde(default)]
+    children: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Span {
+    file_name: String,
+    byte_start: usize,
+    #[serde(default)]
+    expansion: Option<Box<Expansion>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Expansion {
+    span: Span,
+}
+
+impl Diagnostic {
+    /// Every span of the error and its notes, with the call sites of the macros they are in.
+    fn all_spans(&self) -> Vec<&Span> {
+        let mut spans = Vec::new();
+        for span in self.spans.iter().chain(self.children.iter().flat_map(|child| &child.spans)) {
+            let mut at = Some(span);
+            while let Some(span) = at {
+                spans.push(span);
+                at = span.expansion.as_ref().map(|expansion| &expansion.span);
+            }
+        }
+        spans
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    message: Option<Diagnostic>,
+    #[serde(default)]
+    manifest_path: Option<PathBuf>,
+    #[serde(default)]
+    target: Option<Target>,
+    #[serde(default)]
+    profile: Option<Profile>,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Target {
+    kind: Vec<String>,
+    #[serde(default)]
+    doctest: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Profile {
+    test: bool,
+}
+
+/// A test executable or a library cargo built, and its package's manifest.
+struct Artifact {
+    manifest: PathBuf,
+    executable: Option<PathBuf>,
+    /// A library with doctests.
+    doctests: bool,
+}
+
+struct Built {
+    run: Finished,
+    artifacts: Vec<Artifact>,
+    errors: Vec<Diagnostic>,
+}
+
+/// `cargo test --no-run` of `packages`, read from its JSON messages.
+fn build(cargo: &Cargo, packages: &[String], log: &Path) -> Result<Built> {
+    let mut args = vec!["test", "--no-run", "--message-format=json"];
+    for package in packages {
+        args.extend(["-p", package]);
+    }
+    let run = cargo.invocation(&args).run(cargo.build_timeout, log)?;
+    let output = std::fs::read_to_string(log).unwrap_or_default();
+    let mut artifacts = Vec::new();
+    let mut errors = Vec::new();
+    for message in output.lines().filter(|line| line.starts_with('{')) {
+        let Ok(message) = serde_json::from_str::<Message>(message) else { continue };
+        match message.reason.as_str() {
+            "compiler-message" => {
+                if let Some(diagnostic) =
+                    message.message.filter(|d| d.level == "error" && !d.spans.is_empty())
+                {
+                    errors.push(diagnostic);
+                }
+            }
+            "compiler-artifact" => {
+                let (Some(manifest), Some(target)) = (message.manifest_path, message.target) else {
+                    continue;
+                };
+                let is_test = message.profile.is_some_and(|profile| profile.test);
+                let is_lib = target.kind.iter().any(|kind| kind.contains("lib"));
+                artifacts.push(Artifact {
+                    manifest,
+                    executable: message.executable.filter(|_| is_test),
+                    doctests: is_lib && target.doctest && !is_test,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(Built { run, artifacts, errors })
+}
+
+/// The environment cargo gives a test it runs.
+fn package_env(package: &Package, dir: &Path, target: &Path) -> Vec<(String, String)> {
+    let deps = target.join("debug/deps");
+    let library_path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", deps.display()),
+        _ => deps.display().to_string(),
+    };
+    vec![
+        ("CARGO_MANIFEST_DIR".into(), dir.display().to_string()),
+        ("CARGO_PKG_NAME".into(), package.name.clone()),
+        ("CARGO_PKG_VERSION".into(), package.version.clone()),
+        ("LD_LIBRARY_PATH".into(), library_path),
+    ]
+}
+
+/// The test names of a libtest executable; empty when it is no libtest harness.
+fn list_tests(binary: &TestBinary) -> Vec<String> {
+    let output = std::process::Command::new(&binary.path)
+        .args(["--list", "--format", "terse"])
+        .current_dir(&binary.dir)
+        .envs(binary.env.iter().map(|(k, v)| (k, v)))
+        .output();
+    match output {
+        Ok(output) if output.status.success() => String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.strip_suffix(": test"))
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Runs every test executable and every package's doctests with the switch off, recording
+/// what reaches each site; they must pass, and a canary must fail.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    plan: &Plan,
+    cargo: &Cargo,
+    packages: &[Package],
+    tested: &[String],
+    artifacts: Vec<Artifact>,
+    switched: &[u32],
+    steps: &mut Vec<StepRecord>,
+    log: &Path,
+) -> Result<Option<Switched>> {
+    let _ = plan;
+    let package_at = |manifest: &Path| {
+        let dir = manifest.parent()?;
+        packages.iter().find(|package| same_file(&cargo.root.join(&package.dir), dir))
+    };
+    let mut binaries = Vec::new();
+    let mut with_doctests = Vec::new();
+    for artifact in &artifacts {
+        let Some(package) = package_at(&artifact.manifest) else { continue };
+        let dir = cargo.root.join(&package.dir);
+        if let Some(executable) = &artifact.executable {
+            let mut binary = TestBinary {
+                package: package.name.clone(),
+                path: executable.clone(),
+                env: package_env(package, &dir, &cargo.target),
+                dir,
+                duration: Duration::ZERO,
+                tests: Vec::new(),
+            };
+            binary.tests = list_tests(&binary);
+            binaries.push(binary);
+        } else if artifact.doctests
+            && tested.contains(&package.name)
+            && !with_doctests.contains(&package.name)
+        {
+            with_doctests.push(package.name.clone());
+        }
+    }
+    let records = log.with_extension("records");
+    std::fs::create_dir_all(&records)?;
+    let mut reach: HashMap<u32, Reach> = HashMap::new();
+    for (index, binary) in binaries.iter_mut().enumerate() {
+        let file = records.join(format!("binary-{index}"));
+        let record_to = file.display().to_string();
+        let run = binary_command(binary, &[], &[(switch::RECORD_VAR, &record_to)])
+            .run(cargo.build_timeout * 4, log)?;
+        steps.push(StepRecord {
+            step: format!("recorded tests of {}", binary.package),
+            record: RunRecord::of(How::Schema, &[&run]),
+        });
+        require::passed(&run, Subject::CargoTests(&binary.package), cargo.build_timeout * 4)?;
+        binary.duration = run.duration;
+        // None: reached outside a named test thread, so any test of the executable may.
+        let mut found: HashMap<u32, Option<Vec<String>>> = HashMap::new();
+        for (ids, thread) in read_record(&file) {
+            for id in ids {
+                let entry = found.entry(id).or_insert_with(|| Some(Vec::new()));
+                match entry {
+                    Some(tests) if binary.tests.contains(&thread) => {
+                        if !tests.contains(&thread) {
+                            tests.push(thread.clone());
+                        }
+                    }
+                    _ => *entry = None,
+                }
+            }
+        }
+        for (id, tests) in found {
+            reach.entry(id).or_default().tests.insert(index, tests.unwrap_or_default());
+        }
+    }
+    let mut doctests_took = BTreeMap::new();
+    for package in &with_doctests {
+        let file = records.join(format!("doctests-{package}"));
+        let mut command = cargo.invocation(&["test", "--doc", "-p", package]);
+        command.env.push((switch::RECORD_VAR.to_string(), file.display().to_string()));
+        let run = command.run(cargo.build_timeout * 4, log)?;
+        steps.push(StepRecord {
+            step: format!("recorded doctests of {package}"),
+            record: RunRecord::of(How::Schema, &[&run]),
+        });
+        require::passed(&run, Subject::CargoTests(package), cargo.build_timeout * 4)?;
+        doctests_took.insert(package.clone(), run.duration);
+        for (ids, _) in read_record(&file) {
+            for id in ids {
+                let doctests = &mut reach.entry(id).or_default().doctests;
+                if !doctests.contains(package) {
+                    doctests.push(package.clone());
+                }
+            }
+        }
+    }
+    if !canary(cargo, &binaries, &reach, steps, log)? {
+        return Ok(None);
+    }
+    let reach = reach
+        .into_iter()
+        .filter(|(id, _)| switched.contains(id))
+        .map(|(id, reach)| (id as usize - 1, reach))
+        .collect();
+    let ids = switched.iter().map(|&id| id as usize - 1).collect();
+    Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone() }))
+}
+
+/// One reached test run with the canary id must fail: the switch is live in the executables.
+/// False when it passes (the schema is not trusted then).
+fn canary(
+    cargo: &Cargo,
+    binaries: &[TestBinary],
+    reach: &HashMap<u32, Reach>,
+    steps: &mut Vec<StepRecord>,
+    log: &Path,
+) -> Result<bool> {
+    let canary = switch::CANARY.to_string();
+    let reached = reach.values().flat_map(|r| r.tests.iter()).next();
+    let Some((&index, tests)) = reached else { return Ok(true) }; // nothing reached: nothing to switch
+    let binary = &binaries[index];
+    let filter = tests.first().map(|test| vec!["--exact".to_string(), test.clone()]).unwrap_or_default();
+    let run = binary_command(binary, &filter, &[(switch::MUTANT_VAR, &canary)])
+        .run(cargo.build_timeout * 4, log)?;
+    steps.push(StepRecord { step: "schema canary".to_string(), record: RunRecord::of(How::Schema, &[&run]) });
+    match run.exit {
+        Exit::Interrupted => Err(Interrupted.into()),
+        Exit::Code(0) => Ok(false),
+        _ => Ok(true),
+    }
+}
+
+/// Each line of a record: the site's ids and the thread that reached it.
+fn read_record(file: &Path) -> Vec<(Vec<u32>, String)> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let (ids, thread) = line.split_once(' ')?;
+            let ids = ids.split(',').filter(|id| !id.is_empty()).filter_map(|id| id.parse().ok()).collect();
+            Some((ids, thread.to_string()))
+        })
+        .collect()
+}
+
+/// A test executable run in its package's directory, with `args` and `env` added.
+pub fn binary_command(binary: &TestBinary, args: &[String], env: &[(&str, &str)]) -> TestCommand {
+    let mut all_env = binary.env.clone();
+    all_env.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    TestCommand { program: binary.path.clone(), args: args.to_vec(), dir: binary.dir.clone(), env: all_env }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_line_is_a_sites_ids_and_the_thread_that_reached_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("record");
+        std::fs::write(&file, "3,4, tests::adds\n7, \n9, a thread name\n").unwrap();
+        assert_eq!(
+            read_record(&file),
+            [
+                (vec![3, 4], "tests::adds".to_string()),
+                (vec![7], String::new()),
+                (vec![9], "a thread name".to_string())
+            ]
+        );
+    }
+}
