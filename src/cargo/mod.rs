@@ -188,7 +188,8 @@ impl LanguageCheck for CargoCheck {
     }
 
     /// Workers share the schema's build; each makes its own copy and target directory (seeded
-    /// from the first) when it first has a mutant to build on its own.
+    /// from the first) when it first has a mutant to build on its own. Without a schema the
+    /// first worker builds in the first copy, and the others' copies are made at once.
     fn workers(
         &self,
         ctx: &Context,
@@ -209,7 +210,7 @@ impl LanguageCheck for CargoCheck {
             switched: evidence.switched.clone(),
             first_target: Mutex::new(()),
         });
-        let workers = (0..count)
+        let mut workers: Vec<CargoWorker> = (0..count)
             .map(|index| {
                 // Without a schema the first copy is the first worker's own.
                 let in_base = index == 0 && evidence.switched.is_none();
@@ -226,6 +227,13 @@ impl LanguageCheck for CargoCheck {
                 }
             })
             .collect();
+        if evidence.switched.is_none() {
+            // The first worker builds in the first target directory: the others copy it now,
+            // before it does.
+            for worker in &mut workers {
+                worker.ensure_copy()?;
+            }
+        }
         Ok(Started { workers, steps: Vec::new() })
     }
 

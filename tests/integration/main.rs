@@ -18,5 +18,6 @@ mod reports;
 mod reproduce;
 mod reuse;
 mod rust_fixtures;
+mod schema_parity;
 mod shards;
 mod swap_parity;

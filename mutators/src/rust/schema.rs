@@ -79,6 +79,10 @@ struct Candidates<'p, 'a> {
     source: &'p Source<'a>,
     found: BTreeMap<(usize, usize), Form>,
     bodies: Vec<Range<usize>>,
+    /// Literal operands of arithmetic and indexing: rustc refuses `x / 0`, `3 - 4u32` or
+    /// `[a, b][2]` at compile time, which it could no longer see if the literal came out of a
+    /// switch. Their mutants' site is the operation, so the refusal stays in the schema's build.
+    operands: Vec<(usize, usize)>,
 }
 
 impl Candidates<'_, '_> {
@@ -144,6 +148,24 @@ impl<'ast> Visit<'ast> for Candidates<'_, '_> {
         visit::visit_expr(self, expr);
     }
 
+    fn visit_expr_binary(&mut self, expr: &'ast syn::ExprBinary) {
+        for operand in [&*expr.left, &*expr.right] {
+            if is_literal(operand) {
+                let range = self.source.node(operand);
+                self.operands.push((range.start, range.end));
+            }
+        }
+        visit::visit_expr_binary(self, expr);
+    }
+
+    fn visit_expr_index(&mut self, expr: &'ast syn::ExprIndex) {
+        if is_literal(&expr.index) {
+            let range = self.source.node(&*expr.index);
+            self.operands.push((range.start, range.end));
+        }
+        visit::visit_expr_index(self, expr);
+    }
+
     fn visit_pat(&mut self, pat: &'ast Pat) {
         if let Pat::Guard(guarded) = pat {
             self.visit_expr(&guarded.guard);
@@ -160,6 +182,16 @@ impl<'ast> Visit<'ast> for Candidates<'_, '_> {
     fn visit_type(&mut self, _: &'ast syn::Type) {}
     fn visit_generics(&mut self, _: &'ast syn::Generics) {}
     fn visit_path(&mut self, _: &'ast syn::Path) {}
+}
+
+/// A literal, maybe negated or in parentheses: a constant rustc evaluates where it is used.
+fn is_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Paren(inner) => is_literal(&inner.expr),
+        Expr::Unary(unary) => matches!(unary.op, syn::UnOp::Neg(_)) && is_literal(&unary.expr),
+        _ => false,
+    }
 }
 
 /// `let` in a condition, alone or in a `&&` chain: no expression of its own.
@@ -184,9 +216,15 @@ struct Site<'m> {
 pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, MutateError> {
     let _spans = super::SpanScope;
     let parsed = source::parse(source)?;
-    let mut candidates = Candidates { source: &parsed.source, found: BTreeMap::new(), bodies: Vec::new() };
+    let mut candidates = Candidates {
+        source: &parsed.source,
+        found: BTreeMap::new(),
+        bodies: Vec::new(),
+        operands: Vec::new(),
+    };
     candidates.visit_file(&parsed.file);
-    let Candidates { found, bodies, .. } = candidates;
+    let Candidates { mut found, bodies, operands, .. } = candidates;
+    found.retain(|range, _| !operands.contains(range));
 
     let mut sites: BTreeMap<(usize, usize), Site> = BTreeMap::new();
     let mut unswitched = Vec::new();
