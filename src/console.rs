@@ -215,11 +215,17 @@ impl Console {
             return;
         }
         let seconds = |d: std::time::Duration| d.as_secs_f64();
+        let mut extra = String::new();
+        if !timings.compile.is_zero() {
+            extra += &format!("compile check {:.2} s (beside the baseline), ", seconds(timings.compile));
+        }
+        if !timings.build.is_zero() {
+            extra += &format!("build {:.2} s (in the baseline), ", seconds(timings.build));
+        }
         eprintln!(
-            "phases: diff {:.2} s, mutants made {:.3} s, compile check {:.2} s (beside the baseline), baseline {:.2} s, mutants tested {:.2} s; total {:.2} s; peak memory {}",
+            "phases: diff {:.2} s, mutants made {:.3} s, {extra}baseline {:.2} s, mutants tested {:.2} s; total {:.2} s; peak memory {}",
             seconds(timings.diff),
             seconds(timings.generate),
-            seconds(timings.compile),
             seconds(timings.baseline),
             seconds(timings.mutants),
             seconds(timings.wall),

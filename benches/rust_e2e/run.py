@@ -69,13 +69,36 @@ def mutdelta_once(binary, repo, jobs):
     if result.returncode not in (0, 1):
         sys.exit(f"mutdelta failed:\n{result.stdout}\n{result.stderr}")
     caught, tested = set(), 0
-    for path, file in json.loads(out.read_text())["files"].items():
+    report = json.loads(out.read_text())
+    global LAST_SCHEMA
+    LAST_SCHEMA = schema_figures(report)
+    for path, file in report["files"].items():
         for mutant in file["mutants"]:
             tested += 1
             if mutant["status"] in ("Killed", "Timeout"):
                 body = BODY_OURS.match(mutant["description"])
                 caught.add(("body of", body.group(1)) if body else (path, mutant["location"]["start"]["line"]))
     return seconds, tested, caught
+
+
+LAST_SCHEMA = ""
+
+
+def schema_figures(report):
+    """The schema's build time, the mutants on each path, the tests each switched mutant ran."""
+    steps = report["mutdelta"].get("steps", [])
+    build = sum(c["duration"] for s in steps if s["step"].startswith("schema build") for c in s["commands"]) / 1000
+    recorded = sum(c["duration"] for s in steps if s["step"].startswith("recorded") for c in s["commands"]) / 1000
+    paths, tests = {}, []
+    for file in report["files"].values():
+        for mutant in file["mutants"]:
+            how = (mutant.get("run") or {}).get("how", "not run")
+            paths[how] = paths.get(how, 0) + 1
+            if how == "schema":
+                tests.append(len(mutant.get("coveredBy") or []))
+    per_mutant = f"{statistics.mean(tests):.1f}" if tests else "-"
+    return (f"schema build {build:.1f} s, recording run {recorded:.1f} s; mutants by path: "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(paths.items()))}; tests run per switched mutant: {per_mutant}")
 
 
 # A body replacement is the same mutant in both tools, but each files it under another line
@@ -135,6 +158,7 @@ def main():
     _, tested, caught = ours[-1]
     print(f"mutdelta check --commit HEAD -j {args.jobs}: median {median:.1f} s over {args.runs} runs "
           f"({', '.join(f'{r[0]:.1f}' for r in ours)}); {tested} mutants, {len(caught)} lines or bodies caught")
+    print(f"  {LAST_SCHEMA}")
     if not has_cargo_mutants:
         print("cargo-mutants is not installed (cargo install cargo-mutants): no comparison")
         return

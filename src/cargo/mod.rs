@@ -182,6 +182,7 @@ impl LanguageCheck for CargoCheck {
             baseline: tests_took.values().sum(),
             what: format!("the tests of {}", names.join(", ")),
             compile: Duration::ZERO,
+            build: built.duration,
             evidence: Evidence { build: built.duration, switched: None, rewritten: Vec::new() },
             steps,
         })
@@ -318,6 +319,7 @@ fn switched_jobs(
             packages.join(", ")
         ),
         compile: Duration::ZERO,
+        build,
         evidence: Evidence { build, switched: Some(Arc::new(switched)), rewritten },
         steps,
     }

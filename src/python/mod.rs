@@ -436,6 +436,7 @@ impl LanguageCheck for PythonCheck {
             baseline,
             what: self.describe_tests(),
             compile,
+            build: Duration::ZERO,
             evidence: first_round,
             steps: vec![step],
         })

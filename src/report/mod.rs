@@ -122,8 +122,10 @@ pub struct Timings {
     pub diff: Duration,
     /// Making the mutants.
     pub generate: Duration,
-    /// Compiling every mutant.
+    /// Compiling every mutant (Python: beside the baseline).
     pub compile: Duration,
+    /// Building (Rust: the schema's or the unmutated build, within the baseline).
+    pub build: Duration,
     /// The unmutated run (under the coverage probe with pytest) and the canaries.
     pub baseline: Duration,
     /// Testing the mutants.

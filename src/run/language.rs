@@ -62,6 +62,8 @@ pub struct Proven<E> {
     pub what: String,
     /// How long the compile check took (beside the baseline), where there is one.
     pub compile: Duration,
+    /// How long building took (within the baseline), for a compiled language.
+    pub build: Duration,
     /// What the language learned that its workers need.
     pub evidence: E,
     /// The unmutated runs, as they ran.

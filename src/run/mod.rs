@@ -256,9 +256,10 @@ pub(crate) fn check_language<L: LanguageCheck>(
 ) -> Result<Checked> {
     let started_at = Instant::now();
     events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
-    let Proven { jobs, settled: mut results, baseline, what, compile, evidence, mut steps } =
+    let Proven { jobs, settled: mut results, baseline, what, compile, build, evidence, mut steps } =
         side.prove(ctx, candidates)?;
     timings.compile += compile;
+    timings.build += build;
     events(Event::BaselinePassed { duration: baseline, what });
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
