@@ -481,8 +481,9 @@ fn record(
     Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone() }))
 }
 
-/// One reached test run with the canary id must fail: the switch is live in the executables.
-/// False when it passes (the schema is not trusted then).
+/// The canary id must make the reached tests of every executable, and the doctests of every
+/// package whose doctests reached a site, fail: the switch is live wherever a verdict will rest
+/// on it. False when one passes (the schema is not trusted then).
 fn canary(
     cargo: &Cargo,
     binaries: &[TestBinary],
@@ -491,18 +492,49 @@ fn canary(
     log: &Path,
 ) -> Result<bool> {
     let canary = switch::CANARY.to_string();
-    let reached = reach.values().flat_map(|r| r.tests.iter()).next();
-    let Some((&index, tests)) = reached else { return Ok(true) }; // nothing reached: nothing to switch
-    let binary = &binaries[index];
-    let filter = tests.first().map(|test| vec!["--exact".to_string(), test.clone()]).unwrap_or_default();
-    let run = binary_command(binary, &filter, &[(switch::MUTANT_VAR, &canary)])
-        .run(cargo.build_timeout * 4, log)?;
-    steps.push(StepRecord { step: "schema canary".to_string(), record: RunRecord::of(How::Schema, &[&run]) });
-    match run.exit {
-        Exit::Interrupted => Err(Interrupted.into()),
-        Exit::Code(0) => Ok(false),
-        _ => Ok(true),
+    // By executable: the tests that reached any site (none: all of them).
+    let mut reached: BTreeMap<usize, Option<Vec<String>>> = BTreeMap::new();
+    let mut doctests: Vec<&String> = Vec::new();
+    for site in reach.values() {
+        for (&index, tests) in &site.tests {
+            let entry = reached.entry(index).or_insert_with(|| Some(Vec::new()));
+            match (entry.as_mut(), tests.is_empty()) {
+                (Some(known), false) => {
+                    known.extend(tests.iter().filter(|t| !known.contains(t)).cloned().collect::<Vec<_>>())
+                }
+                _ => *entry = None,
+            }
+        }
+        doctests
+            .extend(site.doctests.iter().filter(|package| !doctests.contains(package)).collect::<Vec<_>>());
     }
+    let mut runs = Vec::new();
+    for (index, tests) in reached {
+        let args = match tests {
+            Some(tests) => std::iter::once("--exact".to_string()).chain(tests).collect(),
+            None => Vec::new(),
+        };
+        let command = binary_command(&binaries[index], &args, &[(switch::MUTANT_VAR, &canary)]);
+        runs.push(command.run(cargo.build_timeout * 4, log)?);
+    }
+    doctests.sort();
+    doctests.dedup();
+    for package in doctests {
+        let mut command = cargo.invocation(&["test", "--doc", "-p", package]);
+        command.env.push((switch::MUTANT_VAR.to_string(), canary.clone()));
+        runs.push(command.run(cargo.build_timeout * 4, log)?);
+    }
+    if runs.is_empty() {
+        return Ok(true); // nothing reached: no verdict rests on the switch
+    }
+    steps.push(StepRecord {
+        step: "schema canary".to_string(),
+        record: RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()),
+    });
+    if runs.iter().any(|run| run.exit == Exit::Interrupted) {
+        return Err(Interrupted.into());
+    }
+    Ok(runs.iter().all(|run| !run.passed()))
 }
 
 /// Each line of a record: the site's ids and the thread that reached it.
