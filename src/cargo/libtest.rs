@@ -8,21 +8,52 @@ use crate::run::process::Finished;
 
 /// The verdict of a build-then-test run.
 pub fn read(run: &Finished, timeout: Duration) -> Outcome {
-    let mut outcome = read_common(run, timeout)
-        .unwrap_or_else(|| Outcome::of_run(run, Status::Killed, last_line(&run.tail)));
+    let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
+        let reason = first_panic(&run.tail).unwrap_or_else(|| last_line(&run.tail).to_string());
+        Outcome::of_run(run, Status::Killed, reason)
+    });
     if outcome.status == Status::Killed {
         outcome.killed_by = failed_tests(&run.tail);
     }
     outcome
 }
 
-/// The tests that failed, from libtest's `test name ... FAILED` lines.
+/// The tests that failed: libtest's `test name ... FAILED` lines, and the list under its last
+/// `failures:` heading (which survives when the output's start was cut off).
 fn failed_tests(output: &str) -> Vec<String> {
-    output
+    let mut failed: Vec<String> = output
         .lines()
         .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
         .map(str::to_string)
-        .collect()
+        .collect();
+    if let Some(at) = output.rfind("\nfailures:\n") {
+        let listed = output[at + "\nfailures:\n".len()..]
+            .lines()
+            .take_while(|line| line.starts_with("    "))
+            .map(|line| line.trim().to_string());
+        for name in listed {
+            if !failed.contains(&name) {
+                failed.push(name);
+            }
+        }
+    }
+    failed
+}
+
+/// The first panic: `name panicked at src/lib.rs:7:5: the message`.
+fn first_panic(output: &str) -> Option<String> {
+    let mut lines = output.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("thread '") else { continue };
+        // `thread 'name' panicked at`, or with the thread's id: `thread 'name' (4711) panicked at`.
+        let Some((name, after)) = rest.split_once('\'') else { continue };
+        let Some((_, place)) = after.split_once(" panicked at ") else { continue };
+        let message = lines.next().unwrap_or("").trim();
+        return Some(
+            format!("{name} panicked at {} {message}", place.trim_end_matches(':')).trim_end().to_string(),
+        );
+    }
+    None
 }
 
 #[cfg(test)]
@@ -45,5 +76,29 @@ mod tests {
         assert_eq!(outcome.status, Status::Killed);
         assert_eq!(outcome.reason, "test result: FAILED. 1 passed; 1 failed");
         assert_eq!(outcome.killed_by, ["parse::rejects_empty"]);
+    }
+
+    #[test]
+    fn a_kill_names_the_first_panic_and_every_failed_test_even_when_the_output_was_cut() {
+        // The end of a long run's output: the `... FAILED` lines were cut off the tail.
+        let tail = "\
+thread 'tests::ge' (4711) panicked at src/impls.rs:53:9:
+assertion `left == right` failed
+  left: Less
+failures:
+    tests::ge
+    tests::gt
+
+test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 5 filtered out; finished in 0.25s
+";
+        let run =
+            Finished { exit: Exit::Code(101), duration: Duration::ZERO, tail: tail.into(), command: None };
+        let outcome = read(&run, Duration::from_secs(1));
+        assert_eq!(outcome.status, Status::Killed);
+        assert_eq!(
+            outcome.reason,
+            "tests::ge panicked at src/impls.rs:53:9 assertion `left == right` failed"
+        );
+        assert_eq!(outcome.killed_by, ["tests::ge", "tests::gt"]);
     }
 }
