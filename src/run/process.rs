@@ -58,10 +58,10 @@ impl TestCommand {
         let out = File::create(log)?;
         let err = out.try_clone()?;
         let start = Instant::now();
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .current_dir(&self.dir)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
+        crate::scratch::keep_temporary_files_inside(&mut command);
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -75,6 +75,7 @@ impl TestCommand {
                 )
             })?;
         let group = child.id() as i32;
+        let _watched = crate::watchdog::Watched::group(group);
         let mut pause = Duration::from_millis(2);
         let exit = loop {
             if let Some(status) = child.try_wait()? {
