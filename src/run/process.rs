@@ -131,7 +131,9 @@ pub fn read_tail(log: &Path) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
-/// Child processes that are killed when mutdelta dies, even by SIGKILL.
+/// Child processes that are killed when the thread that started them ends, even by SIGKILL
+/// (`PR_SET_PDEATHSIG`). A second line only: it reaches the direct child, not what the child
+/// starts; the watchdog (`crate::watchdog`) is what ends every process of a killed run.
 pub trait DieWithParent {
     fn die_with_parent(&mut self) -> &mut Self;
 }
