@@ -17,6 +17,18 @@ use crate::run::{self, Interrupted, INTERRUPTED};
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
+    if let Command::Watchdog = cli.command {
+        return crate::watchdog::serve();
+    }
+    // First, while this is the only thread: every process the run starts inherits the mark.
+    crate::watchdog::mark_this_run();
+    let exit = dispatch(cli);
+    // Everything the run started has ended; the watchdog makes sure, and exits.
+    crate::watchdog::stop();
+    exit
+}
+
+fn dispatch(cli: Cli) -> Exit {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let swept = crate::scratch::sweep_stale();
     if swept > 0 {
@@ -65,6 +77,7 @@ pub fn run(cli: Cli) -> Exit {
                 Exit::Clean
             })
         }
+        Command::Watchdog => Ok(crate::watchdog::serve()),
         Command::InstallHook(args) => {
             crate::hook::install(&directory, args.force, &args.check_options).map(|installed| {
                 print!("{}", hook_text(&installed));

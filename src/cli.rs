@@ -46,6 +46,10 @@ pub enum Command {
     /// stops the commit when it exits non-zero.
     #[command(name = "install-hook")]
     InstallHook(InstallHookArgs),
+    /// Internal: the watchdog a check starts, which kills what the check started and removes
+    /// its temporary directory once the check ends, even by SIGKILL.
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog,
 }
 
 #[derive(Debug, Args)]

@@ -21,4 +21,5 @@ pub mod reproduce;
 pub mod run;
 pub mod scratch;
 pub mod shard;
+pub mod watchdog;
 pub mod worktree;

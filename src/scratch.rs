@@ -1,4 +1,4 @@
-//! The run's one temporary directory (copies, logs, helpers), marked with its owner so that a later run can sweep what a killed one left behind.
+//! The run's one temporary directory (copies, logs, helpers), watched by the run's watchdog and marked with its owner, so that neither a killed run nor a later one leaves it behind.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,8 @@ use tempfile::TempDir;
 const PREFIX: &str = "mutdelta-run-";
 const OWNER_FILE: &str = "owner";
 
-/// A temporary directory removed on drop (also on Ctrl-C and SIGTERM, which unwind to it).
+/// A temporary directory removed on drop (also on Ctrl-C and SIGTERM, which unwind to it), and
+/// by the watchdog if mutdelta is killed.
 pub struct Scratch {
     dir: TempDir,
 }
@@ -22,6 +23,7 @@ impl Scratch {
             .context("could not create a temporary directory")?;
         let owner = process_identity(std::process::id()).unwrap_or_default();
         fs::write(dir.path().join(OWNER_FILE), owner)?;
+        crate::watchdog::watch_dir(dir.path())?;
         Ok(Scratch { dir })
     }
 
@@ -37,8 +39,36 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Removed here (the TempDir finds it gone), then no longer the watchdog's to remove.
+        let _ = fs::remove_dir_all(self.dir.path());
+        crate::watchdog::forget_dir(self.dir.path());
+    }
+}
+
+/// Gives `command` (which runs in a copy inside a scratch directory) that directory's `tmp/`
+/// as its TMPDIR, unless it sets one: what compilers, linkers and tests leave in a temporary
+/// directory goes with the scratch directory, also when a killed run leaves them half done.
+pub fn keep_temporary_files_inside(command: &mut std::process::Command) {
+    if command.get_envs().any(|(name, _)| name == "TMPDIR") {
+        return;
+    }
+    let Some(dir) = command.get_current_dir().map(Path::to_path_buf) else { return };
+    let scratch = dir.ancestors().find(|dir| {
+        dir.file_name().is_some_and(|name| name.to_string_lossy().starts_with(PREFIX))
+            && dir.join(OWNER_FILE).is_file()
+    });
+    if let Some(scratch) = scratch {
+        let tmp = scratch.join("tmp");
+        if fs::create_dir_all(&tmp).is_ok() {
+            command.env("TMPDIR", tmp);
+        }
+    }
+}
+
 /// "pid start-time": start time (clock ticks since boot) tells a live owner from a reused pid.
-fn process_identity(pid: u32) -> Option<String> {
+pub(crate) fn process_identity(pid: u32) -> Option<String> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
     let after_name = &stat[stat.rfind(')')? + 1..];
@@ -95,6 +125,31 @@ fn kill_processes_working_in(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_in_a_copy_gets_the_scratch_directorys_tmp_and_others_are_left_alone() {
+        let scratch = Scratch::create().unwrap();
+        let copy = scratch.subdir("copy-1/pkg").unwrap();
+        let tmpdir = |command: &std::process::Command| {
+            command
+                .get_envs()
+                .find(|(name, _)| *name == "TMPDIR")
+                .and_then(|(_, value)| value.map(PathBuf::from))
+        };
+        let mut inside = std::process::Command::new("true");
+        inside.current_dir(&copy);
+        keep_temporary_files_inside(&mut inside);
+        assert_eq!(tmpdir(&inside), Some(scratch.path().join("tmp")));
+        assert!(scratch.path().join("tmp").is_dir());
+        let mut chosen = std::process::Command::new("true");
+        chosen.current_dir(&copy).env("TMPDIR", "/elsewhere");
+        keep_temporary_files_inside(&mut chosen);
+        assert_eq!(tmpdir(&chosen), Some(PathBuf::from("/elsewhere")));
+        let mut outside = std::process::Command::new("true");
+        outside.current_dir(std::env::temp_dir());
+        keep_temporary_files_inside(&mut outside);
+        assert_eq!(tmpdir(&outside), None);
+    }
 
     #[test]
     fn this_process_is_a_live_owner_and_a_dead_pid_is_not() {

@@ -143,29 +143,161 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// How a rewritten file's modification time is set.
+///
+/// Each write gets a time the file system *keeps* as later than the moment of the write and
+/// than every earlier stamp of the same rule, whatever its timestamp resolution (nanoseconds
+/// on ext4, btrfs, xfs or tmpfs; whole seconds on ext4 with small inodes, HFS+ or many network
+/// file systems; even seconds on FAT). The time is set explicitly and read back: when the
+/// file system kept an earlier time than asked for, a later one is asked for (twice as far
+/// each try) until the stored time is later. That is sound for both readers of the stamp:
+/// - cargo takes a build as fresh when no source file is newer than the build's dep-info file,
+///   which it stamps with the moment the build *started*, as the file system keeps it. A build
+///   that read the other content started before this write, so its stored start is at most
+///   the moment of the write, and the stored stamp is later: cargo rebuilds. A build that
+///   starts after the stamp is fresh; one that starts before it (a stamp in the future, on a
+///   coarse file system) is only rebuilt once more, never taken for the other content.
+/// - Python takes cached bytecode as current when the whole seconds of the source's stored
+///   modification time (and its size) equal those the bytecode records. Every stamp's whole
+///   second is later than those of every earlier stamp and of the moment it was written, so
+///   no bytecode of an earlier content (written before, or by an earlier stamp) matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stamp {
-    /// The time of the write: cargo compares nanosecond mtimes, so a later write is newer. A
-    /// future mtime would make cargo rebuild on every invocation.
+    /// Later than the write (cargo's rule): on a file system with nanosecond timestamps,
+    /// barely, so the build that follows is fresh.
     Now,
-    /// A whole second no earlier write had. Python trusts cached bytecode whose recorded source
-    /// mtime (in whole seconds) and size match the source; a mutant of the same size written
-    /// within the same second would run the original's bytecode.
+    /// A later whole second (Python's rule).
     FreshSecond,
 }
 
 /// Writes `content` to a file of a copy, with its modification time set as `stamp` says.
 pub fn replace_file(path: &Path, content: &str, stamp: Stamp) -> Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
-    static WRITES: AtomicU64 = AtomicU64::new(0);
     let file = fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
     std::io::Write::write_all(&mut &file, content.as_bytes())?;
-    if stamp == Stamp::FreshSecond {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-        file.set_modified(
-            UNIX_EPOCH + Duration::from_secs(now + 1 + WRITES.fetch_add(1, Ordering::Relaxed)),
-        )?;
-    }
+    set_stamp(&file, stamp)
+        .with_context(|| format!("could not set the modification time of {}", path.display()))?;
     Ok(())
+}
+
+/// Stamps `file` as `rule` says; returns the time the file system kept.
+fn set_stamp(file: &fs::File, rule: Stamp) -> std::io::Result<std::time::SystemTime> {
+    use std::sync::Mutex;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    // The last stamp of each rule: a clock set back never makes a stamp repeat.
+    static LAST: [Mutex<SystemTime>; 2] = [Mutex::new(UNIX_EPOCH), Mutex::new(UNIX_EPOCH)];
+    let mut last = LAST[rule as usize].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let floor = SystemTime::now().max(*last);
+    let kept = later_than(floor, rule, |wanted| {
+        file.set_modified(wanted)?;
+        file.metadata()?.modified()
+    })?;
+    *last = kept;
+    Ok(kept)
+}
+
+/// The first time after `floor` (by `rule`: any later time, or a later whole second) that
+/// `set` (which sets a time and returns the one the file system kept) keeps.
+fn later_than(
+    floor: std::time::SystemTime,
+    rule: Stamp,
+    mut set: impl FnMut(std::time::SystemTime) -> std::io::Result<std::time::SystemTime>,
+) -> std::io::Result<std::time::SystemTime> {
+    use std::time::{Duration, UNIX_EPOCH};
+    let seconds = |time: std::time::SystemTime| time.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let (start, mut step) = match rule {
+        Stamp::Now => (floor, Duration::from_nanos(1)),
+        Stamp::FreshSecond => (UNIX_EPOCH + Duration::from_secs(seconds(floor)), Duration::from_secs(1)),
+    };
+    loop {
+        let kept = set(start + step)?;
+        let later = match rule {
+            Stamp::Now => kept > floor,
+            Stamp::FreshSecond => seconds(kept) > seconds(floor),
+        };
+        if later {
+            return Ok(kept);
+        }
+        if step > Duration::from_secs(60) {
+            return Err(std::io::Error::other("the file system keeps no later modification time"));
+        }
+        step *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    fn modified(path: &Path) -> SystemTime {
+        fs::metadata(path).unwrap().modified().unwrap()
+    }
+
+    fn seconds(time: SystemTime) -> u64 {
+        time.duration_since(UNIX_EPOCH).unwrap().as_secs()
+    }
+
+    #[test]
+    fn writes_within_one_second_get_strictly_increasing_whole_seconds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("module.py");
+        let before = SystemTime::now();
+        replace_file(&path, "x = 1\n", Stamp::FreshSecond).unwrap();
+        let first = modified(&path);
+        replace_file(&path, "x = 2\n", Stamp::FreshSecond).unwrap();
+        let second = modified(&path);
+        replace_file(&path, "x = 1\n", Stamp::FreshSecond).unwrap();
+        let third = modified(&path);
+        assert!(seconds(first) > seconds(before), "{before:?} {first:?}");
+        assert!(seconds(second) > seconds(first), "{first:?} {second:?}");
+        assert!(seconds(third) > seconds(second), "{second:?} {third:?}");
+    }
+
+    #[test]
+    fn each_write_is_stamped_later_than_its_moment_and_the_write_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.rs");
+        // A build that starts just before the write stamps its dep-info with this moment.
+        let build_started = SystemTime::now();
+        replace_file(&path, "fn a() {}\n", Stamp::Now).unwrap();
+        let first = modified(&path);
+        replace_file(&path, "fn b() {}\n", Stamp::Now).unwrap();
+        let second = modified(&path);
+        assert!(first > build_started, "{build_started:?} {first:?}");
+        assert!(second > first, "{first:?} {second:?}");
+        // Barely later: a build that starts now finds the file older than its start.
+        assert!(second < SystemTime::now() + Duration::from_millis(100), "{second:?}");
+    }
+
+    /// A file system that keeps times truncated to `granularity` (whole seconds, FAT's even
+    /// seconds), as `set` sees it.
+    fn coarse(granularity: Duration) -> impl FnMut(SystemTime) -> std::io::Result<SystemTime> {
+        move |wanted| {
+            let since = wanted.duration_since(UNIX_EPOCH).unwrap().as_nanos();
+            let kept = since - since % granularity.as_nanos();
+            Ok(UNIX_EPOCH + Duration::from_nanos(kept as u64))
+        }
+    }
+
+    #[test]
+    fn on_a_file_system_with_coarse_times_the_kept_stamp_is_still_later() {
+        let at = |seconds: f64| UNIX_EPOCH + Duration::from_secs_f64(seconds);
+        for granularity in [Duration::from_secs(1), Duration::from_secs(2)] {
+            for rule in [Stamp::Now, Stamp::FreshSecond] {
+                // A build started at 100.2 s (kept as 100 s) and ended; the mutant is written at
+                // 100.9 s, within the same second.
+                let mutant = later_than(at(100.9), rule, coarse(granularity)).unwrap();
+                let build = coarse(granularity)(at(100.2)).unwrap();
+                assert!(mutant > build, "{granularity:?} {rule:?}: the old build is stale");
+                assert!(mutant <= at(100.9) + granularity * 2, "{granularity:?} {rule:?}: not far ahead");
+                // The original written back at once: later again than the mutant's stamp (its
+                // build started at or after that stamp, or is rebuilt anyway).
+                let original = later_than(mutant.max(at(101.0)), rule, coarse(granularity)).unwrap();
+                assert!(original > mutant, "{granularity:?} {rule:?}");
+                assert!(
+                    seconds(original) > seconds(mutant),
+                    "{granularity:?} {rule:?}: whole seconds differ"
+                );
+            }
+        }
+    }
 }

@@ -238,6 +238,8 @@ pub fn environment_fingerprint() -> String {
         "TMUX_PANE",
         // Where temporary files go: a place, not a behaviour.
         "TMPDIR",
+        // Which run this is (see `watchdog`): a new value every run.
+        crate::watchdog::MARK,
     ];
     const VOLATILE_PREFIXES: &[&str] = &["SSH_", "XDG_SESSION", "TERM_", "VSCODE_", "KITTY_", "WT_"];
     let mut vars: Vec<(String, String)> = std::env::vars_os()

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::run::process::{kill_group, read_tail, DieWithParent};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
 use crate::run::INTERRUPTED;
+use crate::watchdog::Watched;
 
 /// What a request came to.
 pub enum Answer {
@@ -30,6 +31,8 @@ pub struct Served {
     /// Its own standard error.
     log: PathBuf,
     process: Child,
+    /// Its group, registered with the watchdog; dropped after the group is killed.
+    _watched: Watched,
     stdin: ChildStdin,
     answers: Receiver<Value>,
 }
@@ -39,6 +42,7 @@ impl Served {
     /// to `log`. It dies with the thread that spawns it (`PR_SET_PDEATHSIG` follows threads),
     /// so spawn from a thread that outlives it.
     pub fn spawn(name: &'static str, command: &mut Command, log: PathBuf) -> Result<Served> {
+        crate::scratch::keep_temporary_files_inside(command);
         let mut process = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -47,6 +51,7 @@ impl Served {
             .die_with_parent()
             .spawn()
             .with_context(|| format!("could not start {name}"))?;
+        let watched = Watched::group(process.id() as i32);
         let stdin = process.stdin.take().expect("stdin is piped");
         let stdout = process.stdout.take().expect("stdout is piped");
         let (sender, answers) = mpsc::channel();
@@ -60,7 +65,7 @@ impl Served {
                 }
             }
         });
-        Ok(Served { name, log, process, stdin, answers })
+        Ok(Served { name, log, process, _watched: watched, stdin, answers })
     }
 
     /// Waits up to `limit` for its first answer, which must say it is ready; returns it.
@@ -81,16 +86,18 @@ impl Served {
             bail!("{} exited; it said: {}", self.name, self.last_words());
         }
         let start = Instant::now();
-        let mut child_group = None;
+        // The forked child's own group, registered with the watchdog until the request ends
+        // (the helper kills the group before its final answer).
+        let mut child_group: Option<(i32, Watched)> = None;
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                if let Some(group) = child_group {
+                if let Some((group, _)) = child_group {
                     kill_group(group);
                 }
                 return Ok(Answer::Interrupted(start.elapsed()));
             }
             if start.elapsed() > timeout + WARM_ANSWER_GRACE {
-                if let Some(group) = child_group {
+                if let Some((group, _)) = child_group {
                     kill_group(group);
                 }
                 bail!("{} stopped answering", self.name);
@@ -98,7 +105,7 @@ impl Served {
             match self.answers.recv_timeout(Duration::from_millis(50)) {
                 Ok(answer) => {
                     if let Some(pid) = answer["child"].as_i64() {
-                        child_group = Some(pid as i32);
+                        child_group = Some((pid as i32, Watched::group(pid as i32)));
                         continue;
                     }
                     return Ok(Answer::Done(answer));

@@ -58,10 +58,10 @@ impl TestCommand {
         let out = File::create(log)?;
         let err = out.try_clone()?;
         let start = Instant::now();
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .current_dir(&self.dir)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
+        crate::scratch::keep_temporary_files_inside(&mut command);
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -75,6 +75,7 @@ impl TestCommand {
                 )
             })?;
         let group = child.id() as i32;
+        let _watched = crate::watchdog::Watched::group(group);
         let mut pause = Duration::from_millis(2);
         let exit = loop {
             if let Some(status) = child.try_wait()? {
@@ -130,7 +131,9 @@ pub fn read_tail(log: &Path) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
-/// Child processes that are killed when mutdelta dies, even by SIGKILL.
+/// Child processes that are killed when the thread that started them ends, even by SIGKILL
+/// (`PR_SET_PDEATHSIG`). A second line only: it reaches the direct child, not what the child
+/// starts; the watchdog (`crate::watchdog`) is what ends every process of a killed run.
 pub trait DieWithParent {
     fn die_with_parent(&mut self) -> &mut Self;
 }
