@@ -288,25 +288,27 @@ fn code_start(text: &str) -> usize {
 
 /// The switch macro and the lints its code would raise, on one line.
 fn prelude() -> String {
+    // `std` is named through a block's own `extern crate`, so that a `no_std` crate (whose
+    // tests run with std anyway) can hold the switch too.
     format!(
         concat!(
             "#![allow(unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_variables,",
             " unused_mut, unused_assignments, dead_code, clippy::all)]",
-            " macro_rules! {switch} {{ ($($id:literal),+) => {{{{",
-            " static ACTIVE: ::std::sync::OnceLock<(u32, bool)> = ::std::sync::OnceLock::new();",
-            " ::std::thread_local!(static SEEN: ::std::cell::Cell<bool> = const {{ ::std::cell::Cell::new(false) }});",
+            " macro_rules! {switch} {{ ($($id:literal),+) => {{{{ extern crate std as s;",
+            " static ACTIVE: s::sync::OnceLock<(u32, bool)> = s::sync::OnceLock::new();",
+            " s::thread_local!(static SEEN: s::cell::Cell<bool> = const {{ s::cell::Cell::new(false) }});",
             " let ids: &[u32] = &[$($id),+];",
             " let &(active, record) = ACTIVE.get_or_init(|| (",
-            "::std::env::var(\"{mutant}\").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0),",
-            " ::std::env::var_os(\"{record}\").is_some()));",
+            "s::env::var(\"{mutant}\").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0),",
+            " s::env::var_os(\"{record}\").is_some()));",
             " if record && !SEEN.with(|seen| seen.replace(true)) {{",
-            " if let Some(path) = ::std::env::var_os(\"{record}\") {{",
-            " let mut line = ::std::string::String::new();",
-            " for id in ids {{ line.push_str(&id.to_string()); line.push(','); }}",
-            " line.push(' '); line.push_str(::std::thread::current().name().unwrap_or(\"\")); line.push('\\n');",
-            " if let Ok(mut file) = ::std::fs::OpenOptions::new().append(true).create(true).open(path) {{",
-            " let _ = ::std::io::Write::write_all(&mut file, line.as_bytes()); }} }} }}",
-            " if active == {canary} {{ panic!(\"mutdelta: the mutant switch is live\"); }}",
+            " if let Some(path) = s::env::var_os(\"{record}\") {{",
+            " let mut line = s::string::String::new();",
+            " for id in ids {{ line.push_str(&s::string::ToString::to_string(id)); line.push(','); }}",
+            " line.push(' '); line.push_str(s::thread::current().name().unwrap_or(\"\")); line.push('\\n');",
+            " if let Ok(mut file) = s::fs::OpenOptions::new().append(true).create(true).open(path) {{",
+            " let _ = s::io::Write::write_all(&mut file, line.as_bytes()); }} }} }}",
+            " if active == {canary} {{ s::panic!(\"mutdelta: the mutant switch is live\"); }}",
             " if ids.contains(&active) {{ active }} else {{ 0 }} }}}} }} "
         ),
         switch = SWITCH,
@@ -533,6 +535,23 @@ fn main() {
 
         let (passed, _) = run(&binary, &[(MUTANT_VAR, &CANARY.to_string())]);
         assert!(!passed, "the canary makes the first site reached panic");
+    }
+
+    #[test]
+    fn a_no_std_library_holds_the_switch() {
+        let source = "//! No std here.\n#![no_std]\n\npub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+        let mutants = crate::rust::mutate(source, &[5]).unwrap().mutants;
+        let numbered: Vec<(u32, &Mutant)> = mutants.iter().zip(1..).map(|(m, id)| (id, m)).collect();
+        let schema = render(source, &numbered).unwrap();
+        assert!(!schema.switched.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("lib.rs"), &schema.text).unwrap();
+        let out = Command::new("rustc")
+            .args(["--edition", "2021", "--crate-type", "lib", "--emit", "metadata", "lib.rs"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}\n{}", schema.text, String::from_utf8_lossy(&out.stderr));
     }
 
     #[test]
