@@ -3,6 +3,7 @@
 mod arid;
 mod body;
 mod equivalent;
+mod exits;
 mod rules;
 mod source;
 mod walk;
