@@ -406,6 +406,23 @@ mod tests {
     }
 
     #[test]
+    fn the_rust_early_exit_and_loop_control_rows_are_rendered_with_an_example() {
+        let table = render(RUST);
+        for (family, from) in [
+            ("StatementDeletion", "<return, break or continue>;"),
+            ("LoopControl", "break"),
+            ("LoopControl", "continue"),
+        ] {
+            let row = table.lines().find(|line| {
+                line.strip_prefix(family)
+                    .is_some_and(|rest| rest.trim_start().starts_with(&format!("{from} ")))
+            });
+            let row = row.unwrap_or_else(|| panic!("no row {family} {from}:\n{table}"));
+            assert!(row.contains("becomes"), "{row}");
+        }
+    }
+
+    #[test]
     fn render_aligns_columns() {
         let table = render(PYTHON);
         let lines: Vec<&str> = table.lines().collect();
