@@ -235,7 +235,7 @@ pub const RUST: &[Rule] = &[
     rule(StringLiteral, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
 
     rule(StatementDeletion, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let (output, logging and debug_assert! statements are arid lines)"),
-    rule(StatementDeletion, "<return, break or continue>;", &[""], "only where the block's value stays: anywhere in a loop's body or in the block of an `if` without `else` (`if done { break; }` becomes `if done { }`), else only when a tail value or a last return/break/continue statement follows in its block; never the last statement of a function, closure, `else` block or match arm"),
+    rule(StatementDeletion, "<return, break or continue>;", &[""], "statements ending in `;` (an exit that is a block's tail stays), only where the block's value stays: anywhere in a loop's body or in the block of an `if` without `else` (`if done { break; }` becomes `if done { }`), else only when a tail value or a last return/break/continue statement follows in its block; never the last statement of a function, closure, `else` block or match arm"),
 
     rule(LoopControl, "break", &["continue"], "not a break with a value, nor one that leaves a labelled block; the label is kept: `break 'rows;` becomes `continue 'rows;`"),
     rule(LoopControl, "continue", &["break"], "only when the loop it continues is a `for` or `while` (a `loop`'s value could change type): `if skip { continue; }` becomes `if skip { break; }`; the label is kept"),

@@ -30,8 +30,8 @@ impl Target {
 }
 
 impl Walker<'_, '_> {
-    /// Each exit statement of `block` whose deletion leaves the block's value as it was: any
-    /// in a block whose value is `()` and discarded (`unit`: a loop's body, the block of an
+    /// Each exit statement of `block` (with its `;`) whose deletion leaves the block's value as
+    /// it was: any in a block whose value is `()` and discarded (`unit`: a loop's body, the block of an
     /// `if` without `else`), else one followed by a tail value or a last exit statement.
     pub(crate) fn delete_exits(&mut self, block: &Block, unit: bool) {
         let ends_in_value = match block.stmts.last() {
@@ -42,10 +42,10 @@ impl Walker<'_, '_> {
         };
         let count = block.stmts.len();
         for (index, stmt) in block.stmts.iter().enumerate() {
-            let Stmt::Expr(expr, semi) = stmt else { continue };
+            // Only a statement, `;` included: an exit that is the block's tail stays.
+            let Stmt::Expr(expr, Some(_)) = stmt else { continue };
             let Some(keyword) = exit_keyword(expr) else { continue };
-            let followed = semi.is_some() && index + 1 < count && ends_in_value;
-            if !(unit || followed) {
+            if !(unit || (index + 1 < count && ends_in_value)) {
                 continue;
             }
             let span = self.source.node(stmt);
@@ -137,13 +137,15 @@ mod tests {
     #[test]
     fn exits_in_a_loop_body_are_deleted_wherever_they_stand() {
         let source = "fn f(xs: &[u8]) {\n    for x in xs {\n        g(x);\n        continue;\n    }\n    while h() {\n        break;\n    }\n    loop {\n        break\n    }\n}\n";
-        assert_eq!(deletions(source), ["3:g(x);→", "4:continue;→", "7:break;→", "10:break→"]);
+        // `break` without `;` is the loop body's tail, not a statement: it stays.
+        assert_eq!(deletions(source), ["3:g(x);→", "4:continue;→", "7:break;→"]);
     }
 
     #[test]
-    fn an_exit_that_is_the_if_blocks_value_is_deleted_when_the_if_has_no_else() {
+    fn an_exit_statement_in_the_block_of_an_if_without_else_is_deleted() {
         let source = "fn f(a: bool, b: bool) {\n    if a {\n        return\n    }\n    if a {\n        g();\n    } else if b {\n        return;\n    }\n}\n";
-        assert_eq!(deletions(source), ["3:return→", "6:g();→", "8:return;→"]);
+        // Line 3's `return` without `;` is its block's tail: not a statement to delete.
+        assert_eq!(deletions(source), ["6:g();→", "8:return;→"]);
     }
 
     #[test]
