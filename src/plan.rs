@@ -233,6 +233,12 @@ impl Plan {
         self.files.iter().map(|file| file.mutants.len()).sum()
     }
 
+    /// The added executable lines of each mutated file, by path: what `list --json` and the
+    /// check's report (`addedLines`) both show.
+    pub fn added_lines(&self) -> BTreeMap<String, &[usize]> {
+        self.files.iter().map(|file| (file.path.display().to_string(), &file.lines[..])).collect()
+    }
+
     pub fn line_count(&self) -> usize {
         self.files.iter().map(|file| file.lines.len()).sum()
     }

@@ -235,6 +235,10 @@ pub const RUST: &[Rule] = &[
     rule(StringLiteral, "<non-empty string>", &["\"\""], "raw strings too; byte and C strings are left alone: their length is part of their type"),
 
     rule(StatementDeletion, "<call or assignment>;", &[""], "calls and method calls (also with ? or .await), assignments, macro statements; not let (output, logging and debug_assert! statements are arid lines)"),
+    rule(StatementDeletion, "<return, break or continue>;", &[""], "statements ending in `;` (an exit that is a block's tail stays), only where the block's value stays: anywhere in a loop's body or in the block of an `if` without `else` (`if done { break; }` becomes `if done { }`), else only when a tail value or a last return/break/continue statement follows in its block; never the last statement of a function, closure, `else` block or match arm"),
+
+    rule(LoopControl, "break", &["continue"], "not a break with a value, nor one that leaves a labelled block; the label is kept: `break 'rows;` becomes `continue 'rows;`"),
+    rule(LoopControl, "continue", &["break"], "only when the loop it continues is a `for` or `while` (a `loop`'s value could change type): `if skip { continue; }` becomes `if skip { break; }`; the label is kept"),
 
     rule(ConditionForcing, "if <condition>", &["true", "false"], "not if let, nor a true/false literal"),
     rule(ConditionForcing, "while <condition>", &["false"], "never true: the loop would hang; not while let"),
@@ -305,7 +309,7 @@ pub const RUST_ARID: &[Marker] = &[
 pub const EQUIVALENT: &[Marker] = &[
     marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "not not x: removing either not gives one mutant"),
     marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
-    marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false: the rest of the function usually gives the same answer", "if self is other: return True"),
+    marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false (in Rust, also its `return` deleted): the rest of the function usually gives the same answer", "if self is other: return True"),
 ];
 
 /// The markers as an aligned, human-readable table.
@@ -399,6 +403,23 @@ mod tests {
         assert!(targets(PYTHON, UnaryOperator, "+").is_empty());
         assert_eq!(targets(RUST, UnaryOperator, "!"), [""]);
         assert_eq!(targets(RUST, ComparisonOperator, ">="), [">", "<"]);
+    }
+
+    #[test]
+    fn the_rust_early_exit_and_loop_control_rows_are_rendered_with_an_example() {
+        let table = render(RUST);
+        for (family, from) in [
+            ("StatementDeletion", "<return, break or continue>;"),
+            ("LoopControl", "break"),
+            ("LoopControl", "continue"),
+        ] {
+            let row = table.lines().find(|line| {
+                line.strip_prefix(family)
+                    .is_some_and(|rest| rest.trim_start().starts_with(&format!("{from} ")))
+            });
+            let row = row.unwrap_or_else(|| panic!("no row {family} {from}:\n{table}"));
+            assert!(row.contains("becomes"), "{row}");
+        }
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub(crate) struct Marks {
     pub arid: Vec<(Range<usize>, &'static Marker)>,
     /// Byte ranges of the conditions of fast-path guards.
     pub fast_paths: Vec<Range<usize>>,
+    /// Byte ranges of the `return` statements fast-path guards hold: deleting one is forcing
+    /// its guard to false.
+    pub fast_path_returns: Vec<Range<usize>>,
 }
 
 impl Marks {
@@ -20,7 +23,7 @@ impl Marks {
     }
 
     /// Marks every mutant: arid when its whole edit lies inside arid code; likely equivalent
-    /// when it forces a fast-path guard's condition to false.
+    /// when it forces a fast-path guard's condition to false or deletes its `return`.
     pub(crate) fn apply(&self, mutants: &mut [Mutant]) {
         for mutant in mutants {
             let span = &mutant.span;
@@ -28,7 +31,9 @@ impl Marks {
             mutant.arid = self.arid.iter().find(|(range, _)| inside(range)).map(|(_, rule)| *rule);
             let forced_false = mutant.mutator() == Mutator::ConditionForcing
                 && matches!(mutant.replacement.trim(), "False" | "false");
-            if forced_false && self.fast_paths.contains(span) {
+            let return_deleted =
+                mutant.mutator() == Mutator::StatementDeletion && self.fast_path_returns.contains(span);
+            if (forced_false && self.fast_paths.contains(span)) || return_deleted {
                 mutant.likely_equivalent = Some(named(EQUIVALENT, "fast-path-guard"));
             }
         }

@@ -3,6 +3,7 @@
 mod arid;
 mod body;
 mod equivalent;
+mod exits;
 mod rules;
 pub mod schema;
 mod source;

@@ -65,6 +65,18 @@ const ROWS: &[Row] = &[
          h(x)?;\n    println!(\"{x}\");\n    log::info!(\"x\");\n    cleanup!(v);\n    x;\n    write!(out, \"x\")?;\n    Ok(())\n}\n",
     ),
     row(
+        "StatementDeletion of early exits",
+        "fn find(xs: &[u8], k: u8) -> Option<usize> {\n    for (i, x) in xs.iter().enumerate() {\n        if *x == 0 {\n            continue;\n        }\n        \
+         if *x == k {\n            return Some(i);\n        } else {\n            return None;\n        }\n    }\n    let Some(&first) = xs.first() else {\n        \
+         return None;\n    };\n    return Some(first as usize);\n}\n",
+    ),
+    row(
+        "LoopControl",
+        "fn f(rows: &[Vec<u8>]) -> u8 {\n    'rows: for row in rows {\n        for x in row {\n            if *x == 0 {\n                continue 'rows;\n            }\n            \
+         if *x == 9 {\n                break;\n            }\n        }\n    }\n    'found: {\n        if g() {\n            break 'found;\n        }\n    }\n    \
+         loop {\n        if g() {\n            continue;\n        }\n        break 7;\n    }\n}\n",
+    ),
+    row(
         "ConditionForcing",
         "fn f(mut a: u32, o: Option<u32>) {\n    if a > 0 {\n        a = 1;\n    } else if a == 0 {\n        a = 2;\n    }\n    \
          while a < 3 {\n        a += 1;\n    }\n    while let Some(x) = o {\n        break;\n    }\n    if let Some(x) = o {}\n    \

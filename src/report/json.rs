@@ -100,11 +100,9 @@ fn steps(steps: &[StepRecord]) -> Vec<Value> {
 fn origin(report: &Report) -> Value {
     // The added lines of each mutated file, and the whole check's wall time: what the HTML, JUnit,
     // SARIF and GitHub reports read beside the mutants.
-    let added_lines: BTreeMap<String, &[usize]> =
-        report.plan.files.iter().map(|file| (file.path.display().to_string(), &file.lines[..])).collect();
     let mut value = json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "addedLines": added_lines,
+        "addedLines": report.plan.added_lines(),
         "duration": millis(report.timings.wall),
         "steps": steps(&report.steps),
     });

@@ -4,7 +4,8 @@ use serde_json::{json, Value};
 
 use crate::plan::Plan;
 
-/// One line per mutant (`ID path:LINE:COLUMN: description`) and a count.
+/// One line per mutant (`ID path:LINE:COLUMN: description`) and a count, in the words of
+/// `check`'s summary line (`text::extent`).
 pub fn render_text(plan: &Plan) -> String {
     let mutants = plan.mutants();
     let mut out = String::new();
@@ -33,17 +34,17 @@ pub fn render_text(plan: &Plan) -> String {
             share.shard,
             plan.line_count()
         )),
-        None => out.push_str(&format!(
-            "{} mutants on {} added executable lines\n",
-            mutants.len(),
-            plan.line_count()
-        )),
+        None => {
+            out.push_str(&super::text::extent(mutants.len(), plan.line_count()));
+            out.push('\n');
+        }
     }
     out
 }
 
-/// `{"mutants": [...], "reformatted": {"path": [lines]}}`: the mutants, and the added executable
-/// lines passed over as reformatted or moved code; with `--shard`, `"shard": {"index", "count",
+/// `{"mutants": [...], "addedLines": {"path": [lines]}, "reformatted": {"path": [lines]}}`: the
+/// mutants, the added executable lines of each mutated file (as in the check's report), and
+/// those passed over as reformatted or moved code; with `--shard`, `"shard": {"index", "count",
 /// "planned"}` (the plan's mutants in all).
 pub fn render_json(plan: &Plan) -> Value {
     let items: Vec<Value> = plan
@@ -69,7 +70,7 @@ pub fn render_json(plan: &Plan) -> Value {
         .collect();
     let reformatted: serde_json::Map<String, Value> =
         plan.reformatted.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
-    let mut value = json!({ "mutants": items, "reformatted": reformatted });
+    let mut value = json!({ "mutants": items, "addedLines": plan.added_lines(), "reformatted": reformatted });
     if let Some(share) = &plan.share {
         value["shard"] =
             json!({ "index": share.shard.index, "count": share.shard.count, "planned": share.planned });

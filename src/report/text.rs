@@ -294,7 +294,7 @@ fn delta_line(summary: &Summary, interrupted: bool) -> String {
         None => "mutation delta".to_string(),
     };
     if summary.mutants == 0 && !interrupted {
-        return format!("{label}: nothing to mutate: the change adds no executable Python or Rust lines");
+        return format!("{label}: {}", extent(0, summary.lines));
     }
     let mut line = format!(
         "{label}: {} of {} mutants caught on {} new {}; {} {} with survivors",
@@ -327,6 +327,20 @@ fn delta_line(summary: &Summary, interrupted: bool) -> String {
         let _ = write!(line, " ({} not counted)", uncounted.join(", "));
     }
     line
+}
+
+/// How many mutants a plan holds on how many added executable lines, in the words `list` and
+/// `check` both use: `3 mutants on 2 added executable lines`, or `nothing to mutate: ...` when
+/// the change adds no executable line.
+pub fn extent(mutants: usize, lines: usize) -> String {
+    if lines == 0 {
+        return "nothing to mutate: the change adds no executable Python or Rust lines".to_string();
+    }
+    format!(
+        "{mutants} {} on {lines} added executable {}",
+        plural(mutants, "mutant", "mutants"),
+        plural(lines, "line", "lines")
+    )
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
@@ -409,5 +423,14 @@ mod tests {
         let text = render(&report);
         let survivors = text.lines().filter(|l| l.starts_with("[MUT-survived]")).count();
         assert_eq!(text.lines().filter(|l| l.contains("ran under:")).count(), survivors, "{text}");
+    }
+
+    #[test]
+    fn the_extent_of_a_plan_names_its_lines_also_without_mutants() {
+        assert_eq!(extent(1, 1), "1 mutant on 1 added executable line");
+        assert_eq!(extent(0, 2), "0 mutants on 2 added executable lines");
+        assert_eq!(extent(0, 0), "nothing to mutate: the change adds no executable Python or Rust lines");
+        let summary = Summary { lines: 2, ..Summary::default() };
+        assert_eq!(delta_line(&summary, false), "mutation delta: 0 mutants on 2 added executable lines");
     }
 }

@@ -102,7 +102,12 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 /// The planned mutants of `target` in the repository at `directory` (those of `shard` when
 /// given), without running anything.
 pub fn plan(directory: &Path, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
-    let prepared = prepare(directory, target)?;
+    plan_of(&prepare(directory, target)?, target, choice, shard)
+}
+
+/// The plan of a prepared change, made one way for `list` and `check`: the same executable
+/// lines, mutants and notes.
+fn plan_of(prepared: &Prepared, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
     if let Some(shard) = shard {
@@ -129,13 +134,10 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
     let mut timings = Timings::default();
-    let Prepared { repo_root, scratch, base, added } = prepare(&options.directory, &options.target)?;
+    let prepared = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
-    let mut plan = Plan::make(&added, &base, &options.choice)?;
-    plan.notes.extend(nothing_staged(&options.target, &added));
-    if let Some(shard) = options.shard {
-        crate::shard::restrict(&mut plan, shard);
-    }
+    let plan = plan_of(&prepared, &options.target, &options.choice, options.shard)?;
+    let Prepared { repo_root, scratch, base, added } = prepared;
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     let mutants_planned = if options.audit == AuditMode::Only { 0 } else { mutants.len() };

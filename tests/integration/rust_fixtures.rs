@@ -2,10 +2,14 @@
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, read_report, snapshot};
+use crate::common::{check, fixture_repo, fixture_repo_variant, mutdelta, read_report, snapshot};
 
 fn run_with_report(fixture: &str, extra: &[&str]) -> (crate::common::Run, Value) {
-    let repo = fixture_repo(fixture);
+    run_in(&fixture_repo(fixture), extra)
+}
+
+/// `check --commit HEAD` in `repo` with `extra` options, and its JSON report (Null if none).
+fn run_in(repo: &tempfile::TempDir, extra: &[&str]) -> (crate::common::Run, Value) {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let before = snapshot(repo.path());
@@ -69,6 +73,60 @@ fn a_well_tested_parser_catches_every_mutant() {
     let verdicts = verdicts(&report, "src/lib.rs");
     assert!(verdicts.len() >= 5, "{verdicts:?}");
     assert!(verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
+    // `if key.is_empty() { return Err(..); }`: the early return deleted, the empty key accepted.
+    assert!(verdicts.contains(&(15, "delete return statement".into(), "Killed".into())), "{verdicts:?}");
+}
+
+/// `list --commit HEAD` in `repo`: its JSON, and the last line of its text.
+fn listed(repo: &std::path::Path) -> (Value, String) {
+    let json = mutdelta(repo, &["list", "--commit", "HEAD", "--json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let text = mutdelta(repo, &["list", "--commit", "HEAD"]);
+    assert_eq!(text.code, 0, "{text:?}");
+    (serde_json::from_str(&json.stdout).unwrap(), text.stdout.lines().last().unwrap_or_default().to_string())
+}
+
+#[test]
+fn an_early_return_in_an_if_let_on_an_unsafe_read_and_break_and_continue_are_mutated_and_killed() {
+    let repo = fixture_repo("rust_early_exit");
+
+    let (run, report) = run_in(&repo, &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    for (line, description) in [
+        (19, "delete return statement"),
+        (40, "delete continue statement"),
+        (40, "replace continue with break"),
+        (44, "delete break statement"),
+        (44, "replace break with continue"),
+    ] {
+        assert!(
+            verdicts.contains(&(line, description.into(), "Killed".into())),
+            "{line} {description}: {verdicts:?}"
+        );
+    }
+    assert!(verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
+    let (plan, last) = listed(repo.path());
+    assert_eq!(plan["addedLines"], report["mutdelta"]["addedLines"], "{plan}");
+    let lines = plan["addedLines"]["src/lib.rs"].as_array().unwrap().len();
+    assert_eq!(last, format!("{} mutants on {lines} added executable lines", verdicts.len()));
+    assert!(run.stdout.contains(&format!("caught on {lines} new lines")), "{run:?}");
+}
+
+#[test]
+fn list_and_check_say_the_same_of_executable_lines_without_a_mutant() {
+    // A `let` and a write in an `unsafe` block: two executable lines, no mutant.
+    let repo = fixture_repo_variant("rust_early_exit", "unsafe_only");
+
+    let (plan, last) = listed(repo.path());
+    let (run, report) = run_in(&repo, &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(plan["addedLines"], serde_json::json!({"src/lib.rs": [17, 19]}), "{plan}");
+    assert_eq!(report["mutdelta"]["addedLines"], plan["addedLines"], "{report}");
+    assert_eq!(last, "0 mutants on 2 added executable lines");
+    assert!(run.stdout.contains(&format!("mutation delta: {last}\n")), "{run:?}");
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The walk over a syn tree: what is code to mutate, what is test code, const context or unsafe.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 use syn::{Attribute, Block, ImplItem, Item, Pat, Signature, Stmt, TraitItem};
 
+use super::exits::{Target, TargetKind};
 use super::source::Source;
 use crate::catalog::Rule;
 use crate::marks::Marks;
@@ -28,6 +29,12 @@ pub(crate) struct Walker<'p, 'a> {
     pub covered: Vec<(Range<usize>, String)>,
     /// Arid statements and fast-path guards.
     pub marks: Marks,
+    /// The loops and labelled blocks around the node visited, innermost last, up to the
+    /// nearest function, closure or async block.
+    pub(crate) targets: Vec<Target>,
+    /// Where the blocks whose value is `()` and discarded start: loop bodies, the block of
+    /// an `if` without `else`.
+    unit_blocks: HashSet<usize>,
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
@@ -44,6 +51,8 @@ impl<'p, 'a> Walker<'p, 'a> {
             bodies: Vec::new(),
             covered: Vec::new(),
             marks: Marks::default(),
+            targets: Vec::new(),
+            unit_blocks: HashSet::new(),
         }
     }
 
@@ -97,7 +106,28 @@ impl<'p, 'a> Walker<'p, 'a> {
             self.marks.arid(braces.clone(), rule);
         }
         self.replace_body(sig, block, braces);
-        self.visit_block(block);
+        self.apart(|walker| walker.visit_block(block));
+    }
+
+    /// Visits a function, closure or async block body: no `break` in it leaves a loop outside.
+    fn apart(&mut self, visit: impl FnOnce(&mut Self)) {
+        let outside = std::mem::take(&mut self.targets);
+        visit(self);
+        self.targets = outside;
+    }
+
+    /// Visits a loop or labelled block, with `body`'s value `()` and discarded when `unit`.
+    fn within(&mut self, target: Target, body: &Block, unit: bool, visit: impl FnOnce(&mut Self)) {
+        if unit {
+            self.unit_blocks.insert(self.block_start(body));
+        }
+        self.targets.push(target);
+        visit(self);
+        self.targets.pop();
+    }
+
+    fn block_start(&self, block: &Block) -> usize {
+        self.source.range(block.brace_token.span.open()).start
     }
 }
 
@@ -161,9 +191,21 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
         self.literal(&expr.lit);
     }
 
+    fn visit_block(&mut self, block: &'ast Block) {
+        let unit = self.unit_blocks.contains(&self.block_start(block));
+        self.delete_exits(block, unit);
+        visit::visit_block(self, block);
+    }
+
     fn visit_expr_if(&mut self, expr: &'ast syn::ExprIf) {
         if super::equivalent::is_fast_path(expr) {
             self.marks.fast_paths.push(self.source.node(&expr.cond));
+            self.marks
+                .fast_path_returns
+                .extend(expr.then_branch.stmts.first().map(|stmt| self.source.node(stmt)));
+        }
+        if expr.else_branch.is_none() {
+            self.unit_blocks.insert(self.block_start(&expr.then_branch));
         }
         self.force_if(expr);
         visit::visit_expr_if(self, expr);
@@ -171,7 +213,47 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
 
     fn visit_expr_while(&mut self, expr: &'ast syn::ExprWhile) {
         self.force_while(expr);
-        visit::visit_expr_while(self, expr);
+        let target = Target::new(expr.label.as_ref(), TargetKind::ForOrWhile);
+        self.within(target, &expr.body, true, |walker| visit::visit_expr_while(walker, expr));
+    }
+
+    fn visit_expr_for_loop(&mut self, expr: &'ast syn::ExprForLoop) {
+        // The iterated expression is evaluated once, outside the loop.
+        self.visit_expr(&expr.expr);
+        let target = Target::new(expr.label.as_ref(), TargetKind::ForOrWhile);
+        self.within(target, &expr.body, true, |walker| walker.visit_block(&expr.body));
+    }
+
+    fn visit_expr_loop(&mut self, expr: &'ast syn::ExprLoop) {
+        let target = Target::new(expr.label.as_ref(), TargetKind::Loop);
+        self.within(target, &expr.body, true, |walker| walker.visit_block(&expr.body));
+    }
+
+    fn visit_expr_block(&mut self, expr: &'ast syn::ExprBlock) {
+        match &expr.label {
+            Some(label) => {
+                let target = Target::new(Some(label), TargetKind::Block);
+                self.within(target, &expr.block, false, |walker| walker.visit_block(&expr.block));
+            }
+            None => visit::visit_expr_block(self, expr),
+        }
+    }
+
+    fn visit_expr_closure(&mut self, expr: &'ast syn::ExprClosure) {
+        self.apart(|walker| visit::visit_expr_closure(walker, expr));
+    }
+
+    fn visit_expr_async(&mut self, expr: &'ast syn::ExprAsync) {
+        self.apart(|walker| visit::visit_expr_async(walker, expr));
+    }
+
+    fn visit_expr_break(&mut self, expr: &'ast syn::ExprBreak) {
+        self.swap_break(expr);
+        visit::visit_expr_break(self, expr);
+    }
+
+    fn visit_expr_continue(&mut self, expr: &'ast syn::ExprContinue) {
+        self.swap_continue(expr);
     }
 
     fn visit_expr_match(&mut self, expr: &'ast syn::ExprMatch) {
