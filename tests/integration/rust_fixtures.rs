@@ -147,7 +147,7 @@ fn in_a_workspace_the_tests_of_every_package_that_depends_on_the_mutated_one_run
         assert_eq!(run.code, 0, "{options:?}: {run:?}");
         assert!(run.stderr.contains("baseline: the tests of core_math, app"), "{run:?}");
         let mutants = report["files"]["core_math/src/lib.rs"]["mutants"].as_array().unwrap();
-        assert_eq!(mutants.len(), 4, "{options:?}");
+        assert_eq!(mutants.len(), 5, "{options:?}");
         let how = if options.is_empty() { "schema" } else { "build-then-test" };
         for mutant in mutants {
             assert_eq!(mutant["status"], "Killed", "{options:?}: {mutant}");

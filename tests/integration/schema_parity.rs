@@ -102,7 +102,7 @@ fn every_kind_of_schema_site_gives_the_verdict_of_its_own_build() {
 
 #[test]
 fn the_rust_fixtures_and_the_benchmarks_commit_give_the_same_verdicts_through_the_schema() {
-    for fixture in ["rust_one_sided", "rust_parser", "rust_workspace"] {
+    for fixture in ["rust_one_sided", "rust_parser", "rust_workspace", "rust_early_exit"] {
         let repo = fixture_repo(fixture);
         let schema = assert_same_verdicts(repo.path());
         assert!(schema.values().any(|(_, how, _)| how == "schema"), "{fixture}: {schema:?}");
