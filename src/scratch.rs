@@ -47,11 +47,13 @@ impl Drop for Scratch {
     }
 }
 
-/// Gives `command` (which runs in a copy inside a scratch directory) that directory's `tmp/`
-/// as its TMPDIR, unless it sets one: what compilers, linkers and tests leave in a temporary
+/// Gives a cargo `command` (which runs in a copy inside a scratch directory) that directory's
+/// `tmp/` as its TMPDIR, unless it sets one: what compilers and linkers leave in a temporary
 /// directory goes with the scratch directory, also when a killed run leaves them half done.
+/// The project's own tests keep the user's TMPDIR: where they keep files is theirs to decide.
 pub fn keep_temporary_files_inside(command: &mut std::process::Command) {
-    if command.get_envs().any(|(name, _)| name == "TMPDIR") {
+    let is_cargo = Path::new(command.get_program()).file_name().is_some_and(|name| name == "cargo");
+    if !is_cargo || command.get_envs().any(|(name, _)| name == "TMPDIR") {
         return;
     }
     let Some(dir) = command.get_current_dir().map(Path::to_path_buf) else { return };
@@ -127,7 +129,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_command_in_a_copy_gets_the_scratch_directorys_tmp_and_others_are_left_alone() {
+    fn cargo_in_a_copy_gets_the_scratch_directorys_tmp_and_others_are_left_alone() {
         let scratch = Scratch::create().unwrap();
         let copy = scratch.subdir("copy-1/pkg").unwrap();
         let tmpdir = |command: &std::process::Command| {
@@ -136,16 +138,20 @@ mod tests {
                 .find(|(name, _)| *name == "TMPDIR")
                 .and_then(|(_, value)| value.map(PathBuf::from))
         };
-        let mut inside = std::process::Command::new("true");
+        let mut inside = std::process::Command::new("cargo");
         inside.current_dir(&copy);
         keep_temporary_files_inside(&mut inside);
         assert_eq!(tmpdir(&inside), Some(scratch.path().join("tmp")));
         assert!(scratch.path().join("tmp").is_dir());
-        let mut chosen = std::process::Command::new("true");
+        let mut tests = std::process::Command::new("python3");
+        tests.current_dir(&copy);
+        keep_temporary_files_inside(&mut tests);
+        assert_eq!(tmpdir(&tests), None, "the project's tests keep the user's TMPDIR");
+        let mut chosen = std::process::Command::new("cargo");
         chosen.current_dir(&copy).env("TMPDIR", "/elsewhere");
         keep_temporary_files_inside(&mut chosen);
         assert_eq!(tmpdir(&chosen), Some(PathBuf::from("/elsewhere")));
-        let mut outside = std::process::Command::new("true");
+        let mut outside = std::process::Command::new("cargo");
         outside.current_dir(std::env::temp_dir());
         keep_temporary_files_inside(&mut outside);
         assert_eq!(tmpdir(&outside), None);

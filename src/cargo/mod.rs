@@ -141,14 +141,8 @@ impl LanguageCheck for CargoCheck {
             let attempt =
                 schema::attempt(ctx.plan, &first, &self.workspace.packages, &names, &switchable, &log)?;
             if let Some(switched) = attempt.switched {
-                return Ok(switched_jobs(
-                    ctx,
-                    owned,
-                    switched,
-                    attempt.rewritten,
-                    attempt.steps,
-                    attempt.build,
-                ));
+                let schema = Schema { switched, unviable: attempt.unviable, rewritten: attempt.rewritten };
+                return Ok(switched_jobs(ctx, owned, schema, attempt.steps, attempt.build));
             }
             steps = attempt.steps;
         }
@@ -264,14 +258,22 @@ fn built_job(ctx: &Context, planned: PlannedMutant, tested: Vec<String>, cost: D
 
 /// The jobs once the schema holds: a switched mutant runs the tests that reached it, or is
 /// NoCoverage when none did; the others build on their own.
+/// A schema that holds, with what its builds found.
+struct Schema {
+    switched: Switched,
+    /// Body replacements the schema's build showed cannot build, with the compiler's words.
+    unviable: Vec<(usize, String)>,
+    rewritten: Vec<usize>,
+}
+
 fn switched_jobs(
     ctx: &Context,
     owned: Vec<Owned>,
-    switched: Switched,
-    rewritten: Vec<usize>,
+    schema: Schema,
     steps: Vec<StepRecord>,
     build: Duration,
 ) -> Proven<Evidence> {
+    let Schema { switched, unviable, rewritten } = schema;
     let binaries_took = |package: &str| -> Duration {
         let tests: Duration = switched
             .binaries
@@ -284,6 +286,10 @@ fn switched_jobs(
     let mut jobs = Vec::new();
     let mut settled = Vec::new();
     for Owned { planned, tested, .. } in owned {
+        if let Some((_, reason)) = unviable.iter().find(|(id, _)| *id == planned.id) {
+            settled.push(Outcome::settled(Status::CompileError, reason.clone()).for_mutant(planned));
+            continue;
+        }
         if !switched.ids.contains(&planned.id) {
             let cost = tested.iter().map(|package| binaries_took(package)).sum();
             jobs.push(built_job(ctx, planned, tested, cost));

@@ -103,6 +103,9 @@ pub struct Attempt {
     pub rewritten: Vec<usize>,
     pub steps: Vec<StepRecord>,
     pub build: Duration,
+    /// Body replacements whose value does not implement what the function's return type needs
+    /// (`Default::default()` where it has no default), with the compiler's words: CompileError.
+    pub unviable: Vec<(usize, String)>,
 }
 
 /// The id a mutant has in the schema: never 0 (the original) nor the canary.
@@ -135,6 +138,7 @@ pub fn attempt(
     let mut steps = Vec::new();
     let mut build_time = Duration::ZERO;
     let mut rewritten = Vec::new();
+    let mut unviable = Vec::new();
     for round in 1..=ROUNDS {
         let mut schemas: BTreeMap<usize, Schema> = BTreeMap::new();
         for (&file, planned) in &by_file {
@@ -174,8 +178,9 @@ pub fn attempt(
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
             let switched =
                 record(plan, cargo, packages, tested, built.artifacts, &switched, &mut steps, log)?;
-            return Ok(Attempt { switched, rewritten, steps, build: build_time });
+            return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
+        unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
         let blamed = blame(&built.errors, &cargo.root, plan, &schemas);
         if blamed.is_empty() {
             break; // an error the schema cannot explain: build every mutant on its own
@@ -189,7 +194,7 @@ pub fn attempt(
             Stamp::Now,
         )?;
     }
-    Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time })
+    Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time, unviable: Vec::new() })
 }
 
 /// The ids blamed for `errors`: for each, the sites its spans (or the macro calls they come
@@ -221,6 +226,37 @@ fn blame(errors: &[Diagnostic], root: &Path, plan: &Plan, schemas: &BTreeMap<usi
     blamed
 }
 
+/// The body replacements whose own value an error of kind E0277 (a trait bound not satisfied)
+/// is about: in the schema a body's value is checked against the function's return type, as it
+/// is in a build of the mutant alone, so it fails there the same way.
+fn unviable_bodies(
+    errors: &[Diagnostic],
+    root: &Path,
+    plan: &Plan,
+    schemas: &BTreeMap<usize, Schema>,
+    mutants: &[&PlannedMutant],
+) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for error in errors.iter().filter(|e| e.code.as_ref().is_some_and(|code| code.code == "E0277")) {
+        for span in error.spans.iter().filter(|span| span.is_primary) {
+            let path = root.join(&span.file_name);
+            let Some(file) = schemas.keys().find(|&&f| same_file(&root.join(&plan.files[f].path), &path))
+            else {
+                continue;
+            };
+            let Some(id) = schemas[file].own_code_at(span.byte_start) else { continue };
+            let body = mutants.iter().find(|planned| {
+                switch_id(planned) == id
+                    && planned.mutant.mutator() == mutators::catalog::Mutator::FunctionBody
+            });
+            if let Some(planned) = body {
+                found.push((planned.id, format!("does not build: error[E0277]: {}", error.message)));
+            }
+        }
+    }
+    found
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a))
 }
@@ -230,15 +266,26 @@ fn same_file(a: &Path, b: &Path) -> bool {
 struct Diagnostic {
     level: String,
     #[serde(default)]
+    message: String,
+    #[serde(default)]
+    code: Option<Code>,
+    #[serde(default)]
     spans: Vec<Span>,
     #[serde(default)]
     children: Vec<Diagnostic>,
 }
 
 #[derive(Debug, Deserialize)]
+struct Code {
+    code: String,
+}
+
+#[derive(Debug, Deserialize)]
 struct Span {
     file_name: String,
     byte_start: usize,
+    #[serde(default)]
+    is_primary: bool,
     #[serde(default)]
     expansion: Option<Box<Expansion>>,
 }

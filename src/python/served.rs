@@ -42,7 +42,6 @@ impl Served {
     /// to `log`. It dies with the thread that spawns it (`PR_SET_PDEATHSIG` follows threads),
     /// so spawn from a thread that outlives it.
     pub fn spawn(name: &'static str, command: &mut Command, log: PathBuf) -> Result<Served> {
-        crate::scratch::keep_temporary_files_inside(command);
         let mut process = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

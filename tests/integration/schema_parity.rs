@@ -85,6 +85,11 @@ fn every_kind_of_schema_site_gives_the_verdict_of_its_own_build() {
     assert!(schema
         .iter()
         .any(|(key, (status, ..))| key.1 == 50 && key.3 == "replace 2 with 0" && status == "CompileError"));
+    // `Ticket` has no default: the schema's build shows the body replacement cannot build, as a
+    // build of its own does, and nothing is built or run for it.
+    let ticket: Vec<_> = on_line(57).collect();
+    assert_eq!(ticket.len(), 1, "{schema:?}");
+    assert_eq!((ticket[0].0.as_str(), ticket[0].1.as_str()), ("CompileError", "none"), "{schema:?}");
     let switched: Vec<_> = schema.values().filter(|(_, how, _)| how == "schema").collect();
     assert!(switched.len() >= 25, "{schema:?}");
     // Reached only by its doctest, only in a thread no test names, only by an integration test.

@@ -40,6 +40,8 @@ pub struct Schema {
     sites: Vec<(Vec<u32>, Range<usize>)>,
     /// Function bodies in `text`, with the ids of the sites inside each.
     regions: Vec<(Range<usize>, Vec<u32>)>,
+    /// Each mutant's own code in `text`: the value of its arm.
+    arms: Vec<(u32, Range<usize>)>,
 }
 
 impl Schema {
@@ -53,6 +55,12 @@ impl Schema {
             holding.min_by_key(|(range, _)| range.len()).map(|(_, ids)| ids.clone())
         };
         self.site_at(offset).or_else(region).unwrap_or_else(|| self.switched.clone())
+    }
+
+    /// The mutant whose own code (its arm's value, not the original code beside it) holds
+    /// byte `offset` of `text`.
+    pub fn own_code_at(&self, offset: usize) -> Option<u32> {
+        self.arms.iter().find(|(_, range)| range.contains(&offset)).map(|(id, _)| *id)
     }
 
     /// The ids of the innermost site holding byte `offset` of `text`, if a site does.
@@ -263,15 +271,21 @@ pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, Mutate
         source[prelude_at..].find('\n').map_or(source.len(), |at| prelude_at + at + 1)
     };
 
-    let mut renderer =
-        Renderer { source, sites: &ordered, out: String::new(), placed: Vec::new(), anchors: Vec::new() };
+    let mut renderer = Renderer {
+        source,
+        sites: &ordered,
+        out: String::new(),
+        placed: Vec::new(),
+        arms: Vec::new(),
+        anchors: Vec::new(),
+    };
     renderer.verbatim(0..prelude_at);
     renderer.out.push_str(&prelude());
     renderer.range(prelude_at..source.len());
-    let Renderer { out, placed, anchors, .. } = renderer;
+    let Renderer { out, placed, arms, anchors, .. } = renderer;
     let regions = body_regions(&bodies, &ordered, &anchors);
     let switched = ordered.iter().flat_map(|site| site.mutants.iter().map(|(id, _)| *id)).collect();
-    Ok(Schema { text: out, switched, unswitched, sites: placed, regions })
+    Ok(Schema { text: out, switched, unswitched, sites: placed, arms, regions })
 }
 
 /// Past a byte order mark and a shebang line.
@@ -325,6 +339,8 @@ struct Renderer<'s, 'm> {
     out: String,
     /// Each site's ids and where it was written.
     placed: Vec<(Vec<u32>, Range<usize>)>,
+    /// Each mutant's own code: its arm's value.
+    arms: Vec<(u32, Range<usize>)>,
     /// The source copied as it is: (where in the source, where in `out`, length).
     anchors: Vec<(usize, usize, usize)>,
 }
@@ -373,7 +389,11 @@ impl Renderer<'_, '_> {
             ]
             .concat();
             let pattern = if n == last { "_".to_string() } else { id.to_string() };
-            self.out.push_str(&format!(", {pattern} => {arm_open}{}{arm_close}", one_line(&mutated)));
+            self.out.push_str(&format!(", {pattern} => {arm_open}"));
+            let arm_start = self.out.len();
+            self.out.push_str(&one_line(&mutated));
+            self.arms.push((*id, arm_start..self.out.len()));
+            self.out.push_str(arm_close);
         }
         self.out.push_str(&format!(" }}{close}"));
         self.placed.push((ids, start..self.out.len()));
@@ -565,6 +585,8 @@ fn main() {
         let blamed = schema.blame(arm);
         let owner = numbered.iter().find(|(_, m)| m.replacement == ">=" && m.original == ">").unwrap().0;
         assert!(blamed.contains(&owner), "{blamed:?}");
+        assert_eq!(schema.own_code_at(arm), Some(owner), "its own code");
+        assert_eq!(schema.own_code_at(text.find("fn total").unwrap()), None, "no mutant's code");
         assert!(blamed.len() < 6, "only that site's mutants: {blamed:?}");
         // With the bodies' own mutants left out, `let mut sum = 0;` is in `total` but in no site.
         let unbodied: Vec<(u32, &Mutant)> = numbered
