@@ -11,7 +11,12 @@ and prints both wall times, their ratio, the mutants each tested, and the lines 
 (a line is caught when one of its mutants is caught), with any line cargo-mutants catches
 that mutdelta does not.
 
+With --repo PATH --commit SHA the commit of a real project is measured instead (a clone of
+PATH checked out at SHA, the diff against its first parent); with --fresh, as a fresh clone:
+no build of it exists before either tool runs (target/ is removed before every run).
+
 Usage: python3 benches/rust_e2e/run.py [--runs 3] [--jobs 2] [--mutdelta PATH]
+                                       [--repo PATH --commit SHA [--fresh]]
 Everything is built under target/bench/rust_e2e.
 """
 
@@ -44,6 +49,26 @@ def run(cmd, cwd, check=True):
     return subprocess.run(cmd, cwd=cwd, env=GIT_ENV, check=check, capture_output=True, text=True)
 
 
+def real_repository(source, commit, fresh):
+    repo = WORK / "real"
+    shutil.rmtree(repo, ignore_errors=True)
+    run(["git", "clone", "-q", "--no-hardlinks", str(source), str(repo)], WORK)
+    run(["git", "checkout", "-q", commit], repo)
+    (WORK / "change.diff").write_text(run(["git", "diff", f"{commit}~1", commit], repo).stdout)
+    if not fresh:
+        run(["cargo", "test", "--no-run", "-q"], repo)
+    return repo
+
+
+FRESH = False
+
+
+def forget_builds(repo):
+    """A fresh clone has no build: the target directory goes before each run."""
+    if FRESH:
+        shutil.rmtree(repo / "target", ignore_errors=True)
+
+
 def repository():
     repo = WORK / "repo"
     shutil.rmtree(repo, ignore_errors=True)
@@ -63,8 +88,10 @@ def repository():
 
 def mutdelta_once(binary, repo, jobs):
     out = WORK / "mutdelta.json"
+    forget_builds(repo)
     start = time.monotonic()
-    result = run([str(binary), "check", "--commit", "HEAD", "-j", str(jobs), "--json", str(out)], repo, check=False)
+    result = run([str(binary), "check", "--commit", "HEAD", "-j", str(jobs), "--no-cache", "--json", str(out)],
+                 repo, check=False)
     seconds = time.monotonic() - start
     if result.returncode not in (0, 1):
         sys.exit(f"mutdelta failed:\n{result.stdout}\n{result.stderr}")
@@ -111,6 +138,7 @@ CARGO_MUTANTS_LINE = re.compile(r"^(\S+?):(\d+):\d+: ")
 def cargo_mutants_once(repo, jobs):
     out = WORK / "cargo-mutants"
     shutil.rmtree(out, ignore_errors=True)
+    forget_builds(repo)
     start = time.monotonic()
     result = run(
         ["cargo", "mutants", "--in-diff", str(WORK / "change.diff"), "-j", str(jobs), "--output", str(out)],
@@ -143,14 +171,19 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
+    parser.add_argument("--repo", help="a real project's git repository (with --commit)")
+    parser.add_argument("--commit", help="the commit of --repo to check")
+    parser.add_argument("--fresh", action="store_true", help="as a fresh clone: no build before each run")
     args = parser.parse_args()
+    global FRESH
+    FRESH = args.fresh
     WORK.mkdir(parents=True, exist_ok=True)
     if args.mutdelta:
         binary = Path(args.mutdelta).resolve()
     else:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
         binary = ROOT / "target" / "release" / "mutdelta"
-    repo = repository()
+    repo = real_repository(Path(args.repo).resolve(), args.commit, args.fresh) if args.repo else repository()
     has_cargo_mutants = run(["cargo", "mutants", "--version"], repo, check=False).returncode == 0
 
     ours = [mutdelta_once(binary, repo, args.jobs) for _ in range(args.runs)]

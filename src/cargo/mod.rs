@@ -314,8 +314,12 @@ fn switched_jobs(
     }
     let baseline = switched.binaries.iter().map(|binary| binary.duration).sum::<Duration>()
         + switched.doctests_took.values().sum::<Duration>();
-    let mut packages: Vec<&str> = switched.binaries.iter().map(|binary| binary.package.as_str()).collect();
-    packages.dedup();
+    let mut packages: Vec<&str> = Vec::new();
+    for binary in &switched.binaries {
+        if !packages.contains(&binary.package.as_str()) {
+            packages.push(&binary.package);
+        }
+    }
     Proven {
         jobs,
         settled,
