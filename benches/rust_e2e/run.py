@@ -28,6 +28,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,7 +51,8 @@ def run(cmd, cwd, check=True):
 
 
 def real_repository(source, commit, fresh):
-    repo = WORK / "real"
+    # Outside this repository: cargo would take the project for a member of its workspace.
+    repo = Path(tempfile.gettempdir()) / "mutdelta-bench-real"
     shutil.rmtree(repo, ignore_errors=True)
     run(["git", "clone", "-q", "--no-hardlinks", str(source), str(repo)], WORK)
     run(["git", "checkout", "-q", commit], repo)
@@ -131,7 +133,7 @@ def schema_figures(report):
 # A body replacement is the same mutant in both tools, but each files it under another line
 # (mutdelta: the signature's `{`; cargo-mutants: the body's first statement): match it by name.
 BODY_OURS = re.compile(r"replace body of `(\w+)`")
-BODY_THEIRS = re.compile(r"^\S+?:\d+:\d+: replace (\w+) -> ")
+BODY_THEIRS = re.compile(r"^\S+?:\d+:\d+: replace (?:.*::)?(\w+) -> ")
 CARGO_MUTANTS_LINE = re.compile(r"^(\S+?):(\d+):\d+: ")
 
 
