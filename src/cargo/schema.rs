@@ -176,8 +176,7 @@ pub fn attempt(
         }
         if built.run.passed() {
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
-            let switched =
-                record(plan, cargo, packages, tested, built.artifacts, &switched, &mut steps, log)?;
+            let switched = record(cargo, packages, tested, built.artifacts, &switched, &mut steps, log)?;
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
         unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
@@ -423,9 +422,7 @@ fn list_tests(binary: &TestBinary) -> Vec<String> {
 
 /// Runs every test executable and every package's doctests with the switch off, recording
 /// what reaches each site; they must pass, and a canary must fail.
-#[allow(clippy::too_many_arguments)]
 fn record(
-    plan: &Plan,
     cargo: &Cargo,
     packages: &[Package],
     tested: &[String],
@@ -434,7 +431,6 @@ fn record(
     steps: &mut Vec<StepRecord>,
     log: &Path,
 ) -> Result<Option<Switched>> {
-    let _ = plan;
     let package_at = |manifest: &Path| {
         let dir = manifest.parent()?;
         packages.iter().find(|package| same_file(&cargo.root.join(&package.dir), dir))
