@@ -262,7 +262,7 @@ pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, Mutate
         .map(|attr| parsed.source.node(attr).end)
         .max()
         .unwrap_or(0)
-        .max(code_start(source));
+        .max(source::code_start(source));
     // At the start of the next line: a `//!` comment or a shebang runs to the end of its line,
     // and the prelude, written without a line break, keeps every line's number.
     let prelude_at = if prelude_at == 0 || source[..prelude_at].ends_with('\n') {
@@ -286,18 +286,6 @@ pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, Mutate
     let regions = body_regions(&bodies, &ordered, &anchors);
     let switched = ordered.iter().flat_map(|site| site.mutants.iter().map(|(id, _)| *id)).collect();
     Ok(Schema { text: out, switched, unswitched, sites: placed, arms, regions })
-}
-
-/// Past a byte order mark and a shebang line.
-fn code_start(text: &str) -> usize {
-    let base = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
-    let rest = &text[base..];
-    let is_shebang = rest.starts_with("#!") && !rest[2..].trim_start().starts_with('[');
-    if is_shebang {
-        base + rest.find('\n').unwrap_or(rest.len())
-    } else {
-        base
-    }
 }
 
 /// The switch macro and the lints its code would raise, on one line.

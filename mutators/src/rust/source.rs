@@ -69,7 +69,7 @@ impl<'a> Source<'a> {
 }
 
 /// Past the byte order mark and a shebang line (a `#!` not opening an inner attribute `#![`).
-fn code_start(text: &str) -> usize {
+pub(crate) fn code_start(text: &str) -> usize {
     let base = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
     let rest = &text[base..];
     let is_shebang = rest.starts_with("#!") && !rest[2..].trim_start().starts_with('[');
