@@ -192,6 +192,10 @@ pub fn audit(
         return Ok(Audit { notes, ..Audit::default() });
     }
     let cache = crate::cache::Cache::open(change.repo_root, options.cache);
+    // Verdicts of the same mutants of the same state against the same edited tests, from an
+    // earlier audit (read before any test runs in the copy).
+    let old_verdicts = crate::run::verdicts::Verdicts::open(&cache, &old_base)
+        .for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
     let old_logs = old_scratch.subdir("logs")?;
     let empty = Plan::default();
     let ctx = Context {
@@ -202,8 +206,7 @@ pub fn audit(
         scratch: &old_scratch,
         logs: &old_logs,
         cache: &cache,
-        // The audit tests other states than the check: it reuses no verdict.
-        verdicts: &crate::run::verdicts::Verdicts::default(),
+        verdicts: &old_verdicts,
     };
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
@@ -267,6 +270,8 @@ pub fn audit(
     let new_scratch = Scratch::create()?;
     let new_base = new_scratch.path().join("copy-0");
     worktree::duplicate(change.after, &new_base)?;
+    let new_verdicts = crate::run::verdicts::Verdicts::open(&cache, &new_base)
+        .for_purpose("kill-loss audit after the change".to_string());
     let new_logs = new_scratch.subdir("logs")?;
     let ctx = Context {
         options,
@@ -276,8 +281,7 @@ pub fn audit(
         scratch: &new_scratch,
         logs: &new_logs,
         cache: &cache,
-        // The audit tests other states than the check: it reuses no verdict.
-        verdicts: &crate::run::verdicts::Verdicts::default(),
+        verdicts: &new_verdicts,
     };
     let side = PythonCheck::new(&ctx)?;
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
@@ -302,7 +306,10 @@ pub fn audit(
     let again_base = again.path().join("copy-0");
     worktree::materialize(&repo, State::Commit(before), &again_base)?;
     let again_logs = again.subdir("logs")?;
-    let again_ctx = Context { base: &again_base, scratch: &again, logs: &again_logs, ..old_ctx };
+    // Run again, never recalled: a kill that happens once by chance must not confirm itself.
+    let fresh = crate::run::verdicts::Verdicts::default();
+    let again_ctx =
+        Context { base: &again_base, scratch: &again, logs: &again_logs, verdicts: &fresh, ..old_ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
     let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?.complete()?;
     audit.steps.extend(confirmed.steps);

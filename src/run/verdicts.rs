@@ -30,6 +30,10 @@ pub struct Scope {
 pub struct Verdicts {
     cache: Cache,
     files: Vec<Entry>,
+    /// What the runs are for beyond the check of a change (the kill-loss audit's runs before
+    /// the change, against the edited tests only): part of every key, so that no verdict
+    /// crosses from one purpose to another.
+    purpose: String,
 }
 
 /// The jobs split into verdicts reused and jobs left to run, with the key of each job left.
@@ -43,9 +47,14 @@ impl Verdicts {
     /// The memory for the state under test at `base` (to be called before any test runs there).
     pub fn open(cache: &Cache, base: &Path) -> Verdicts {
         match cache::manifest(base) {
-            Ok(files) if cache.is_on() => Verdicts { cache: cache.clone(), files },
+            Ok(files) if cache.is_on() => Verdicts { cache: cache.clone(), files, purpose: String::new() },
             _ => Verdicts::default(),
         }
+    }
+
+    /// The same memory, for runs made for `purpose` only.
+    pub fn for_purpose(self, purpose: String) -> Verdicts {
+        Verdicts { purpose, ..self }
     }
 
     /// Splits `jobs` into verdicts an earlier run reached on the same inputs and jobs to run;
@@ -125,6 +134,7 @@ impl Verdicts {
             env!("CARGO_PKG_VERSION").as_bytes(),
             scope.identity.as_bytes(),
             settings.as_bytes(),
+            self.purpose.as_bytes(),
             files.as_bytes(),
             what.as_bytes(),
             tests.as_bytes(),
@@ -205,6 +215,12 @@ mod tests {
             Verdicts::open(&cache, &root).key(&other, "", &plan, &job(&["tests/test_f.py::test_f"])),
             keys(&root).0,
             "the interpreter counts"
+        );
+        let audit = Verdicts::open(&cache, &root).for_purpose("kill-loss audit before the change".into());
+        assert_ne!(
+            audit.key(&scope, "", &plan, &job(&["tests/test_f.py::test_f"])),
+            keys(&root).0,
+            "a verdict of the audit is not one of the check"
         );
     }
 }

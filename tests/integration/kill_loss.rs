@@ -212,3 +212,31 @@ fn a_kill_that_does_not_happen_again_before_the_change_is_not_reported_lost() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_rerun_reuses_the_audits_verdicts_but_confirms_each_lost_kill_again() {
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+
+    let first = check(repo.path(), &["--commit", "HEAD"]);
+    let again = check(repo.path(), &["--commit", "HEAD"]);
+
+    assert_eq!((first.code, again.code), (1, 1), "{first:?}\n{again:?}");
+    assert_eq!(lost_lines(&again), lost_lines(&first), "{again:?}");
+    assert_eq!(lost_lines(&again).len(), 7, "{again:?}");
+    let reuse_notes = |run: &Run| -> Vec<String> {
+        run.stderr.lines().filter(|line| line.starts_with("reused ")).map(str::to_string).collect()
+    };
+    assert!(reuse_notes(&first).is_empty(), "{first:?}");
+    // (The change adds no source: the check has no mutant of its own.) The edited tests'
+    // mutants before the change, and the kills tested after it, are reused ...
+    let confirming =
+        again.stderr.find("running them again before it to confirm them").expect("lost kills confirmed");
+    let (before_confirming, confirmation) = again.stderr.split_at(confirming);
+    let reused_before: Vec<&str> =
+        before_confirming.lines().filter(|line| line.starts_with("reused ")).collect();
+    assert_eq!(reused_before.len(), 2, "{again:?}");
+    assert!(reused_before[0].starts_with("reused 20 verdicts"), "{again:?}");
+    // ... but a seemingly lost kill is run again before the change every time.
+    assert!(!confirmation.contains("reused "), "{again:?}");
+    assert_eq!(reuse_notes(&again).len(), 2, "{again:?}");
+}
