@@ -144,6 +144,7 @@ class File:
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                 self.future.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        self.original_codes = {}
         self.functions = {}
         self.generators = set()
         self.caches = {}
@@ -173,9 +174,21 @@ class File:
         prefix = [self.lines[n - 1] if n in self.future else "" for n in range(1, first)]
         return compile("\n".join(prefix + lines[first - 1 : last]), self.path, "exec", dont_inherit=True)
 
+    def original_block_codes(self, first, last):
+        """`codes` of lines first..last as collected, compiled once per statement."""
+        if (first, last) not in self.original_codes:
+            self.original_codes[first, last] = codes(self.block_code(first, last, self.source))
+        return self.original_codes[first, last]
+
 
 def same_file(filename, real):
-    return filename == real or os.path.realpath(filename) == real
+    return filename == real or _real_path(filename) == real
+
+
+@functools.lru_cache(maxsize=None)
+def _real_path(filename):
+    # Thousands of functions share a few hundred files; realpath stats every part of a path.
+    return os.path.realpath(filename)
 
 
 def key(code):
@@ -230,7 +243,7 @@ def swap_plan(mutant):
     mutated = file.source[: file.offset(start)] + mutant["replacement"] + file.source[file.offset(end) :]
     growth = mutated.count("\n") - file.source.count("\n")
     try:
-        before = codes(file.block_code(first, last, file.source))
+        before = file.original_block_codes(first, last)
         after = codes(file.block_code(first, last + growth, mutated))
     except (SyntaxError, ValueError) as error:
         raise Refused(f"the statement does not compile: {error}")
