@@ -1,8 +1,10 @@
 //! The interpreter that runs the tests, their environment in a copy, and the command line of one test run.
 
 use std::io::Write;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -35,18 +37,66 @@ impl Runner {
     }
 }
 
-/// Whether `python` can import `module`.
+/// What one run of an interpreter says about itself: its major version, whether pytest and
+/// pytest-cov are importable, and its fingerprint. Asked once per interpreter and run of
+/// mutdelta: each start of Python costs tens of milliseconds.
+#[derive(Debug)]
+struct Description {
+    major: String,
+    pytest: bool,
+    pytest_cov: bool,
+    /// `None` when it could not list what it imports from.
+    fingerprint: Option<String>,
+}
+
+fn describe(python: &Path) -> Option<Arc<Description>> {
+    const SCRIPT: &str = r#"
+import importlib.util, os, sys
+print(sys.version_info[0])
+print(int(importlib.util.find_spec("pytest") is not None))
+print(int(importlib.util.find_spec("pytest_cov") is not None))
+lines = [f"{sys.executable} {sys.version}"]
+try:
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            for name in sorted(os.listdir(entry)):
+                if name.endswith((".dist-info", ".egg-info", ".egg-link")):
+                    lines.append(f"{entry} {name}")
+                elif name.endswith(".pth"):
+                    with open(os.path.join(entry, name), "rb") as pth:
+                        lines.append(f"{entry} {name} {pth.read()}")
+except OSError:
+    lines = None
+print("fingerprint" if lines is not None else "no fingerprint")
+print("\n".join(lines or []))
+"#;
+    static DESCRIBED: Mutex<BTreeMap<PathBuf, Arc<Description>>> = Mutex::new(BTreeMap::new());
+    let mut described = DESCRIBED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(description) = described.get(python) {
+        return Some(description.clone());
+    }
+    let output = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut lines = text.splitn(5, '\n');
+    let major = lines.next()?.trim().to_string();
+    let pytest = lines.next()? == "1";
+    let pytest_cov = lines.next()? == "1";
+    let fingerprint = (lines.next()? == "fingerprint").then(|| lines.next().unwrap_or("").to_string());
+    let description = Arc::new(Description { major, pytest, pytest_cov, fingerprint });
+    described.insert(python.to_path_buf(), description.clone());
+    Some(description)
+}
+
+/// Whether `python` can import `module` (pytest or pytest_cov).
 fn has_module(python: &Path, module: &str) -> bool {
-    Command::new(python)
-        .args([
-            "-c",
-            &format!("import importlib.util, sys; sys.exit(importlib.util.find_spec({module:?}) is None)"),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+    describe(python).is_some_and(|description| match module {
+        "pytest" => description.pytest,
+        "pytest_cov" => description.pytest_cov,
+        _ => false,
+    })
 }
 
 /// Picks the interpreter: `--python`, else `$VIRTUAL_ENV/bin/python`, else `.venv/bin/python` in
@@ -68,12 +118,8 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Pat
     } else {
         PathBuf::from("python3")
     };
-    let output = Command::new(&candidate)
-        .args(["-c", "import sys; print(sys.version_info[0])"])
-        .stdin(Stdio::null())
-        .output();
-    match output {
-        Ok(output) if output.status.success() && output.stdout.starts_with(b"3") => Ok(candidate),
+    match describe(&candidate) {
+        Some(description) if description.major == "3" => Ok(candidate),
         _ => bail!(
             "{} is not a working Python 3 interpreter: pass one with --python PATH",
             candidate.display()
@@ -195,23 +241,9 @@ pub fn test_command(
 /// and the packages installed where it imports from (their metadata folders name the
 /// versions; `.pth` files are read whole).
 pub fn fingerprint(python: &Path) -> Result<String> {
-    const SCRIPT: &str = r#"
-import os, sys
-print(sys.executable, sys.version)
-for entry in sys.path:
-    if entry and os.path.isdir(entry):
-        for name in sorted(os.listdir(entry)):
-            if name.endswith((".dist-info", ".egg-info", ".egg-link")):
-                print(entry, name)
-            elif name.endswith(".pth"):
-                with open(os.path.join(entry, name), "rb") as pth:
-                    print(entry, name, pth.read())
-"#;
-    let output = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).output()?;
-    if !output.status.success() {
-        bail!("{} could not describe itself", python.display());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    describe(python)
+        .and_then(|description| description.fingerprint.clone())
+        .ok_or_else(|| anyhow!("{} could not describe itself", python.display()))
 }
 
 /// mutdelta's environment, which the tests inherit, without what changes from one shell or
