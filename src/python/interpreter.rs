@@ -1,7 +1,7 @@
 //! The interpreter that runs the tests, their environment in a copy, and the command line of one test run.
 
-use std::io::Write;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -22,19 +22,34 @@ pub enum Runner {
 impl Runner {
     /// The user's command, else pytest; pytest-cov (which the project's `addopts` may switch on)
     /// is switched off: it fights the probe's tracer and costs time in every run.
-    pub fn new(test_cmd: Option<&str>, python: &Path) -> Runner {
-        match test_cmd {
-            Some(command) => Runner::Shell(command.to_string()),
-            None if has_module(python, "pytest_cov") => {
-                Runner::Pytest { options: vec!["--no-cov".to_string()] }
-            }
-            None => Runner::Pytest { options: Vec::new() },
+    ///
+    /// pytest's rootdir is pinned to the copy (`--rootdir=.`, each run's working directory)
+    /// when a directory above the copies in `scratch` holds a file pytest takes for a project's
+    /// root: it would otherwise root the node ids there, outside the copy.
+    pub fn new(test_cmd: Option<&str>, python: &Path, scratch: &Path) -> Runner {
+        if let Some(command) = test_cmd {
+            return Runner::Shell(command.to_string());
         }
+        let mut options = Vec::new();
+        if has_module(python, "pytest_cov") {
+            options.push("--no-cov".to_string());
+        }
+        if project_root_above(scratch) {
+            options.push("--rootdir=.".to_string());
+        }
+        Runner::Pytest { options }
     }
 
     pub fn is_pytest(&self) -> bool {
         matches!(self, Runner::Pytest { .. })
     }
+}
+
+/// Whether `dir` or a directory above it holds a file by which pytest finds a rootdir.
+fn project_root_above(dir: &Path) -> bool {
+    const ROOT_FILES: &[&str] =
+        &["pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py"];
+    dir.ancestors().any(|dir| ROOT_FILES.iter().any(|name| dir.join(name).is_file()))
 }
 
 /// What one run of an interpreter says about itself: its major version, whether pytest and
@@ -75,7 +90,8 @@ print("\n".join(lines or []))
     if let Some(description) = described.get(python) {
         return Some(description.clone());
     }
-    let output = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    let output =
+        Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
     if !output.status.success() {
         return None;
     }

@@ -101,7 +101,7 @@ impl PythonCheck {
     ) -> Result<PythonCheck> {
         let settings = &ctx.options.python;
         let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
-        let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python);
+        let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python, ctx.scratch.path());
         if runner.is_pytest() {
             interpreter::require_pytest(&python)?;
         }

@@ -356,3 +356,37 @@ fn quiet_prints_the_summary_alone_and_the_exit_status_says_the_rest() {
     assert_eq!(both.code, 2, "{both:?}");
     assert!(both.stderr.contains("cannot be used with"), "{both:?}");
 }
+
+#[test]
+fn copies_under_another_projects_directory_keep_their_own_node_ids() {
+    // The temporary directory lies inside a project of its own (a pyproject.toml above it):
+    // pytest, left alone, would root the copies' node ids there.
+    let repo = fixture_repo("strong_tests");
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("pyproject.toml"), "[project]\nname = \"outer\"\n").unwrap();
+    let tmp = outer.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let json = outer.path().join("r.json");
+    let python = python();
+
+    let run = crate::common::mutdelta_in_tmp(
+        repo.path(),
+        &tmp,
+        &[
+            "check",
+            "--commit",
+            "HEAD",
+            "-j",
+            "2",
+            "--python",
+            python.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = statuses(&read_valid_report(&json), "grades.py");
+    assert!(verdicts.len() >= 5, "{verdicts:?}");
+    assert!(verdicts.iter().all(|(_, status)| status == "Killed"), "{verdicts:?}");
+}
