@@ -43,7 +43,7 @@ pub struct Job {
     /// again in this one, for tests that lean on the ones before them.
     pub in_suite_order: Vec<String>,
     pub timeout: Duration,
-    /// What its tests took unmutated: the cheapest jobs run first.
+    /// What its tests took unmutated: the costliest jobs run first.
     pub cost: Duration,
     /// Its code ran when the project was imported or its tests collected: a process that has
     /// them imported cannot be patched for it, only a fresh import tests it.

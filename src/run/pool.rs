@@ -1,5 +1,6 @@
-//! The worker pool: one thread per worker, the cheapest jobs first; it only schedules, the workers test and read.
+//! The worker pool: one thread per worker, the costliest jobs first; it only schedules, the workers test and read.
 
+use std::cmp::Reverse;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -21,7 +22,7 @@ pub fn run_all<W: Worker>(
     mut jobs: Vec<Job>,
     events: &mut dyn FnMut(Event),
 ) -> Result<Vec<MutantResult>> {
-    jobs.sort_by_key(|job| (job.cost, job.planned.id));
+    schedule(&mut jobs);
     let total = jobs.len();
     let queue = Mutex::new(VecDeque::from(jobs));
     let (sender, receiver) = mpsc::channel::<Result<MutantResult>>();
@@ -69,4 +70,52 @@ pub fn run_all<W: Worker>(
         return Err(err);
     }
     Ok(results)
+}
+
+/// The order jobs start in: the costliest first, so that no costly job starting last keeps one
+/// worker busy while the others wait. A job that imports the project afresh pays that import on
+/// top of its tests, so those come before the rest.
+fn schedule(jobs: &mut [Job]) {
+    jobs.sort_by_key(|job| (Reverse((job.fresh, job.cost)), job.planned.id));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::plan::PlannedMutant;
+
+    fn job(id: usize, millis: u64, fresh: bool) -> Job {
+        let mutant = mutators::Mutant {
+            line: 1,
+            span: 0..1,
+            start: mutators::Position { line: 1, column: 1 },
+            end: mutators::Position { line: 1, column: 2 },
+            original: "+".into(),
+            replacement: "-".into(),
+            rule: &mutators::catalog::PYTHON[0],
+            description: "replace + with -".into(),
+            ignored: None,
+            arid: None,
+            likely_equivalent: None,
+        };
+        Job {
+            planned: PlannedMutant { id, file: 0, mutant },
+            tests: Vec::new(),
+            in_suite_order: Vec::new(),
+            timeout: Duration::from_secs(60),
+            cost: Duration::from_millis(millis),
+            fresh,
+        }
+    }
+
+    #[test]
+    fn fresh_imports_start_first_then_the_costliest_tests_ties_in_id_order() {
+        let mut jobs =
+            vec![job(1, 5, false), job(2, 900, false), job(3, 20, true), job(4, 5, false), job(5, 300, true)];
+        schedule(&mut jobs);
+        let order: Vec<usize> = jobs.iter().map(|job| job.planned.id).collect();
+        assert_eq!(order, [5, 3, 2, 1, 4]);
+    }
 }
