@@ -234,10 +234,10 @@ impl LanguageCheck for CargoCheck {
 
     /// Nothing to prove: a cargo worker builds what it tests in its own copy, and the schema
     /// was proven live by its canary.
-    fn prove_worker(
+    fn prove_round(
         &self,
         _ctx: &Context,
-        _worker: &mut CargoWorker,
+        _workers: &mut [CargoWorker],
         _jobs: &[Job],
     ) -> Result<Vec<StepRecord>> {
         Ok(Vec::new())

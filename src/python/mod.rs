@@ -233,11 +233,21 @@ impl PythonCheck {
         }
     }
 
-    /// A collector per copy, all collecting side by side (spawned from this thread, which
-    /// outlives them).
-    fn spawn_collectors(&self, ctx: &Context, roots: &[PathBuf]) -> Vec<Result<Collector>> {
+    /// A collector per copy, all collecting the test files of the `jobs` that may be swapped
+    /// in, side by side (spawned from this thread, which outlives them).
+    fn spawn_collectors(&self, ctx: &Context, roots: &[PathBuf], jobs: &[Job]) -> Vec<Result<Collector>> {
+        let files: BTreeSet<&str> = jobs
+            .iter()
+            .filter(|job| !job.fresh)
+            .flat_map(|job| &job.tests)
+            .map(|test| test.split("::").next().unwrap_or(test))
+            .collect();
+        if files.is_empty() {
+            let none = || Err(anyhow!("no mutant of this round can be swapped in"));
+            return roots.iter().map(|_| none()).collect();
+        }
         let mut args = self.pytest_args();
-        args.extend(self.tests.iter().cloned());
+        args.extend(files.into_iter().map(str::to_string));
         roots
             .iter()
             .map(|root| {
@@ -458,7 +468,7 @@ impl LanguageCheck for PythonCheck {
         // The collectors import the project and collect the tests while the warm workers start,
         // and before any canary or mutant is written into a copy.
         let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
-        let collectors = if swapping { self.spawn_collectors(ctx, &roots) } else { Vec::new() };
+        let collectors = if swapping { self.spawn_collectors(ctx, &roots, jobs) } else { Vec::new() };
         let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
             let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
             warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
@@ -490,13 +500,29 @@ impl LanguageCheck for PythonCheck {
         Ok(Started { workers, steps })
     }
 
-    fn prove_worker(
+    /// The first round's collectors collected the change's tests only: when enough of the
+    /// second round's mutants could be swapped in, each worker gets a collector of the test
+    /// files they need (one collection per worker, where each would cost a fresh import).
+    fn prove_round(
         &self,
         ctx: &Context,
-        worker: &mut PythonWorker,
+        workers: &mut [PythonWorker],
         jobs: &[Job],
     ) -> Result<Vec<StepRecord>> {
-        prove_canaries(ctx, worker, jobs)
+        let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
+        let swappable = jobs.iter().filter(|job| !job.fresh).count();
+        if !swapping || swappable < 2 * workers.len() {
+            return prove_canaries(ctx, &mut workers[0], jobs);
+        }
+        for worker in workers.iter_mut() {
+            worker.swap = Swap::Off; // the old collector ends before the new one starts
+        }
+        let roots: Vec<PathBuf> = workers.iter().map(|worker| worker.root.clone()).collect();
+        let collectors = self.spawn_collectors(ctx, &roots, jobs);
+        PythonCheck::attach_collectors(workers, collectors);
+        let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        steps.extend(prove_swap(ctx, workers, jobs)?);
+        Ok(steps)
     }
 
     /// The change's own tests ran first. A mutant they let survive, or whose statement they did

@@ -106,10 +106,15 @@ pub trait LanguageCheck {
         jobs: &[Job],
     ) -> Result<Started<Self::Worker>>;
 
-    /// Proves that `worker` sees mutants of the files `jobs` mutate, with their tests (a
-    /// canary), where the language needs that; `workers` does it for its first round.
-    fn prove_worker(&self, ctx: &Context, worker: &mut Self::Worker, jobs: &[Job])
-        -> Result<Vec<StepRecord>>;
+    /// Readies the workers of an earlier round for `jobs`, and proves that they see mutants of
+    /// the files `jobs` mutate, with their tests (a canary), where the language needs that;
+    /// `workers` does it for its first round.
+    fn prove_round(
+        &self,
+        ctx: &Context,
+        workers: &mut [Self::Worker],
+        jobs: &[Job],
+    ) -> Result<Vec<StepRecord>>;
 
     /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
     /// has, they are not final.

@@ -270,7 +270,10 @@ pub(crate) fn check_language<L: LanguageCheck>(
         }
         Ok(Checked { results, baseline, steps, interrupted: true })
     };
-    if jobs.is_empty() {
+    // With no job, the first round is over; its open verdicts still face the second.
+    let open =
+        |results: &[MutantResult]| results.iter().any(|result| language::is_open(result.outcome.status));
+    if jobs.is_empty() && !(side.second_round() && open(&results)) {
         timings.baseline += started_at.elapsed();
         return Ok(Checked { results, baseline, steps, interrupted: false });
     }
@@ -325,7 +328,7 @@ pub(crate) fn check_language<L: LanguageCheck>(
                     started.steps
                 })
             } else {
-                side.prove_worker(ctx, &mut workers[0], &recalled.jobs)
+                side.prove_round(ctx, &mut workers, &recalled.jobs)
             };
             match ready {
                 Err(err) if is_interruption(&err) => {}

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo, git, mutants_on_line, mutdelta_with_stdin, python, read_report, read_valid_report,
-    snapshot,
+    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, mutdelta, mutdelta_with_stdin, python,
+    read_report, read_valid_report, snapshot,
 };
 
 /// (line, status) of every mutant of `file` in a report.
@@ -292,6 +292,67 @@ fn the_whole_suite_decides_what_the_changes_own_tests_let_through() {
     assert_eq!(survivors.len(), 1, "{verdicts:?}");
     assert_eq!((survivors[0].0, survivors[0].1.as_str()), (3, "Survived"));
     assert!(verdicts.iter().all(|(_, s, _)| s != "NoCoverage" && s != "RuntimeError"), "{verdicts:?}");
+}
+
+/// (line, replacement, status, how it ran) of every mutant of `file` in a report.
+fn verdicts_and_paths(report: &Value, file: &str) -> Vec<(u64, String, String, String)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["location"]["start"]["line"].as_u64().unwrap(),
+                m["replacement"].as_str().unwrap_or("").to_string(),
+                m["status"].as_str().unwrap().to_string(),
+                m["run"]["how"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The change edits `fee` and tests/test_names.py; only the untouched tests/test_fees.py runs
+/// `fee`. In `after` the change's tests run none of it, in `partly_tested` only its first
+/// branch: either way the rest of the suite decides, and the mutants it runs are swapped into
+/// collectors of the test files they need, with the verdicts of fresh imports.
+#[test]
+fn mutants_only_the_rest_of_the_suite_runs_are_tested_by_it_and_swapped_in() {
+    for (variant, jobs) in [("after", "1"), ("partly_tested", "2")] {
+        let repo = fixture_repo_variant("tested_elsewhere", variant);
+        let out = tempfile::tempdir().unwrap();
+        let mut reports = Vec::new();
+        for mode in ["swap", "fresh"] {
+            let json = out.path().join(format!("{mode}.json"));
+            let python = python();
+            let mut args = vec!["check", "--commit", "HEAD", "--python", python.to_str().unwrap()];
+            args.extend(["--no-audit", "-j", jobs, "--json", json.to_str().unwrap()]);
+            if mode == "fresh" {
+                args.push("--no-swap");
+            }
+            let run = mutdelta(repo.path(), &args);
+            assert_eq!(run.code, 1, "{variant} ({mode}): {run:?}");
+            assert!(run.stderr.contains("second round"), "{variant} ({mode}): {run:?}");
+            reports.push(verdicts_and_paths(&read_valid_report(&json), "pkg/fees.py"));
+        }
+        let (swapped, fresh) = (&reports[0], &reports[1]);
+        let without_path = |verdicts: &[(u64, String, String, String)]| {
+            let mut out: Vec<_> = verdicts.iter().map(|(l, r, s, _)| (*l, r.clone(), s.clone())).collect();
+            out.sort();
+            out
+        };
+        assert_eq!(without_path(swapped), without_path(fresh), "{variant}");
+        let mut survivors: Vec<(u64, &str)> =
+            swapped.iter().filter(|v| v.2 == "Survived").map(|v| (v.0, v.1.as_str())).collect();
+        survivors.sort();
+        // fee(0), fee(250) in (2, 3) and fee(1_000_000) <= 51 let these through.
+        let expected = [(2, "1"), (4, "101"), (5, "51"), (5, ">="), (6, "0"), (7, "0")];
+        assert_eq!(survivors, expected, "{variant}: {swapped:?}");
+        assert_eq!(swapped.iter().filter(|v| v.2 == "Killed").count(), 20, "{variant}: {swapped:?}");
+        // Lines 4 to 7 run in the rest of the suite only.
+        let later: Vec<_> = swapped.iter().filter(|v| v.0 >= 4).collect();
+        assert!(later.iter().all(|v| v.3 == "swap"), "{variant}: {later:?}");
+        assert!(fresh.iter().all(|v| v.3 == "fork"), "{variant}: {fresh:?}");
+    }
 }
 
 #[test]

@@ -13,6 +13,7 @@ const FIXTURES: &[&str] = &[
     "skipped_test",
     "hazards",
     "order_dependent",
+    "tested_elsewhere",
 ];
 
 /// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
