@@ -55,9 +55,10 @@ pub enum Selection {
     NoCoverage,
 }
 
-/// The tests that executed the statement of the mutant's line. A statement that ran only
-/// outside the tests (module-level code, run at import or collection) can affect any of them,
-/// so `everything` runs: all the tests of the run, which took `baseline`.
+/// The tests that executed the statement of the mutant's line. A statement that ran outside
+/// the tests (module-level code, or a function called at import or collection) can affect any
+/// of them through what it left behind, so `everything` runs: all the tests of the run, which
+/// took `baseline`.
 pub fn for_mutant(
     map: &CoverageMap,
     file: &Path,
@@ -73,7 +74,7 @@ pub fn for_mutant(
     let only_defined =
         ran_outside_tests && map.defined_but_not_called_outside_tests(file, *statement.start());
     let at_import = ran_outside_tests && !only_defined;
-    if !covering.is_empty() {
+    if !covering.is_empty() && !at_import {
         let mut in_suite_order = covering.clone();
         in_suite_order.sort_by_key(|test| test.order);
         return Selection::Run {
@@ -200,6 +201,23 @@ mod tests {
         map.untraced = std::collections::BTreeSet::from([PathBuf::from("a.py")]);
         let untraced = for_mutant(&map, Path::new("a.py"), &(1..=1), &relevant, Duration::from_secs(2));
         assert!(matches!(untraced, Selection::Run { at_import: true, .. }), "{untraced:?}");
+    }
+
+    #[test]
+    fn a_statement_run_at_import_and_by_tests_gets_every_relevant_test() {
+        // Line 4 ran under two tests, and at import too: what the import made of it reaches
+        // every test, not only those that ran it again.
+        let relevant = vec!["tests/test_a.py".to_string()];
+        let mut map = map();
+        map.collection = BTreeMap::from([(PathBuf::from("a.py"), BTreeSet::from([1, 4]))]);
+        let selection = for_mutant(&map, Path::new("a.py"), &(4..=4), &relevant, Duration::from_secs(2));
+        let expected = Selection::Run {
+            in_suite_order: relevant.clone(),
+            tests: relevant,
+            cost: Duration::from_secs(2),
+            at_import: true,
+        };
+        assert_eq!(selection, expected);
     }
 
     #[test]
