@@ -62,6 +62,10 @@ pub fn is_test_module(path: &Path) -> bool {
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
+/// Mutants a worker must have to swap in before a later round starts a collector for them
+/// (fewer are imported fresh).
+const SWAPPED_PER_COLLECTOR: usize = 4;
+
 /// Everything the Python test runs of one check share.
 pub struct PythonCheck {
     python: PathBuf,
@@ -502,7 +506,8 @@ impl LanguageCheck for PythonCheck {
 
     /// The first round's collectors collected the change's tests only: when enough of the
     /// second round's mutants could be swapped in, each worker gets a collector of the test
-    /// files they need (one collection per worker, where each would cost a fresh import).
+    /// files they need. A collector collects all of those files, a fresh import only its
+    /// mutant's: it pays off from a few mutants per worker.
     fn prove_round(
         &self,
         ctx: &Context,
@@ -511,7 +516,7 @@ impl LanguageCheck for PythonCheck {
     ) -> Result<Vec<StepRecord>> {
         let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
         let swappable = jobs.iter().filter(|job| !job.fresh).count();
-        if !swapping || swappable < 2 * workers.len() {
+        if !swapping || swappable < SWAPPED_PER_COLLECTOR * workers.len() {
             return prove_canaries(ctx, &mut workers[0], jobs);
         }
         for worker in workers.iter_mut() {
