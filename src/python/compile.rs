@@ -1,4 +1,4 @@
-//! The compile check: the changed files and every mutant compiled in one interpreter, each mutant within its top-level statement.
+//! The compile check: the changed files and every mutant compiled in one interpreter, each mutant within its top-level statement; the answers kept for a re-run of the same request.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -7,9 +7,13 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::interpreter;
+use crate::cache::{self, Cache};
 use crate::plan::{Language, Plan, PlannedMutant};
 
 const SCRIPT: &str = include_str!("compile_check.py");
+/// Where answers are kept, and how many: one per change checked (and per kill-loss audit side).
+const COMPILED: &str = "python/compiled";
+const KEPT_COMPILED: usize = 64;
 
 /// What the script answers: an error (or `None`) per file and per mutant, in request order.
 #[derive(Debug, serde::Deserialize)]
@@ -25,6 +29,7 @@ pub fn compile_check(
     python: &Path,
     plan: &Plan,
     candidates: &[PlannedMutant],
+    cache: &Cache,
 ) -> Result<HashMap<usize, String>> {
     let files: Vec<usize> =
         (0..plan.files.len()).filter(|&i| plan.files[i].language == Language::Python).collect();
@@ -44,7 +49,7 @@ pub fn compile_check(
             }).collect::<Vec<_>>(),
         }));
     }
-    let answers = run(python, &json!({ "files": requests }))?;
+    let answers = run(python, &json!({ "files": requests }), cache)?;
     if answers.mutants.len() != order.len() || answers.originals.len() != files.len() {
         bail!("the compile check answered for {} of {} mutants", answers.mutants.len(), order.len());
     }
@@ -59,8 +64,28 @@ pub fn compile_check(
     Ok(order.into_iter().zip(answers.mutants).filter_map(|(id, error)| Some((id, error?))).collect())
 }
 
-/// Runs the script in `python` with `request` on its standard input.
-fn run(python: &Path, request: &serde_json::Value) -> Result<Answers> {
-    let output = interpreter::run_script(python, SCRIPT, "the compile check", &serde_json::to_vec(request)?)?;
-    serde_json::from_slice(&output).context("the compile check printed something unexpected")
+/// Runs the script in `python` with `request` on its standard input, or reads what it answered
+/// to the same request under the same interpreter before (whether code compiles depends on
+/// nothing else).
+fn run(python: &Path, request: &serde_json::Value, cache: &Cache) -> Result<Answers> {
+    let request = serde_json::to_vec(request)?;
+    let name = match interpreter::fingerprint(python) {
+        Ok(interpreter) if cache.is_on() => {
+            Some(format!("{COMPILED}/{}", cache::key(&[interpreter.as_bytes(), &request])))
+        }
+        _ => None,
+    };
+    if let Some(saved) = name.as_deref().and_then(|name| cache.read(name)) {
+        if let Ok(answers) = serde_json::from_slice(&saved) {
+            return Ok(answers);
+        }
+    }
+    let output = interpreter::run_script(python, SCRIPT, "the compile check", &request)?;
+    let answers =
+        serde_json::from_slice(&output).context("the compile check printed something unexpected")?;
+    if let Some(name) = name {
+        cache.write(&name, &output);
+        cache.keep_newest(COMPILED, KEPT_COMPILED);
+    }
+    Ok(answers)
 }

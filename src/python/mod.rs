@@ -417,7 +417,7 @@ impl LanguageCheck for PythonCheck {
         let (compiled, selected) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
                 let started = Instant::now();
-                compile::compile_check(&self.python, ctx.plan, &candidates)
+                compile::compile_check(&self.python, ctx.plan, &candidates, ctx.cache)
                     .map(|errors| Compiled { errors, took: started.elapsed() })
             });
             let selected = self.select(ctx, candidates.clone());

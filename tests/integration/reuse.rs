@@ -274,3 +274,57 @@ fn a_rerun_reuses_verdicts_and_a_changed_test_module_runs_again_only_the_mutants
     assert!(!fresh.stderr.contains("reused"), "{fresh:?}");
     assert!(reuse_by_mutant(&report(&json)).values().all(|(_, reused, _)| !reused));
 }
+
+/// The compile check's answers kept in the cache (one file per request).
+fn compiled_answers(repo: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(repo.join(".git/mutdelta/python/compiled"))
+        .map(|dir| dir.map(|entry| entry.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_rerun_of_the_same_content_reads_the_compile_checks_answers_and_new_content_asks_again() {
+    let repo = fixture_repo("tested_elsewhere");
+    let out = tempfile::tempdir().unwrap();
+    let json = |name: &str| out.path().join(name).to_str().unwrap().to_string();
+    let statuses = |name: &str| -> Vec<(String, String)> {
+        report(json(name))["files"]["pkg/fees.py"]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (m["status"].as_str().unwrap().to_string(), m["statusReason"].as_str().unwrap_or("").into())
+            })
+            .collect()
+    };
+    let first = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("first.json")]);
+    assert_eq!(first.code, 1, "{first:?}");
+    assert!(statuses("first.json").iter().all(|(status, _)| status != "CompileError"));
+    let answers = compiled_answers(repo.path());
+    assert_eq!(answers.len(), 1, "{answers:?}");
+
+    // An answer planted under the same request is what a re-run reads: it never asks again.
+    let mut planted: Value = serde_json::from_slice(&std::fs::read(&answers[0]).unwrap()).unwrap();
+    for answer in planted["mutants"].as_array_mut().unwrap() {
+        *answer = Value::from("SyntaxError: planted");
+    }
+    std::fs::write(&answers[0], serde_json::to_vec(&planted).unwrap()).unwrap();
+    let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("again.json")]);
+    assert_eq!(again.code, 0, "no mutant left to catch: {again:?}");
+    let reread = statuses("again.json");
+    assert!(!reread.is_empty());
+    assert!(
+        reread.iter().all(|(status, why)| status == "CompileError" && why.contains("planted")),
+        "{reread:?}"
+    );
+
+    // New content is a new request: compiled afresh, the planted answer left aside.
+    let fees = repo.path().join("pkg/fees.py");
+    let source = std::fs::read_to_string(&fees).unwrap();
+    std::fs::write(&fees, source.replace("base = 50", "base = 49")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let changed = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("changed.json")]);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert!(statuses("changed.json").iter().all(|(status, _)| status != "CompileError"));
+    assert_eq!(compiled_answers(repo.path()).len(), 2);
+}
