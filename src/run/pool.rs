@@ -87,19 +87,7 @@ mod tests {
     use crate::plan::PlannedMutant;
 
     fn job(id: usize, millis: u64, fresh: bool) -> Job {
-        let mutant = mutators::Mutant {
-            line: 1,
-            span: 0..1,
-            start: mutators::Position { line: 1, column: 1 },
-            end: mutators::Position { line: 1, column: 2 },
-            original: "+".into(),
-            replacement: "-".into(),
-            rule: &mutators::catalog::PYTHON[0],
-            description: "replace + with -".into(),
-            ignored: None,
-            arid: None,
-            likely_equivalent: None,
-        };
+        let mutant = mutators::python::mutate("total = a + b\n", &[1]).expect("mutants").mutants[0].clone();
         Job {
             planned: PlannedMutant { id, file: 0, mutant },
             tests: Vec::new(),
