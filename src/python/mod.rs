@@ -145,6 +145,11 @@ impl PythonCheck {
         self.runner.is_pytest()
     }
 
+    /// Whether mutants may be swapped into collectors: under pytest, forking, not `--no-swap`.
+    fn swapping(&self, ctx: &Context) -> bool {
+        self.pytest() && ctx.options.python.fork && ctx.options.python.swap
+    }
+
     /// Which tests the baseline ran, in words.
     fn describe_tests(&self) -> String {
         if !self.pytest() {
@@ -471,7 +476,7 @@ impl LanguageCheck for PythonCheck {
         }
         // The collectors import the project and collect the tests while the warm workers start,
         // and before any canary or mutant is written into a copy.
-        let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
+        let swapping = self.swapping(ctx);
         let collectors = if swapping { self.spawn_collectors(ctx, &roots, jobs) } else { Vec::new() };
         let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
             let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
@@ -514,7 +519,7 @@ impl LanguageCheck for PythonCheck {
         workers: &mut [PythonWorker],
         jobs: &[Job],
     ) -> Result<Vec<StepRecord>> {
-        let swapping = self.pytest() && ctx.options.python.fork && ctx.options.python.swap;
+        let swapping = self.swapping(ctx);
         let swappable = jobs.iter().filter(|job| !job.fresh).count();
         if !swapping || swappable < SWAPPED_PER_COLLECTOR * workers.len() {
             return prove_canaries(ctx, &mut workers[0], jobs);

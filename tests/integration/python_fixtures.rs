@@ -317,13 +317,13 @@ fn verdicts_and_paths(report: &Value, file: &str) -> Vec<(u64, String, String, S
 /// collectors of the test files they need, with the verdicts of fresh imports.
 #[test]
 fn mutants_only_the_rest_of_the_suite_runs_are_tested_by_it_and_swapped_in() {
+    let python = python();
     for (variant, jobs) in [("after", "1"), ("partly_tested", "2")] {
         let repo = fixture_repo_variant("tested_elsewhere", variant);
         let out = tempfile::tempdir().unwrap();
         let mut reports = Vec::new();
         for mode in ["swap", "fresh"] {
             let json = out.path().join(format!("{mode}.json"));
-            let python = python();
             let mut args = vec!["check", "--commit", "HEAD", "--python", python.to_str().unwrap()];
             args.extend(["--no-audit", "-j", jobs, "--json", json.to_str().unwrap()]);
             if mode == "fresh" {
