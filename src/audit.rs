@@ -91,6 +91,64 @@ pub fn touches_tests(added: &AddedLines) -> bool {
     !touched_files(added).is_empty()
 }
 
+/// The edited tests' unmutated run before the change, or why the audit cannot use it.
+enum EditedRun {
+    Passed { edited: Vec<String>, side: Box<PythonCheck>, run: python::LinesRun, widened: Option<String> },
+    Unusable { edited: Vec<String>, why: String },
+}
+
+/// Runs the edited tests before the change under the probe. The selectors are read from the
+/// syntax tree, which does not know what pytest collects: a test of a mixin class runs under
+/// the classes that inherit it, and a helper class holds no test at all. When pytest collects
+/// some of them by no such name, each one's whole file stands for it.
+fn run_edited_tests(ctx: &Context, edited: Vec<String>) -> Result<EditedRun> {
+    let side = PythonCheck::confined(ctx, edited.clone())?;
+    let (edited, side, widened) = match side.lines_run(ctx)? {
+        python::TestsRun::Passed(run) => {
+            return Ok(EditedRun::Passed { edited, side: Box::new(side), run, widened: None });
+        }
+        python::TestsRun::Failed => return Ok(failed(edited)),
+        python::TestsRun::NotCollected => {
+            let mut files: Vec<String> =
+                edited.iter().map(|test| test.split("::").next().unwrap_or(test).to_string()).collect();
+            files.sort();
+            files.dedup();
+            if files == edited {
+                return Ok(not_collected(edited));
+            }
+            let widened = format!(
+                "pytest collects no test by some of the names the edited code has ({}): a mixin's tests run under the classes that inherit it, a helper class holds none; the audit took {} whole",
+                edited.join(", "),
+                python::select::describe(&files)
+            );
+            (files.clone(), PythonCheck::confined(ctx, files)?, widened)
+        }
+    };
+    match side.lines_run(ctx)? {
+        python::TestsRun::Passed(run) => {
+            Ok(EditedRun::Passed { edited, side: Box::new(side), run, widened: Some(widened) })
+        }
+        python::TestsRun::Failed => Ok(failed(edited)),
+        python::TestsRun::NotCollected => Ok(not_collected(edited)),
+    }
+}
+
+fn not_collected(edited: Vec<String>) -> EditedRun {
+    let why = format!(
+        "pytest does not collect the test files the change edits ({}), so no kill of theirs can be lost",
+        python::select::describe(&edited)
+    );
+    EditedRun::Unusable { edited, why }
+}
+
+fn failed(edited: Vec<String>) -> EditedRun {
+    let why = format!(
+        "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
+        python::select::describe(&edited)
+    );
+    EditedRun::Unusable { edited, why }
+}
+
 /// The Python test files (conftest.py files left out) the change edits or deletes, each with
 /// its path before and after and the lines removed and added.
 fn touched_files(added: &AddedLines) -> Vec<TouchedFile> {
@@ -194,8 +252,9 @@ pub fn audit(
     let cache = crate::cache::Cache::open(change.repo_root, options.cache);
     // Verdicts of the same mutants of the same state against the same edited tests, from an
     // earlier audit (read before any test runs in the copy).
-    let old_verdicts = crate::run::verdicts::Verdicts::open(&cache, &old_base)
-        .for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
+    let memory = crate::run::verdicts::Verdicts::open(&cache, &old_base);
+    // The edited tests' first run keeps no verdict.
+    let unkept = crate::run::verdicts::Verdicts::default();
     let old_logs = old_scratch.subdir("logs")?;
     let empty = Plan::default();
     let ctx = Context {
@@ -206,20 +265,26 @@ pub fn audit(
         scratch: &old_scratch,
         logs: &old_logs,
         cache: &cache,
-        verdicts: &old_verdicts,
+        verdicts: &unkept,
     };
+    let (edited, old_side, ran) = match run_edited_tests(&ctx, edited)? {
+        EditedRun::Passed { edited, side, run, widened } => {
+            notes.extend(widened);
+            (edited, *side, run)
+        }
+        EditedRun::Unusable { edited, why } => {
+            notes.push(why);
+            return Ok(Audit { edited, notes, ..Audit::default() });
+        }
+    };
+    let python::LinesRun { lines: ran, step: first_step } = ran;
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
         python::select::describe(&edited)
     )));
-    let old_side = PythonCheck::confined(&ctx, edited.clone())?;
-    let Some(python::LinesRun { lines: ran, step: first_step }) = old_side.lines_run(&ctx)? else {
-        notes.push(format!(
-            "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
-            python::select::describe(&edited)
-        ));
-        return Ok(Audit { edited, notes, ..Audit::default() });
-    };
+    let old_verdicts =
+        memory.for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
+    let ctx = Context { verdicts: &old_verdicts, ..ctx };
     let ran_lines = AddedLines {
         state: State::Commit(before),
         files: ran,

@@ -120,13 +120,15 @@ impl PythonCheck {
     }
 
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
-    /// that the tests of a confined check executed, unmutated, under the probe; with the run. `None` when
-    /// some of the tests fail.
-    pub fn lines_run(&self, ctx: &Context) -> Result<Option<LinesRun>> {
+    /// that the tests of a confined check executed, unmutated, under the probe; with the run.
+    pub fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
         let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"))?;
         if let Some(run) = measured.decisive() {
             if run.exit == crate::run::process::Exit::Code(1) {
-                return Ok(None);
+                return Ok(TestsRun::Failed);
+            }
+            if run.exit == crate::run::process::Exit::Code(4) && pytest::lost_tests(&run.tail) {
+                return Ok(TestsRun::NotCollected);
             }
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
@@ -138,7 +140,7 @@ impl PythonCheck {
                 lines.entry(file).or_default().extend(ran);
             }
         }
-        Ok(Some(LinesRun { lines, step }))
+        Ok(TestsRun::Passed(LinesRun { lines, step }))
     }
 
     fn pytest(&self) -> bool {
@@ -352,6 +354,15 @@ fn select_each(
         }
     }
     (jobs, uncovered)
+}
+
+/// How a confined check's tests ran unmutated.
+pub enum TestsRun {
+    Passed(LinesRun),
+    /// Some of them failed.
+    Failed,
+    /// pytest did not collect some of the tests named (a test class it does not collect).
+    NotCollected,
 }
 
 /// The source lines some tests ran, per file, and the run that found them.

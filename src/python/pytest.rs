@@ -38,7 +38,7 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
 }
 
 /// Whether pytest's usage error says the tests it was given were not found.
-fn lost_tests(output: &str) -> bool {
+pub fn lost_tests(output: &str) -> bool {
     output.contains("found no collectors for") || output.contains("ERROR: not found:")
 }
 

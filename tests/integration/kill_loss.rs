@@ -240,3 +240,60 @@ fn a_rerun_reuses_the_audits_verdicts_but_confirms_each_lost_kill_again() {
     assert!(!confirmation.contains("reused "), "{again:?}");
     assert_eq!(reuse_notes(&again).len(), 2, "{again:?}");
 }
+
+/// (line, description, tests that killed it before) of each lost kill of `report`'s audit.
+fn lost_kills(report: &Value) -> BTreeSet<(u64, String, String)> {
+    audit_of(report)["lostKills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|lost| {
+            let killers: Vec<&str> =
+                lost["killedBefore"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+            (
+                lost["location"]["start"]["line"].as_u64().unwrap(),
+                lost["description"].as_str().unwrap().to_string(),
+                killers.join(" "),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn edits_to_a_mixins_test_or_a_helper_class_audit_their_whole_file() {
+    // pytest collects RateChecks' tests only as RateTest::test_*, and the helper class
+    // `Expected` holds no test: the names the syntax tree gives select nothing.
+    let us = "tests/test_rates.py::RateTest::test_us".to_string();
+    let cases = [
+        // test_us is loosened to `rate("US") > 0`.
+        ("weakened", vec![(5, "force condition to True"), (7, "replace 7 with 8")], "RateChecks::test_us"),
+        // `Expected.us = rate("US")`: test_us compares the rate with itself.
+        (
+            "helper_edited",
+            vec![
+                (5, "force condition to True"),
+                (7, "replace 7 with 0"),
+                (7, "replace 7 with 8"),
+                (7, "replace `7` with None"),
+            ],
+            "tests/test_rates.py::Expected)",
+        ),
+    ];
+    for (variant, expected, named) in cases {
+        let repo = fixture_repo_variant("mixin_tests", variant);
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("r.json");
+        let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{variant}: {run:?}");
+        let report = read_valid_report(&json);
+        let audit = audit_of(&report);
+        assert_eq!(audit["editedTests"], serde_json::json!(["tests/test_rates.py"]), "{variant}");
+        let note = audit["notes"].as_array().unwrap().iter().filter_map(Value::as_str).find(|note| {
+            note.starts_with("pytest collects no test by some of the names the edited code has")
+        });
+        assert!(note.is_some_and(|note| note.contains(named)), "{variant}: {audit}");
+        let expected: BTreeSet<(u64, String, String)> =
+            expected.into_iter().map(|(line, what)| (line, what.to_string(), us.clone())).collect();
+        assert_eq!(lost_kills(&report), expected, "{variant}: {run:?}");
+    }
+}
