@@ -250,6 +250,8 @@ fn built_job(ctx: &Context, planned: PlannedMutant, tested: Vec<String>, cost: D
         planned,
         tests: tested,
         in_suite_order: Vec::new(),
+        tried_first: Vec::new(),
+        left_out: Vec::new(),
         timeout: mutant_timeout(ctx.options.timeout, cost),
         fresh: false,
         cost,
@@ -306,6 +308,8 @@ fn switched_jobs(
         jobs.push(Job {
             tests: switched.names(reach),
             in_suite_order: Vec::new(),
+            tried_first: Vec::new(),
+            left_out: Vec::new(),
             timeout: mutant_timeout(ctx.options.timeout, cost),
             fresh: false,
             cost,

@@ -183,6 +183,8 @@ impl PythonCheck {
                     planned,
                     tests: self.tests.clone(),
                     in_suite_order: Vec::new(),
+                    tried_first: Vec::new(),
+                    left_out: Vec::new(),
                     timeout,
                     cost: run.duration,
                     fresh: true,
@@ -345,10 +347,19 @@ fn select_each(
         let file = &ctx.plan.files[planned.file];
         let statement = file.statement_of(planned.mutant.line);
         match select::for_mutant(map, &file.path, &statement, everything, baseline) {
-            Selection::Run { tests, in_suite_order, cost, at_import } => {
+            Selection::Run { tests, in_suite_order, cost, at_import, tried_first } => {
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
                 let in_suite_order = if in_suite_order == tests { Vec::new() } else { in_suite_order };
-                jobs.push(Job { planned, tests, in_suite_order, timeout, cost, fresh: at_import });
+                jobs.push(Job {
+                    planned,
+                    tests,
+                    in_suite_order,
+                    tried_first,
+                    left_out: Vec::new(),
+                    timeout,
+                    cost,
+                    fresh: at_import,
+                });
             }
             Selection::NoCoverage => uncovered.push(planned),
         }
@@ -598,7 +609,21 @@ impl LanguageCheck for PythonCheck {
         }
         let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
-        let (jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
+        let (mut jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
+        // A mutant that faces the whole suite here (its code ran at import) need not face
+        // again the test files the first round ran against it in full.
+        for job in jobs.iter_mut().filter(|job| job.tests.is_empty()) {
+            let Some(first) = results.iter().find(|result| result.planned.id == job.planned.id) else {
+                continue;
+            };
+            job.left_out = first
+                .outcome
+                .covered_by
+                .iter()
+                .filter(|test| self.tests.contains(test) && test.ends_with(".py") && !test.contains("::"))
+                .cloned()
+                .collect();
+        }
         Ok(Some(Widened { jobs, baseline, what, steps: vec![step] }))
     }
 }

@@ -49,8 +49,15 @@ pub enum Selection {
     /// These tests, fastest first, and the same in the order the suite runs them; `cost` is
     /// what they took unmutated. `at_import`: the statement ran outside any test (at import or
     /// collection) in a way only a fresh import redoes (a `def` line whose function was not
-    /// called there does not count: its defaults reach only the tests' calls).
-    Run { tests: Vec<String>, in_suite_order: Vec<String>, cost: Duration, at_import: bool },
+    /// called there does not count: its defaults reach only the tests' calls). `tried_first`:
+    /// the tests that executed the statement, fastest first, when `tests` are more than them.
+    Run {
+        tests: Vec<String>,
+        in_suite_order: Vec<String>,
+        cost: Duration,
+        at_import: bool,
+        tried_first: Vec<String>,
+    },
     /// No test executes the mutated line: nothing can catch it.
     NoCoverage,
 }
@@ -82,11 +89,21 @@ pub fn for_mutant(
             tests: covering.into_iter().map(|test| test.id.clone()).collect(),
             in_suite_order: in_suite_order.into_iter().map(|test| test.id.clone()).collect(),
             at_import,
+            tried_first: Vec::new(),
         };
     }
     if ran_outside_tests {
+        // The tests that ran the statement are the likeliest to catch its mutants: a kill
+        // among them spares the rest, which run only when they all pass.
+        let tried_first = covering.into_iter().map(|test| test.id.clone()).collect();
         let tests = everything.to_vec();
-        return Selection::Run { in_suite_order: tests.clone(), tests, cost: baseline, at_import };
+        return Selection::Run {
+            in_suite_order: tests.clone(),
+            tests,
+            cost: baseline,
+            at_import,
+            tried_first,
+        };
     }
     Selection::NoCoverage
 }
@@ -149,6 +166,7 @@ mod tests {
             in_suite_order: vec!["t::slow".into(), "t::fast".into()],
             cost: Duration::from_millis(310),
             at_import: false,
+            tried_first: Vec::new(),
         };
         assert_eq!(selection, expected);
     }
@@ -173,6 +191,7 @@ mod tests {
             in_suite_order: vec!["t::other".into()],
             cost: Duration::from_millis(1),
             at_import: false,
+            tried_first: Vec::new(),
         };
         assert_eq!(selection, expected, "line 9 ran, so the statement of lines 5 to 9 did");
         assert_eq!(
@@ -193,6 +212,7 @@ mod tests {
                 tests: relevant.clone(),
                 cost: Duration::from_secs(2),
                 at_import,
+                tried_first: Vec::new(),
             };
             assert_eq!(selection, expected, "called at import: {called}");
         }
@@ -204,9 +224,10 @@ mod tests {
     }
 
     #[test]
-    fn a_statement_run_at_import_and_by_tests_gets_every_relevant_test() {
+    fn a_statement_run_at_import_and_by_tests_gets_every_relevant_test_those_that_ran_it_first() {
         // Line 4 ran under two tests, and at import too: what the import made of it reaches
-        // every test, not only those that ran it again.
+        // every test, not only those that ran it again; those two, fastest first, are the
+        // likeliest to catch it.
         let relevant = vec!["tests/test_a.py".to_string()];
         let mut map = map();
         map.collection = BTreeMap::from([(PathBuf::from("a.py"), BTreeSet::from([1, 4]))]);
@@ -216,6 +237,7 @@ mod tests {
             tests: relevant,
             cost: Duration::from_secs(2),
             at_import: true,
+            tried_first: vec!["t::fast".into(), "t::slow".into()],
         };
         assert_eq!(selection, expected);
     }
@@ -230,7 +252,8 @@ mod tests {
                 in_suite_order: relevant.clone(),
                 tests: relevant,
                 cost: Duration::from_secs(2),
-                at_import: true
+                at_import: true,
+                tried_first: Vec::new(),
             }
         );
     }

@@ -153,12 +153,41 @@ impl Worker for PythonWorker {
     /// The swap path when it can be taken, else the executor (a fork of the warm worker, or a
     /// fresh interpreter). The mutated file is in the copy either way.
     ///
+    /// The job's `tried_first` tests run on their own first: a kill among them that holds is
+    /// the verdict, else its whole selection decides.
+    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        let file = &plan.files[job.planned.file];
+        if job.tried_first.is_empty() {
+            return self.test_selection(file, job, log);
+        }
+        let first = self.run_mutant(file, job, &job.tried_first, log)?;
+        if first.status.is_caught() && self.unheld_kill(&job.tried_first, &first, job.timeout, log)?.is_none()
+        {
+            return Ok(first);
+        }
+        let rest = self.test_selection(file, job, log)?;
+        Ok(continued(first, rest))
+    }
+}
+
+/// `later`, the outcome that decides, with `earlier`'s time and commands before its own.
+fn continued(earlier: Outcome, mut later: Outcome) -> Outcome {
+    later.duration += earlier.duration;
+    later.record = match (earlier.record, later.record.take()) {
+        (Some(first), Some(second)) => Some(first.followed_by(second)),
+        (first, second) => second.or(first),
+    };
+    later
+}
+
+impl PythonWorker {
+    /// The job's mutant against its tests.
+    ///
     /// A kill counts only if the tests that ran up to the first failure pass without the
     /// mutant, in the same order: a test that fails on its own (it needs what another test
     /// left behind) proves nothing. When they fail, the tests are tried in the order the suite
     /// runs them: if they pass so unmutated, the mutant's run in that order decides.
-    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
-        let file = &plan.files[job.planned.file];
+    fn test_selection(&mut self, file: &FilePlan, job: &Job, log: &Path) -> Result<Outcome> {
         let outcome = self.run_mutant(file, job, &job.tests, log)?;
         let Some(selection) = self.unheld_kill(&job.tests, &outcome, job.timeout, log)? else {
             return Ok(outcome);
@@ -169,12 +198,7 @@ impl Worker for PythonWorker {
                 "{}; run in the suite's order, as fastest first the tests fail without the mutant too",
                 again.reason
             );
-            again.duration += outcome.duration;
-            again.record = match (outcome.record, again.record.take()) {
-                (Some(first), Some(second)) => Some(first.followed_by(second)),
-                (first, second) => second.or(first),
-            };
-            return Ok(again);
+            return Ok(continued(outcome, again));
         }
         Ok(Outcome {
             status: Status::RuntimeError,
@@ -186,9 +210,7 @@ impl Worker for PythonWorker {
             ..outcome
         })
     }
-}
 
-impl PythonWorker {
     /// The mutant in the copy, tested by `tests`: swapped in when it can be, else by the
     /// executor (a fork of the warm worker, or a fresh interpreter).
     fn run_mutant(&mut self, file: &FilePlan, job: &Job, tests: &[String], log: &Path) -> Result<Outcome> {
@@ -198,7 +220,14 @@ impl PythonWorker {
                 Ok(outcome) => return Ok(outcome),
                 Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
             };
-            let run = self.executor.run(tests, job.timeout, log)?;
+            let run = if tests.is_empty() && !job.left_out.is_empty() {
+                // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
+                let rest: Vec<String> =
+                    job.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
+                self.executor.run(&rest, job.timeout, log)?
+            } else {
+                self.executor.run(tests, job.timeout, log)?
+            };
             let mut outcome = if self.pytest {
                 pytest::read(&run, tests, job.timeout)
             } else {

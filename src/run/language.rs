@@ -42,6 +42,12 @@ pub struct Job {
     /// differs (empty otherwise): a kill that does not hold up in `tests`' order is tried
     /// again in this one, for tests that lean on the ones before them.
     pub in_suite_order: Vec<String>,
+    /// A few of `tests`, the likeliest to catch it, run on their own first when `tests` is a
+    /// far larger selection (empty: none): a kill among them spares the rest.
+    pub tried_first: Vec<String>,
+    /// Test files an earlier round ran in full against it, left out when `tests` is the whole
+    /// suite (empty: none).
+    pub left_out: Vec<String>,
     pub timeout: Duration,
     /// What its tests took unmutated: the costliest jobs run first.
     pub cost: Duration,

@@ -92,6 +92,8 @@ mod tests {
             planned: PlannedMutant { id, file: 0, mutant },
             tests: Vec::new(),
             in_suite_order: Vec::new(),
+            tried_first: Vec::new(),
+            left_out: Vec::new(),
             timeout: Duration::from_secs(60),
             cost: Duration::from_millis(millis),
             fresh,

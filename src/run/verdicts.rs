@@ -103,7 +103,8 @@ impl Verdicts {
     }
 
     /// The key of `job`'s verdict: every file but the test modules its tests do not name, the
-    /// mutant, its tests in both orders, the language's identity and the settings.
+    /// mutant, its tests in both orders, those tried first and those left out, the language's
+    /// identity and the settings.
     fn key(&self, scope: &Scope, settings: &str, plan: &Plan, job: &Job) -> String {
         let named = |path: &Path| {
             job.tests.is_empty()
@@ -129,7 +130,9 @@ impl Verdicts {
             mutant.mutator().name(),
             mutant.line
         );
-        let tests = serde_json::to_string(&(&job.tests, &job.in_suite_order)).unwrap_or_default();
+        let tests =
+            serde_json::to_string(&(&job.tests, &job.in_suite_order, &job.tried_first, &job.left_out))
+                .unwrap_or_default();
         let digest = cache::key(&[
             env!("CARGO_PKG_VERSION").as_bytes(),
             scope.identity.as_bytes(),
@@ -191,6 +194,8 @@ mod tests {
             planned: plan.mutants().remove(0),
             tests: tests.iter().map(|t| t.to_string()).collect(),
             in_suite_order: Vec::new(),
+            tried_first: Vec::new(),
+            left_out: Vec::new(),
             timeout: std::time::Duration::from_secs(1),
             cost: std::time::Duration::ZERO,
             fresh: false,

@@ -356,6 +356,49 @@ fn mutants_only_the_rest_of_the_suite_runs_are_tested_by_it_and_swapped_in() {
 }
 
 #[test]
+fn code_run_at_import_meets_the_tests_that_ran_it_first_and_each_test_file_once() {
+    // `shout` runs at import (GREETING) and under test_shout; GREETING is checked by no test.
+    let repo = fixture_repo_variant("tested_elsewhere", "import_time");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    // Each run's arguments that name tests.
+    let runs = |mutant: &Value| -> Vec<Vec<String>> {
+        let commands = mutant["run"]["commands"].as_array().unwrap();
+        commands
+            .iter()
+            .map(|command| {
+                let argv = command["argv"].as_array().unwrap().iter().filter_map(Value::as_str);
+                argv.filter(|arg| arg.contains("tests/")).map(String::from).collect()
+            })
+            .collect()
+    };
+    // A fresh import each, against test_shout alone: it fails, and the rest of the file is
+    // not needed.
+    let shout = mutants_on_line(&report, "pkg/names.py", 6);
+    assert_eq!(shout.len(), 3);
+    for mutant in shout {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
+        assert_eq!(runs(mutant), [["tests/test_names.py::test_shout"]], "{mutant}");
+    }
+    // Survivors of the change's test file, run at import: the second round runs the rest of
+    // the suite, without that file, which already ran against them in full.
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert_eq!(greeting.len(), 3);
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+        assert_eq!(
+            runs(mutant),
+            [vec!["tests/test_names.py"], vec!["--deselect=tests/test_names.py::"]],
+            "{mutant}"
+        );
+    }
+}
+
+#[test]
 fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
     // `lookup`'s mutants are run only by a test that needs another test to have run first:
     // alone it fails with or without them. That is no kill.
