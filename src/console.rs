@@ -179,7 +179,8 @@ impl Console {
                 counts.total = total;
                 counts.survived += usize::from(survived);
                 if self.verbose {
-                    state.say(&format!("[{done}/{total}] {}", verdict_line(result, path)));
+                    let id = result.planned.id;
+                    state.say(&format!("[{done}/{total}] #{id} {}", verdict_line(result, path)));
                 }
                 match &state.bar {
                     Some(bar) => {

@@ -430,9 +430,11 @@ fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
 }
 
 #[test]
-fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran() {
+fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran_and_the_id_show_takes() {
     let repo = fixture_repo("model_client");
-    let run = check(repo.path(), &["--commit", "HEAD", "--verbose"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--verbose", "--json", json.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:?}");
     let lines: Vec<&str> = run.stderr.lines().filter(|line| line.starts_with('[')).collect();
     let total: usize = lines[0].split(['/', ']']).nth(1).unwrap().parse().unwrap();
@@ -444,6 +446,16 @@ fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran() {
     // Swapped into the collector, or imported fresh with the reason why.
     assert!(survivor.contains("(swap, ") || survivor.contains("(fork: "), "{survivor}");
     assert!(survivor.ends_with(" ms)"), "{survivor}");
+    // `[done/total] #ID`: the id is the report's, which `show` and `apply` take.
+    let id = survivor.split_whitespace().nth(1).and_then(|word| word.strip_prefix('#')).unwrap();
+    let report = read_valid_report(&json);
+    let deleted = mutants_on_line(&report, "model_client.py", 15)
+        .into_iter()
+        .find(|m| m["description"] == "delete statement")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(deleted["id"], id, "{survivor}");
+    let shown = mutdelta(repo.path(), &["show", json.to_str().unwrap(), id]);
+    assert!(shown.stdout.contains("model_client.py:15:9"), "{shown:?}");
 }
 
 #[test]
