@@ -605,7 +605,7 @@ impl LanguageCheck for PythonCheck {
                 // Nothing left to collect: the change's tests are the whole suite.
                 return Ok(Some(Widened { jobs: Vec::new(), baseline, what, steps: vec![step] }));
             }
-            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
+            require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
         }
         let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;

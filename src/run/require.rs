@@ -13,6 +13,8 @@ use super::Interrupted;
 pub enum Subject<'a> {
     /// pytest's run of the relevant tests.
     Pytest,
+    /// pytest's run of the rest of the suite, after the change's own tests passed.
+    RestOfSuite,
     /// The user's `--test-cmd`.
     Command,
     /// The build of a cargo workspace's tests.
@@ -41,7 +43,11 @@ pub fn passed(run: &Finished, subject: Subject, limit: Duration) -> Result<()> {
             "the crate does not build before any mutation: fix the build first. Cargo's output ended with:\n{}",
             run.tail.trim_end()
         ),
-        (Exit::TimedOut, Subject::Pytest | Subject::Command) => bail!(
+        (Exit::Code(_), Subject::RestOfSuite) => bail!(
+            "the change's tests pass, but the rest of the test suite fails without any mutant, so no survivor can be checked against it: make those tests pass, or leave them out (PYTEST_ADDOPTS=\"--deselect NODE_ID\", or `addopts` in the project's pytest configuration). Their output ended with:\n{}",
+            run.tail.trim_end()
+        ),
+        (Exit::TimedOut, Subject::Pytest | Subject::RestOfSuite | Subject::Command) => bail!(
             "the tests did not finish within {:.0} s before any mutation: name the tests that matter with --test",
             limit.as_secs_f64()
         ),
@@ -90,6 +96,9 @@ mod tests {
         assert!(refusal(&failed, Subject::CargoTests("core"))
             .starts_with("the tests of core fail before any mutation"));
         assert!(refusal(&failed, Subject::Pytest).ends_with("FAILED test_x"));
+        let rest = refusal(&failed, Subject::RestOfSuite);
+        assert!(rest.starts_with("the change's tests pass, but the rest of the test suite fails"), "{rest}");
+        assert!(rest.contains("--deselect") && rest.ends_with("FAILED test_x"), "{rest}");
         assert!(refusal(&finished(Exit::Unviable, ""), Subject::CargoBuild)
             .starts_with("the crate does not build"));
         assert!(refusal(&finished(Exit::Code(127), "sh: x: not found"), Subject::Command)

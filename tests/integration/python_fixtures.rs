@@ -399,6 +399,29 @@ fn code_run_at_import_meets_the_tests_that_ran_it_first_and_each_test_file_once(
 }
 
 #[test]
+fn a_rest_of_the_suite_that_fails_unmutated_is_refused_as_such() {
+    // The change (GREETING and its tests) leaves `fee` as it was: broken, and its tests, the
+    // rest of the suite, fail with or without a mutant.
+    let repo = fixture_repo_variant("tested_elsewhere", "import_time");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    git(repo.path(), &["checkout", "-q", "HEAD", "--", "pkg/fees.py"]);
+    git(repo.path(), &["commit", "-q", "-m", "names only"]);
+    let before = snapshot(repo.path());
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let errors: Vec<&str> = run.stderr.lines().filter(|line| line.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{run:?}");
+    assert!(
+        errors[0].starts_with(
+            "error: the change's tests pass, but the rest of the test suite fails without any mutant"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("FAILED tests/test_fees.py::test_the_fee_is_capped"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+#[test]
 fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
     // `lookup`'s mutants are run only by a test that needs another test to have run first:
     // alone it fails with or without them. That is no kill.
