@@ -384,7 +384,9 @@ pub fn browse(page: &Path) -> (String, Vec<String>) {
 
 fn google_service(target: &str) -> bool {
     let host = target.trim_start_matches("http://").split(['/', ':']).next().unwrap_or("");
-    ["google.com", "gvt1.com", "gvt2.com"]
-        .iter()
-        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+    // The updater's host alone of googleapis.com: a page's fonts would come from another.
+    host == "update.googleapis.com"
+        || ["google.com", "gvt1.com", "gvt2.com"]
+            .iter()
+            .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
 }
