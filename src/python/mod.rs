@@ -519,6 +519,8 @@ impl LanguageCheck for PythonCheck {
                 // The baselines ran these selections unmutated, in full and in order: the
                 // change's tests, and (both rounds together) the whole suite.
                 verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
+                short_limits: ctx.options.timeout.is_none(),
+                quick_unmutated: HashMap::new(),
             })
             .collect();
         if swapping {

@@ -16,6 +16,7 @@ use crate::run::language::{with_mutant, Job, Worker};
 use crate::run::outcome::{self, Outcome};
 use crate::run::process::{Exit, Finished};
 use crate::run::record::{CommandRecord, How, RunRecord};
+use crate::run::timeouts;
 use crate::run::{Interrupted, INTERRUPTED};
 use crate::worktree::{self, Stamp};
 
@@ -42,6 +43,11 @@ pub struct PythonWorker {
     pub equivalent: Equivalent,
     /// Selections of tests run unmutated after a kill, and whether they passed.
     pub verified: HashMap<Vec<String>, bool>,
+    /// Whether swapped mutants get a short limit first (not under `--timeout`).
+    pub short_limits: bool,
+    /// Selections run unmutated after a swapped mutant ran past its short limit: how long
+    /// they took, when well within it.
+    pub quick_unmutated: HashMap<Vec<String>, Option<Duration>>,
 }
 
 /// The command a forked or swapped run stands for.
@@ -117,6 +123,7 @@ impl PythonWorker {
         file: &FilePlan,
         job: &Job,
         tests: &[String],
+        limit: Duration,
         log: &Path,
     ) -> std::result::Result<Outcome, String> {
         if let Some(why) = self.swap_refusal(job) {
@@ -126,11 +133,11 @@ impl PythonWorker {
             return Err("swapping is off".to_string());
         };
         let path = self.root.join(&file.path);
-        match collector.mutant(&path, file.source.len(), &job.planned.mutant, tests, job.timeout, log) {
+        match collector.mutant(&path, file.source.len(), &job.planned.mutant, tests, limit, log) {
             Ok(Swapped::Refused(why)) => Err(why),
             Ok(Swapped::Ran { mut finished, failed, split }) => {
                 finished.command = Some(self.equivalent.record(&self.root, tests, &finished));
-                let mut outcome = pytest::read(&finished, tests, job.timeout);
+                let mut outcome = pytest::read(&finished, tests, limit);
                 if outcome.status == Status::Killed && !failed.is_empty() {
                     outcome.reason = format!("failed: {}", failed.join(", "));
                     outcome.killed_by = failed;
@@ -213,10 +220,62 @@ impl PythonWorker {
 
     /// The mutant in the copy, tested by `tests`: swapped in when it can be, else by the
     /// executor (a fork of the warm worker, or a fresh interpreter).
+    ///
+    /// Swapped in, the tests first get a short limit (`timeouts::short_limit`) unless
+    /// `--timeout` was given: a swapped child has everything imported, so a mutant that hangs
+    /// shows it long before the usual timeout. Running past that limit is a timeout only when
+    /// the same tests, unmutated, finish here within a third of it; else the mutant runs again
+    /// with the usual timeout.
     fn run_mutant(&mut self, file: &FilePlan, job: &Job, tests: &[String], log: &Path) -> Result<Outcome> {
+        let short =
+            Some(timeouts::short_limit(job.cost)).filter(|short| self.short_limits && *short < job.timeout);
+        let mut outcome = self.run_mutant_within(file, job, tests, short.unwrap_or(job.timeout), log)?;
+        let Some(short) = short else { return Ok(outcome) };
+        let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
+        if outcome.status != Status::Timeout || !swapped {
+            return Ok(outcome);
+        }
+        if let Some(unmutated) = self.quick_unmutated(tests, short, log)? {
+            outcome.reason = format!(
+                "the tests ran past {:.1} s, where unmutated they take {:.2} s",
+                short.as_secs_f64(),
+                unmutated.as_secs_f64()
+            );
+            return Ok(outcome);
+        }
+        let again = self.run_mutant_within(file, job, tests, job.timeout, log)?;
+        Ok(continued(outcome, again))
+    }
+
+    /// How long `tests` take unmutated in the collector, when they pass within a third of
+    /// `short`; once per selection and worker.
+    fn quick_unmutated(&mut self, tests: &[String], short: Duration, log: &Path) -> Result<Option<Duration>> {
+        if let Some(known) = self.quick_unmutated.get(tests) {
+            return Ok(*known);
+        }
+        let Swap::On(collector) = &mut self.swap else { return Ok(None) };
+        let quick = match collector.unmutated(tests, short, log)? {
+            Swapped::Ran { finished, .. } if finished.passed() && finished.duration * 3 <= short => {
+                Some(finished.duration)
+            }
+            _ => None,
+        };
+        self.quick_unmutated.insert(tests.to_vec(), quick);
+        Ok(quick)
+    }
+
+    /// `run_mutant` with `limit` on the swap path; the other paths keep the job's timeout.
+    fn run_mutant_within(
+        &mut self,
+        file: &FilePlan,
+        job: &Job,
+        tests: &[String],
+        limit: Duration,
+        log: &Path,
+    ) -> Result<Outcome> {
         let root = self.root.clone();
         let outcome = with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
-            let fallback = match self.swapped(file, job, tests, log) {
+            let fallback = match self.swapped(file, job, tests, limit, log) {
                 Ok(outcome) => return Ok(outcome),
                 Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
             };

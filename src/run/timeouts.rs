@@ -6,6 +6,10 @@ use std::time::Duration;
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much slower than the unmutated run a mutant's tests may be before they count as hung.
 const TIMEOUT_FACTOR: u32 = 5;
+/// A swapped mutant's first limit, at least this...
+const SHORT_FLOOR: Duration = Duration::from_secs(1);
+/// ...and this many times what its tests took unmutated.
+const SHORT_FACTOR: u32 = 10;
 /// How long the unmutated run may take (`--timeout` is per mutant only).
 pub const BASELINE_LIMIT: Duration = Duration::from_secs(3600);
 /// The shortest time a mutant's build may take before it counts as hung.
@@ -20,6 +24,14 @@ pub const WARM_ANSWER_GRACE: Duration = Duration::from_secs(10);
 /// A mutant's timeout: `--timeout`, else max(10 s, 5 x what its tests took unmutated).
 pub fn mutant_timeout(explicit: Option<Duration>, unmutated: Duration) -> Duration {
     explicit.unwrap_or_else(|| MIN_TIMEOUT.max(unmutated * TIMEOUT_FACTOR))
+}
+
+/// The first limit of a mutant swapped into a collector: max(1 s, 10 x what its tests took
+/// unmutated). Its child has the project and the tests imported, so nothing but the tests
+/// runs there; a run past it counts as a timeout only once the same tests, unmutated, are
+/// seen to finish well within it (`PythonWorker::run_mutant`).
+pub fn short_limit(unmutated: Duration) -> Duration {
+    SHORT_FLOOR.max(unmutated * SHORT_FACTOR)
 }
 
 /// A mutant's build: it rebuilds only the workspace's own crates, so hanging there means
@@ -40,6 +52,12 @@ mod tests {
             mutant_timeout(Some(Duration::from_secs(1)), Duration::from_secs(4)),
             Duration::from_secs(1)
         );
+    }
+
+    #[test]
+    fn a_swapped_mutant_first_gets_ten_times_its_tests_but_never_under_a_second() {
+        assert_eq!(short_limit(Duration::from_millis(20)), Duration::from_secs(1));
+        assert_eq!(short_limit(Duration::from_millis(300)), Duration::from_secs(3));
     }
 
     #[test]

@@ -230,6 +230,25 @@ fn crashing_and_hanging_mutants_get_verdicts_without_losing_the_worker() {
 }
 
 #[test]
+fn a_swapped_mutant_that_hangs_times_out_at_a_short_limit_once_its_tests_are_seen_to_be_quick() {
+    // No --timeout: the usual limit would be 10 s; `countdown`'s tests take milliseconds.
+    let repo = fixture_repo("hazards");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let hung: Vec<&Value> =
+        mutants_on_line(&report, "hazards.py", 12).into_iter().filter(|m| m["status"] == "Timeout").collect();
+    assert!(hung.len() >= 2, "`n -= 1` mutants loop forever: {run:?}");
+    for mutant in hung {
+        assert_eq!(mutant["run"]["how"], "swap", "{mutant}");
+        let reason = mutant["statusReason"].as_str().unwrap();
+        assert!(reason.starts_with("the tests ran past 1.0 s, where unmutated they take "), "{mutant}");
+    }
+}
+
+#[test]
 fn forked_and_fresh_interpreters_give_the_same_verdicts() {
     let repo = fixture_repo("model_client");
     let out = tempfile::tempdir().unwrap();
