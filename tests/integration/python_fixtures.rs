@@ -249,6 +249,36 @@ fn a_swapped_mutant_that_hangs_times_out_at_a_short_limit_once_its_tests_are_see
 }
 
 #[test]
+fn a_hang_past_the_short_limit_runs_again_with_the_usual_one_when_the_tests_are_slower_swapped() {
+    // test_drain imports a slow module inside its body. In one process test_warm_up imported
+    // it first, so test_drain was measured fast; swapped in alone it pays the import, more
+    // than a third of the short limit: that limit cannot tell a hang, the usual one decides.
+    // Deleting `n -= 1` loops forever.
+    let repo = fixture_repo("lazy_import");
+    let out = tempfile::tempdir().unwrap();
+    let python = python();
+    for (timeout, reason, runs) in [
+        (None, "the tests ran past the 10.0 s timeout", 2),
+        (Some("3"), "the tests ran past the 3.0 s timeout", 1),
+    ] {
+        let json = out.path().join("r.json");
+        // One process measures the tests, so that test_warm_up runs before test_drain there.
+        let mut args = vec!["check", "--python", python.to_str().unwrap(), "-j", "1", "--one-per-line"];
+        args.extend(["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+        args.extend(timeout.map(|seconds| ["--timeout", seconds]).into_iter().flatten());
+        let run = mutdelta(repo.path(), &args);
+        assert_eq!(run.code, 0, "{run:?}");
+        let report = read_valid_report(&json);
+        let hung = mutants_on_line(&report, "pkg/loop.py", 3);
+        assert_eq!(hung.len(), 1, "{report}");
+        assert_eq!(hung[0]["status"], "Timeout", "{timeout:?}: {}", hung[0]);
+        assert_eq!(hung[0]["statusReason"], reason, "{timeout:?}: {}", hung[0]);
+        assert_eq!(hung[0]["run"]["how"], "swap", "{timeout:?}: {}", hung[0]);
+        assert_eq!(hung[0]["run"]["commands"].as_array().unwrap().len(), runs, "{timeout:?}: {}", hung[0]);
+    }
+}
+
+#[test]
 fn forked_and_fresh_interpreters_give_the_same_verdicts() {
     let repo = fixture_repo("model_client");
     let out = tempfile::tempdir().unwrap();
