@@ -31,6 +31,7 @@ change, tests that were not collected.
 """
 
 import ast
+import atexit
 import functools
 import gc
 import inspect
@@ -48,11 +49,17 @@ from mutdelta_forked import enter_child
 # imports this plugin, before its output capture replaces them.
 _requests = os.fdopen(os.dup(0), "r")
 _answers = os.fdopen(os.dup(1), "w")
+# Closed before exit: left to the interpreter's shutdown they warn, and under a project's
+# `filterwarnings = error` those warnings bury the error the collector ended with.
+atexit.register(_answers.close)
+atexit.register(_requests.close)
 _files = {}
 # Why a mutated file was not read, by path.
 _unread = {}
 _FUNCTION_KINDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _SIGNATURE = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars")
+# Objects that hold a function's code while they run.
+_LIVE_CODE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 
 def answer(message):
@@ -149,18 +156,22 @@ class File:
         self.generators = set()
         self.caches = {}
         real = os.path.realpath(path)
+        # By exact type, never isinstance: isinstance asks an object of another type for its
+        # `__class__`, which runs the project's code (a module proxy that warns on any attribute,
+        # an error under `filterwarnings = error`). None of these types can be subclassed.
         for obj in gc.get_objects():
-            if isinstance(obj, types.FunctionType):
+            kind = type(obj)
+            if kind is types.FunctionType:
                 code = obj.__code__
                 if same_file(code.co_filename, real):
                     self.functions.setdefault(key(code), []).append(obj)
-            elif isinstance(obj, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            elif kind in _LIVE_CODE:
                 code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(obj, "ag_code", None)
                 if code is not None and same_file(code.co_filename, real):
                     self.generators.add(key(code))
-            elif isinstance(obj, functools._lru_cache_wrapper):
+            elif kind is functools._lru_cache_wrapper:
                 wrapped = getattr(obj, "__wrapped__", None)
-                if isinstance(wrapped, types.FunctionType):
+                if type(wrapped) is types.FunctionType:
                     self.caches.setdefault(id(wrapped), []).append(obj)
 
     def offset(self, position):

@@ -16,7 +16,7 @@ use crate::run::timeouts::WARM_START_LIMIT;
 pub const PLUGIN_SOURCE: &str = include_str!("collector.py");
 pub const PLUGIN_MODULE: &str = "mutdelta_collector";
 
-const NAME: &str = "the collector (try --no-swap)";
+const NAME: &str = "the collector";
 
 /// What a swap request came to.
 pub enum Swapped {

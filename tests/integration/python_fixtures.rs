@@ -279,6 +279,46 @@ fn a_hang_past_the_short_limit_runs_again_with_the_usual_one_when_the_tests_are_
 }
 
 #[test]
+fn a_project_that_makes_warnings_errors_and_warns_on_attribute_access_still_swaps() {
+    // `filterwarnings = error`, and `pkg.old` warns on any attribute: looking through the live
+    // objects for functions must not touch it.
+    let repo = fixture_repo("warning_proxy");
+    let out = tempfile::tempdir().unwrap();
+    let mut statuses = Vec::new();
+    for mode in ["swap", "fresh"] {
+        let json = out.path().join(format!("{mode}.json"));
+        let mut args = vec!["--commit", "HEAD", "--json", json.to_str().unwrap()];
+        if mode == "fresh" {
+            args.push("--no-swap");
+        }
+        let run = check(repo.path(), &args);
+        assert_eq!(run.code, 1, "{mode}: {run:?}");
+        let report = read_valid_report(&json);
+        let mutants = mutants_on_line(&report, "pkg/calc.py", 6);
+        assert!(mutants.len() >= 3, "{report}");
+        if mode == "swap" {
+            assert!(mutants.iter().all(|m| m["run"]["how"] == "swap"), "{mutants:?}");
+        }
+        let mut of_mode: Vec<(String, String)> = mutants
+            .iter()
+            .map(|m| {
+                (m["description"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string())
+            })
+            .collect();
+        of_mode.sort();
+        statuses.push(of_mode);
+    }
+    assert_eq!(statuses[0], statuses[1]);
+    // halve(6) == 3 holds for 6 / 2 too.
+    let survivors: Vec<&str> = statuses[0]
+        .iter()
+        .filter(|(_, status)| status == "Survived")
+        .map(|(what, _)| what.as_str())
+        .collect();
+    assert_eq!(survivors, ["replace // with /"], "{statuses:?}");
+}
+
+#[test]
 fn forked_and_fresh_interpreters_give_the_same_verdicts() {
     let repo = fixture_repo("model_client");
     let out = tempfile::tempdir().unwrap();
