@@ -160,7 +160,10 @@ impl Console {
                 let line = format!("{}{}", state.prefix, phase_line(phase));
                 state.say(&line);
             }
-            Event::BaselinePassed { duration, what } => {
+            Event::BaselinePassed { what, reused: true, .. } => state.say(&format!(
+                "baseline: {what} passed unmutated (reused: an earlier run measured them on the same content)"
+            )),
+            Event::BaselinePassed { duration, what, reused: false } => {
                 state.say(&format!("baseline: {what} passed unmutated in {:.2} s", duration.as_secs_f64()))
             }
             Event::Note(text) => state.say(&text),

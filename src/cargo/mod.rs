@@ -175,6 +175,7 @@ impl LanguageCheck for CargoCheck {
             settled: Vec::new(),
             baseline: tests_took.values().sum(),
             what: format!("the tests of {}", names.join(", ")),
+            reused: false,
             compile: Duration::ZERO,
             build: built.duration,
             evidence: Evidence { build: built.duration, switched: None, rewritten: Vec::new() },
@@ -332,6 +333,7 @@ fn switched_jobs(
             "the tests of {} (recorded, with every mutant switched into one build)",
             packages.join(", ")
         ),
+        reused: false,
         compile: Duration::ZERO,
         build,
         evidence: Evidence { build, switched: Some(Arc::new(switched)), rewritten },

@@ -192,6 +192,7 @@ impl PythonCheck {
                 .collect();
             return Ok(Selected {
                 jobs,
+                reused: false,
                 uncovered: Vec::new(),
                 baseline: run.duration,
                 first_round: FirstRound::default(),
@@ -211,7 +212,7 @@ impl PythonCheck {
         let mut tests_run: Vec<String> = map.tests.iter().map(|test| test.id.clone()).collect();
         tests_run.sort();
         let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run };
-        Ok(Selected { jobs, uncovered, baseline: measured.took, first_round, step })
+        Ok(Selected { jobs, reused: measured.reused, uncovered, baseline: measured.took, first_round, step })
     }
 
     /// The check's tests, unmutated, under the probe watching what the check watches (every
@@ -385,6 +386,8 @@ pub struct LinesRun {
 /// The baseline's findings before the compile check's are joined in.
 struct Selected {
     jobs: Vec<Job>,
+    /// The coverage run was an earlier run's, reused.
+    reused: bool,
     /// Mutants whose line no test executed.
     uncovered: Vec<PlannedMutant>,
     baseline: Duration,
@@ -452,7 +455,7 @@ impl LanguageCheck for PythonCheck {
         });
         // A changed file that does not compile explains a failing baseline: report that first.
         let Compiled { errors, took: compile } = compiled??;
-        let Selected { jobs, uncovered, baseline, first_round, step } = selected?;
+        let Selected { jobs, reused, uncovered, baseline, first_round, step } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught.
         let compile_error = |planned: &PlannedMutant| {
@@ -476,6 +479,7 @@ impl LanguageCheck for PythonCheck {
             settled,
             baseline,
             what: self.describe_tests(),
+            reused,
             compile,
             build: Duration::ZERO,
             evidence: first_round,
@@ -601,11 +605,11 @@ impl LanguageCheck for PythonCheck {
         let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
         let what = "the rest of the test suite".to_string();
         let step = baseline_step("baseline of the rest of the suite", &measured);
-        let baseline = measured.took;
+        let (baseline, reused) = (measured.took, measured.reused);
         if let Some(run) = measured.decisive() {
             if run.exit == crate::run::process::Exit::Code(5) {
                 // Nothing left to collect: the change's tests are the whole suite.
-                return Ok(Some(Widened { jobs: Vec::new(), baseline, what, steps: vec![step] }));
+                return Ok(Some(Widened { jobs: Vec::new(), baseline, what, reused, steps: vec![step] }));
             }
             require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
         }
@@ -626,7 +630,7 @@ impl LanguageCheck for PythonCheck {
                 .cloned()
                 .collect();
         }
-        Ok(Some(Widened { jobs, baseline, what, steps: vec![step] }))
+        Ok(Some(Widened { jobs, baseline, what, reused, steps: vec![step] }))
     }
 }
 

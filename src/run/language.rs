@@ -66,6 +66,8 @@ pub struct Proven<E> {
     pub baseline: Duration,
     /// Which tests ran unmutated, in words.
     pub what: String,
+    /// Nothing ran: an earlier run's measurement of the same content was reused.
+    pub reused: bool,
     /// How long the compile check took (beside the baseline), where there is one.
     pub compile: Duration,
     /// How long building took (within the baseline), for a compiled language.
@@ -83,6 +85,8 @@ pub struct Widened {
     pub baseline: Duration,
     /// Which tests it ran, in words.
     pub what: String,
+    /// Nothing ran: an earlier run's measurement of the same content was reused.
+    pub reused: bool,
     pub steps: Vec<StepRecord>,
 }
 

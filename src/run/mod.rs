@@ -60,10 +60,12 @@ pub enum Phase {
 #[derive(Debug)]
 pub enum Event<'a> {
     Phase(Phase),
-    /// The unmutated tests passed; `what` says which ran.
+    /// The unmutated tests passed; `what` says which ran. `reused`: an earlier run measured
+    /// them on the same content, and nothing ran now.
     BaselinePassed {
         duration: Duration,
         what: String,
+        reused: bool,
     },
     /// Mutants are about to run.
     MutantsStarting {
@@ -258,11 +260,11 @@ pub(crate) fn check_language<L: LanguageCheck>(
 ) -> Result<Checked> {
     let started_at = Instant::now();
     events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
-    let Proven { jobs, settled: mut results, baseline, what, compile, build, evidence, mut steps } =
+    let Proven { jobs, settled: mut results, baseline, what, reused, compile, build, evidence, mut steps } =
         side.prove(ctx, candidates)?;
     timings.compile += compile;
     timings.build += build;
-    events(Event::BaselinePassed { duration: baseline, what });
+    events(Event::BaselinePassed { duration: baseline, what, reused });
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
         if side.second_round() {
@@ -311,10 +313,10 @@ pub(crate) fn check_language<L: LanguageCheck>(
         widened => widened?,
     };
     let mut interrupted = false;
-    if let Some(Widened { jobs, baseline: took, what, steps: more }) = widened {
+    if let Some(Widened { jobs, baseline: took, what, reused, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
-        events(Event::BaselinePassed { duration: took, what });
+        events(Event::BaselinePassed { duration: took, what, reused });
         let mut cut: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
         let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
         say_reused(&recalled.reused, events);

@@ -80,8 +80,8 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
     let first = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("first.json")]);
     // The verdicts themselves are remembered too: without them, the re-run reaches its own.
     std::fs::remove_dir_all(repo.path().join(".git/mutdelta/verdicts")).unwrap();
-    let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("again.json")]);
-    assert_eq!((alone.code, first.code, again.code), (1, 1, 1), "{alone:?}\n{first:?}\n{again:?}");
+    let again_run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("again.json")]);
+    assert_eq!((alone.code, first.code, again_run.code), (1, 1, 1), "{alone:?}\n{first:?}\n{again_run:?}");
 
     let (alone, first, again) =
         (report(json("alone.json")), report(json("first.json")), report(json("again.json")));
@@ -100,6 +100,16 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
         "both coverage runs are kept, and the re-run asks the same questions: {:?}",
         coverage_steps(&report(json("again.json")))
     );
+    // The console says so too, rather than that the tests took no time.
+    let baselines: Vec<&str> =
+        again_run.stderr.lines().filter(|line| line.contains(" passed unmutated")).collect();
+    assert_eq!(baselines.len(), 2, "{again_run:?}");
+    for line in baselines {
+        assert!(
+            line.ends_with("passed unmutated (reused: an earlier run measured them on the same content)"),
+            "{again_run:?}"
+        );
+    }
     for (step, exits) in coverage_steps(&again) {
         assert!(step.contains("(reused: an earlier run measured the same files"), "{step}");
         assert!(exits.is_empty(), "nothing ran for {step}: {exits:?}");
