@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 
 use self::collector::Collector;
-use self::coverage::CoverageMap;
+use self::coverage::{CoverageMap, TestCoverage};
 use self::executor::{Executor, Spawn, Warm};
 use self::interpreter::Runner;
 use self::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
@@ -185,6 +185,7 @@ impl PythonCheck {
                     in_suite_order: Vec::new(),
                     tried_first: Vec::new(),
                     left_out: Vec::new(),
+                    covers: Vec::new(),
                     timeout,
                     cost: run.duration,
                     fresh: true,
@@ -211,7 +212,9 @@ impl PythonCheck {
         // question (which tests it leaves out) must read the same on a re-run to be reused.
         let mut tests_run: Vec<String> = map.tests.iter().map(|test| test.id.clone()).collect();
         tests_run.sort();
-        let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run };
+        let whole_files =
+            jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
+        let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run, whole_files };
         Ok(Selected { jobs, reused: measured.reused, uncovered, baseline: measured.took, first_round, step })
     }
 
@@ -344,6 +347,10 @@ fn select_each(
 ) -> (Vec<Job>, Vec<PlannedMutant>) {
     let mut jobs = Vec::new();
     let mut uncovered = Vec::new();
+    // Every test the coverage run ran, in the suite's order: what running `everything` runs.
+    let mut every_test: Vec<&TestCoverage> = map.tests.iter().collect();
+    every_test.sort_by_key(|test| test.order);
+    let every_test: Vec<String> = every_test.into_iter().map(|test| test.id.clone()).collect();
     for planned in candidates {
         let file = &ctx.plan.files[planned.file];
         let statement = file.statement_of(planned.mutant.line);
@@ -351,12 +358,14 @@ fn select_each(
             Selection::Run { tests, in_suite_order, cost, at_import, tried_first } => {
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
                 let in_suite_order = if in_suite_order == tests { Vec::new() } else { in_suite_order };
+                let covers = if tests == everything { every_test.clone() } else { Vec::new() };
                 jobs.push(Job {
                     planned,
                     tests,
                     in_suite_order,
                     tried_first,
                     left_out: Vec::new(),
+                    covers,
                     timeout,
                     cost,
                     fresh: at_import,
@@ -421,6 +430,9 @@ pub struct FirstRound {
     preload: Vec<String>,
     /// The tests it ran (by node id): a second round leaves them out.
     tests_run: Vec<String>,
+    /// The mutants it ran against all of the change's test files, whole (their code ran at
+    /// import): a second round need not run those files again.
+    whole_files: BTreeSet<usize>,
 }
 
 impl LanguageCheck for PythonCheck {
@@ -618,17 +630,12 @@ impl LanguageCheck for PythonCheck {
         let (mut jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
         // A mutant that faces the whole suite here (its code ran at import) need not face
         // again the test files the first round ran against it in full.
-        for job in jobs.iter_mut().filter(|job| job.tests.is_empty()) {
-            let Some(first) = results.iter().find(|result| result.planned.id == job.planned.id) else {
-                continue;
-            };
-            job.left_out = first
-                .outcome
-                .covered_by
-                .iter()
-                .filter(|test| self.tests.contains(test) && test.ends_with(".py") && !test.contains("::"))
-                .cloned()
-                .collect();
+        let files: Vec<String> =
+            self.tests.iter().filter(|test| test.ends_with(".py") && !test.contains("::")).cloned().collect();
+        for job in jobs.iter_mut() {
+            if job.tests.is_empty() && first_round.whole_files.contains(&job.planned.id) {
+                job.left_out = files.clone();
+            }
         }
         Ok(Some(Widened { jobs, baseline, what, reused, steps: vec![step] }))
     }

@@ -274,31 +274,35 @@ impl PythonWorker {
         log: &Path,
     ) -> Result<Outcome> {
         let root = self.root.clone();
-        let outcome = with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
-            let fallback = match self.swapped(file, job, tests, limit, log) {
-                Ok(outcome) => return Ok(outcome),
-                Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
-            };
-            let run = if tests.is_empty() && !job.left_out.is_empty() {
-                // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
-                let rest: Vec<String> =
-                    job.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
-                self.executor.run(&rest, job.timeout, log)?
-            } else {
-                self.executor.run(tests, job.timeout, log)?
-            };
-            let mut outcome = if self.pytest {
-                pytest::read(&run, tests, job.timeout)
-            } else {
-                outcome::read_command(&run, job.timeout)
-            };
-            let mut record = RunRecord::of(self.executor.how(), &[&run]);
-            record.fallback = fallback;
-            outcome.record = Some(record);
-            Ok(outcome)
-        })??;
+        let mut outcome =
+            with_mutant(&root, file, &job.planned, Stamp::FreshSecond, || -> Result<Outcome> {
+                let fallback = match self.swapped(file, job, tests, limit, log) {
+                    Ok(outcome) => return Ok(outcome),
+                    Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
+                };
+                let run = if tests.is_empty() && !job.left_out.is_empty() {
+                    // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
+                    let rest: Vec<String> =
+                        job.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
+                    self.executor.run(&rest, job.timeout, log)?
+                } else {
+                    self.executor.run(tests, job.timeout, log)?
+                };
+                let mut outcome = if self.pytest {
+                    pytest::read(&run, tests, job.timeout)
+                } else {
+                    outcome::read_command(&run, job.timeout)
+                };
+                let mut record = RunRecord::of(self.executor.how(), &[&run]);
+                record.fallback = fallback;
+                outcome.record = Some(record);
+                Ok(outcome)
+            })??;
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
+        }
+        if !job.covers.is_empty() && tests == job.tests.as_slice() {
+            outcome.covered_by = job.covers.clone();
         }
         Ok(outcome)
     }

@@ -48,6 +48,9 @@ pub struct Job {
     /// Test files an earlier round ran in full against it, left out when `tests` is the whole
     /// suite (empty: none).
     pub left_out: Vec<String>,
+    /// The tests a run of `tests` runs, by id, when `tests` name files or the whole suite and
+    /// a coverage run listed them: what the report says the mutant ran under (empty: `tests`).
+    pub covers: Vec<String>,
     pub timeout: Duration,
     /// What its tests took unmutated: the costliest jobs run first.
     pub cost: Duration,

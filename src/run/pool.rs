@@ -94,6 +94,7 @@ mod tests {
             in_suite_order: Vec::new(),
             tried_first: Vec::new(),
             left_out: Vec::new(),
+            covers: Vec::new(),
             timeout: Duration::from_secs(60),
             cost: Duration::from_millis(millis),
             fresh,

@@ -196,6 +196,7 @@ mod tests {
             in_suite_order: Vec::new(),
             tried_first: Vec::new(),
             left_out: Vec::new(),
+            covers: Vec::new(),
             timeout: std::time::Duration::from_secs(1),
             cost: std::time::Duration::ZERO,
             fresh: false,
