@@ -347,10 +347,16 @@ fn select_each(
 ) -> (Vec<Job>, Vec<PlannedMutant>) {
     let mut jobs = Vec::new();
     let mut uncovered = Vec::new();
-    // Every test the coverage run ran, in the suite's order: what running `everything` runs.
-    let mut every_test: Vec<&TestCoverage> = map.tests.iter().collect();
-    every_test.sort_by_key(|test| test.order);
-    let every_test: Vec<String> = every_test.into_iter().map(|test| test.id.clone()).collect();
+    // Every test the coverage run ran, in the suite's order: what running the whole suite
+    // runs, which no test argument names.
+    let every_test = std::cell::OnceCell::new();
+    let every_test = || {
+        every_test.get_or_init(|| {
+            let mut tests: Vec<&TestCoverage> = map.tests.iter().collect();
+            tests.sort_by_key(|test| test.order);
+            tests.into_iter().map(|test| test.id.clone()).collect::<Vec<String>>()
+        })
+    };
     for planned in candidates {
         let file = &ctx.plan.files[planned.file];
         let statement = file.statement_of(planned.mutant.line);
@@ -358,7 +364,7 @@ fn select_each(
             Selection::Run { tests, in_suite_order, cost, at_import, tried_first } => {
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
                 let in_suite_order = if in_suite_order == tests { Vec::new() } else { in_suite_order };
-                let covers = if tests == everything { every_test.clone() } else { Vec::new() };
+                let covers = if tests.is_empty() { every_test().clone() } else { Vec::new() };
                 jobs.push(Job {
                     planned,
                     tests,

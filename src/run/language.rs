@@ -48,8 +48,8 @@ pub struct Job {
     /// Test files an earlier round ran in full against it, left out when `tests` is the whole
     /// suite (empty: none).
     pub left_out: Vec<String>,
-    /// The tests a run of `tests` runs, by id, when `tests` name files or the whole suite and
-    /// a coverage run listed them: what the report says the mutant ran under (empty: `tests`).
+    /// The tests a run of the whole suite (no `tests`) runs, by id, as a coverage run listed
+    /// them: what the report says the mutant ran under (empty: `tests` say it).
     pub covers: Vec<String>,
     pub timeout: Duration,
     /// What its tests took unmutated: the costliest jobs run first.
