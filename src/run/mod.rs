@@ -273,9 +273,8 @@ pub(crate) fn check_language<L: LanguageCheck>(
         Ok(Checked { results, baseline, steps, interrupted: true })
     };
     // With no job, the first round is over; its open verdicts still face the second.
-    let open =
-        |results: &[MutantResult]| results.iter().any(|result| language::is_open(result.outcome.status));
-    if jobs.is_empty() && !(side.second_round() && open(&results)) {
+    let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
+    if jobs.is_empty() && !(side.second_round() && any_open) {
         timings.baseline += started_at.elapsed();
         return Ok(Checked { results, baseline, steps, interrupted: false });
     }
