@@ -480,6 +480,8 @@ fn carry<'a>(
             _ => dropped += 1,
         }
     }
+    // The kills came in the order they landed: put them in plan order, the same every run.
+    mutants.sort_by_key(|planned| planned.id);
     Ok(Carried { plan, mutants, origins, dropped })
 }
 

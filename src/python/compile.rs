@@ -38,7 +38,9 @@ pub fn compile_check(
     let mut requests = Vec::new();
     for &index in &files {
         let file = &plan.files[index];
-        let mutants: Vec<&PlannedMutant> = candidates.iter().filter(|c| c.file == index).collect();
+        // In id order, whatever order the caller holds them in: the request is the cache key.
+        let mut mutants: Vec<&PlannedMutant> = candidates.iter().filter(|c| c.file == index).collect();
+        mutants.sort_by_key(|planned| planned.id);
         order.extend(mutants.iter().map(|planned| planned.id));
         requests.push(json!({
             "name": file.path.display().to_string(),
@@ -88,4 +90,38 @@ fn run(python: &Path, request: &serde_json::Value, cache: &Cache) -> Result<Answ
         cache.keep_newest(COMPILED, KEPT_COMPILED);
     }
     Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_mutants_in_another_order_are_the_same_request() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let cache = Cache::open(dir.path(), true);
+        let source = "def f(a):\n    return a + 1\n".to_string();
+        let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
+        let plan = Plan {
+            files: vec![crate::plan::FilePlan {
+                path: "calc.py".into(),
+                language: Language::Python,
+                source,
+                lines: vec![2],
+                statements: vec![2..=2],
+                mutants,
+            }],
+            ..Default::default()
+        };
+        let in_order = plan.mutants();
+        assert!(in_order.len() > 2, "{in_order:?}");
+        let reversed: Vec<PlannedMutant> = in_order.iter().rev().cloned().collect();
+        let python = Path::new("python3");
+        let first = compile_check(python, &plan, &in_order, &cache).unwrap();
+        let second = compile_check(python, &plan, &reversed, &cache).unwrap();
+        assert_eq!(first, second);
+        let kept = std::fs::read_dir(dir.path().join(".git/mutdelta").join(COMPILED)).unwrap().count();
+        assert_eq!(kept, 1, "one answer kept for both orders");
+    }
 }
