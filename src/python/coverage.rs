@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -202,8 +203,10 @@ fn slow_first(durations: &BTreeMap<String, f64>, shards: usize) -> Vec<String> {
 
 /// Runs the probe's tests split over `shards` processes side by side (each collects every
 /// test, then takes the next one nobody has taken, so the slow tests spread themselves), and
-/// merges what they measured. A test that fails in a shard may depend on a test that ran in
-/// another: then the selection runs again in one process, and that run decides.
+/// merges what they measured. The shards after the first start only if it is still running a
+/// second later (at once when the kept durations say the tests take that long). A test that
+/// fails in a shard may depend on a test that ran in another: then the selection runs again in
+/// one process, and that run decides.
 pub fn measure(
     probe: &Probe,
     memory: &Memory,
@@ -228,20 +231,44 @@ pub fn measure(
     let known = memory.durations();
     let first = slow_first(&known, shards);
     std::fs::write(probe.support.join("probe-first.json"), serde_json::to_vec(&first)?)?;
+    // Unless the tests are known to be slow, the other shards wait a while: a probe that is
+    // over by then never pays for their interpreters and collections.
+    let known_total: f64 = known.values().sum();
+    let others_after = if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER };
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, &real_root, None, timeout, log)?]
     } else {
+        let first_done = (Mutex::new(false), Condvar::new());
         std::thread::scope(|scope| {
             let running: Vec<_> = (0..shards)
                 .map(|shard| {
                     let log = shard_log(log, shard);
                     let real_root = &real_root;
-                    scope.spawn(move || measure_one(probe, real_root, Some(shard), timeout, &log))
+                    let first_done = &first_done;
+                    scope.spawn(move || {
+                        if shard == 0 {
+                            let run = measure_one(probe, real_root, Some(shard), timeout, &log);
+                            *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                            first_done.1.notify_all();
+                            return run.map(Some);
+                        }
+                        let done = first_done.0.lock().unwrap_or_else(|e| e.into_inner());
+                        let (done, _) = first_done
+                            .1
+                            .wait_timeout_while(done, others_after, |done| !*done)
+                            .unwrap_or_else(|e| e.into_inner());
+                        if *done {
+                            return Ok(None); // the first shard ran every test
+                        }
+                        drop(done);
+                        measure_one(probe, real_root, Some(shard), timeout, &log).map(Some)
+                    })
                 })
                 .collect();
             running
                 .into_iter()
                 .map(|shard| shard.join().map_err(|_| anyhow::anyhow!("a coverage shard panicked"))?)
+                .filter_map(Result::transpose)
                 .collect::<Result<Vec<_>>>()
         })?
     };
@@ -280,6 +307,9 @@ fn shard_log(log: &Path, shard: usize) -> PathBuf {
 
 /// The file the shards take their tests from.
 const QUEUE: &str = "probe-queue";
+/// How long the other shards wait for the first before they start, when the tests are not
+/// known to take longer: about what starting pytest and collecting costs a small project.
+const SHARDS_AFTER: Duration = Duration::from_secs(1);
 
 /// One process of a measurement: the whole selection, or one shard of it.
 fn measure_one(

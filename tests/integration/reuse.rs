@@ -47,6 +47,14 @@ fn coverage_steps(report: &Value) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// Tells the repository's cache that the suite holds a test known to take seconds: every shard
+/// of a coverage run then starts at once (an id no run measures, so none forgets it).
+fn known_slow(repo: &Path) {
+    let memory = repo.join(".git/mutdelta/python");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("durations.json"), r#"{"tests/test_known_slow.py::test_slow": 5.0}"#).unwrap();
+}
+
 fn probe_files(repo: &Path) -> usize {
     std::fs::read_dir(repo.join(".git/mutdelta/python/probe")).map_or(0, |dir| dir.count())
 }
@@ -77,6 +85,7 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
         ],
     );
     assert_eq!(probe_files(repo.path()), 0, "--no-cache keeps nothing");
+    known_slow(repo.path());
     let first = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("first.json")]);
     // The verdicts themselves are remembered too: without them, the re-run reaches its own.
     std::fs::remove_dir_all(repo.path().join(".git/mutdelta/verdicts")).unwrap();
@@ -172,10 +181,11 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
     // A conftest shuffles the tests, as pytest-randomly does: each shard's order is its own,
     // so claiming "the next test" would run some tests twice and others never.
     let repo = fixture_repo("shuffled_order");
+    known_slow(repo.path());
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
 
-    let run = check(repo.path(), &["--commit", "HEAD", "--no-cache", "--json", json.to_str().unwrap()]);
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
 
     assert_eq!(run.code, 0, "{run:?}");
     let report = report(&json);
@@ -190,6 +200,40 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
     for mutant in mutants {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert_eq!(mutant["killedBy"][0], "tests/test_calc.py::test_scale", "{mutant}");
+    }
+}
+
+#[test]
+fn a_coverage_run_over_within_a_second_starts_no_other_shard() {
+    // Nothing is known of the tests' durations: the second shard waits a second for the first,
+    // and a coverage run over by then is one process. (On a machine so busy that the first
+    // takes longer, the second starts, but never before.)
+    let repo = fixture_repo("suite_wide");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(
+        repo.path(),
+        &["--commit", "HEAD", "--no-audit", "--no-cache", "--json", json.to_str().unwrap()],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = report(&json);
+    let steps: Vec<&Value> = report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["step"].as_str().unwrap().starts_with("baseline"))
+        .collect();
+    assert_eq!(steps.len(), 2, "the change's tests, then the rest of the suite: {steps:?}");
+    for step in steps {
+        let commands = step["commands"].as_array().unwrap();
+        let first = commands[0]["duration"].as_f64().unwrap();
+        match commands.len() {
+            1 => assert_eq!(commands[0]["exit"], "exit code 0", "{step}"),
+            2 => assert!(first >= 900.0, "the second shard started before the first ran a second: {step}"),
+            _ => panic!("{step}"),
+        }
     }
 }
 
