@@ -110,7 +110,7 @@ fn run_edited_tests(ctx: &Context, edited: Vec<String>) -> Result<EditedRun> {
         python::TestsRun::Failed => return Ok(failed(edited)),
         python::TestsRun::NotCollected => {
             let mut files: Vec<String> =
-                edited.iter().map(|test| test.split("::").next().unwrap_or(test).to_string()).collect();
+                edited.iter().map(|test| python::select::file_of(test).to_string()).collect();
             files.sort();
             files.dedup();
             if files == edited {

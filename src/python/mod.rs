@@ -257,7 +257,7 @@ impl PythonCheck {
             .iter()
             .filter(|job| !job.fresh)
             .flat_map(|job| &job.tests)
-            .map(|test| test.split("::").next().unwrap_or(test))
+            .map(|test| select::file_of(test))
             .collect();
         if files.is_empty() {
             let none = || Err(anyhow!("no mutant of this round can be swapped in"));

@@ -24,6 +24,11 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
     tests
 }
 
+/// The file a pytest selector names: a node id's path (before `::`), or the selector itself.
+pub fn file_of(test: &str) -> &str {
+    test.split("::").next().unwrap_or(test)
+}
+
 /// Tests and test files in words: "the whole test suite" when there are none, the one by name,
 /// else how many of each ("2 test files and 3 tests").
 pub fn describe(tests: &[String]) -> String {
