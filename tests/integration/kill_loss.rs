@@ -86,6 +86,43 @@ fn a_weakening_commit_exits_1_naming_each_lost_kill_and_the_test_that_had_it() {
 }
 
 #[test]
+fn the_audit_measures_the_edited_tests_once_even_with_nothing_kept_between_runs() {
+    // Naming the lines the edited tests ran is their baseline too: under --no-cache as well,
+    // the second question is answered by the first run.
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-cache", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let steps: Vec<(&str, usize)> = audit_of(&report)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| (step["step"].as_str().unwrap(), step["commands"].as_array().unwrap().len()))
+        .filter(|(name, _)| !name.contains("canary"))
+        .collect();
+    let names: Vec<&str> = steps.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            "the edited tests before the change",
+            "baseline (reused: an earlier run measured the same files, interpreter and tests)",
+            // After the change (other files, other questions), and the confirmation of the
+            // losses in a copy of its own: measured afresh.
+            "baseline",
+            "baseline of the rest of the suite",
+            "baseline",
+        ]
+    );
+    let ran: Vec<usize> = steps.iter().map(|(_, commands)| *commands).collect();
+    assert_eq!(ran[1], 0, "nothing ran again: {steps:?}");
+    assert!(ran.iter().enumerate().all(|(index, &commands)| index == 1 || commands > 0), "{steps:?}");
+}
+
+#[test]
 fn a_strengthening_commit_reports_no_loss_and_exits_0() {
     let repo = fixture_repo_variant("kill_loss", "strengthened");
     let run = check(repo.path(), &["--commit", "HEAD"]);
