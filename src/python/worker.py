@@ -50,11 +50,44 @@ def serve(request, parent):
     return forked.serve(request, parent, lambda: run_child(request["args"], request["log"]), answer)
 
 
+def rewritten_plugins():
+    """The top-level modules of the installed pytest plugins whose asserts pytest rewrites when
+    it starts. One imported before makes pytest warn ("Module already imported so cannot be
+    rewritten"), an error under `filterwarnings = error` that would break every forked run; so
+    they are left for each child to import, as a fresh run would. A module that asks not to be
+    rewritten (PYTEST_DONT_REWRITE, as pytest-cov does) is no such module."""
+    try:
+        from importlib import metadata, util
+
+        from _pytest.config import _iter_rewritable_modules
+    except ImportError:
+        return set()
+    files = [
+        str(file)
+        for dist in metadata.distributions()
+        if any(entry.group == "pytest11" for entry in dist.entry_points)
+        for file in dist.files or ()
+    ]
+    names = set()
+    for name in _iter_rewritable_modules(files):
+        try:
+            with open(util.find_spec(name).origin, encoding="utf-8", errors="replace") as source:
+                if "PYTEST_DONT_REWRITE" in source.read(8192):
+                    continue
+        except (ImportError, ValueError, AttributeError, TypeError, OSError):
+            pass
+        names.add(name)
+    return names
+
+
 def main():
     parent = os.getppid()
     import pytest  # noqa: F401  (imported once here, shared by every child)
 
+    rewritten = rewritten_plugins()
     for name in json.loads(os.environ.get("MUTDELTA_PRELOAD", "[]")):
+        if name.partition(".")[0] in rewritten:
+            continue
         try:
             importlib.import_module(name)
         except BaseException:

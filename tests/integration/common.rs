@@ -18,6 +18,13 @@ pub fn python() -> PathBuf {
     venv_with_pytest("python-env", Path::new("python3"), &["jsonschema", "xmlschema"])
 }
 
+/// The default Python with pytest and a pytest plugin (`fixtures/rewritten_plugin/plugin`)
+/// whose asserts pytest rewrites, and whose helper tests import.
+pub fn python_with_rewritten_plugin() -> PathBuf {
+    let plugin = Path::new(FIXTURES).join("rewritten_plugin/plugin");
+    venv_with_pytest("python-env-plugin", Path::new("python3"), &[plugin.to_str().unwrap()])
+}
+
 /// A Python `minor` ("3.12") with pytest, from pyenv's versions (which these machines have:
 /// 3.10 to 3.13), made once per target dir.
 pub fn python_at(minor: &str) -> PathBuf {

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::common::{
     check, fixture_repo, fixture_repo_variant, git, mutants_on_line, mutdelta, mutdelta_with_stdin, python,
-    read_report, read_valid_report, snapshot,
+    python_with_rewritten_plugin, read_report, read_valid_report, snapshot,
 };
 
 /// (line, status) of every mutant of `file` in a report.
@@ -275,6 +275,48 @@ fn a_hang_past_the_short_limit_runs_again_with_the_usual_one_when_the_tests_are_
         assert_eq!(hung[0]["statusReason"], reason, "{timeout:?}: {}", hung[0]);
         assert_eq!(hung[0]["run"]["how"], "swap", "{timeout:?}: {}", hung[0]);
         assert_eq!(hung[0]["run"]["commands"].as_array().unwrap().len(), runs, "{timeout:?}: {}", hung[0]);
+    }
+}
+
+#[test]
+fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() {
+    // The tests import a helper of an installed pytest plugin, and warnings are errors: had the
+    // warm worker imported it beforehand, every forked run would fail on pytest's "Module
+    // already imported so cannot be rewritten" instead of testing its mutant.
+    let python = python_with_rewritten_plugin();
+    let repo = fixture_repo("rewritten_plugin");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = mutdelta(
+        repo.path(),
+        &[
+            "check",
+            "--python",
+            python.to_str().unwrap(),
+            "--commit",
+            "HEAD",
+            "--no-audit",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    // `LIMIT = 10` runs at import: its mutants are imported fresh, in forked runs.
+    let mutants = mutants_on_line(&report, "pkg/limits.py", 1);
+    assert!(mutants.len() >= 3, "{report}");
+    for mutant in mutants {
+        assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        // Without `LIMIT`, the test module does not import.
+        let killer = if mutant["description"] == "delete statement" {
+            "tests/test_limits.py"
+        } else {
+            "tests/test_limits.py::test_clamp_to_the_default_limit"
+        };
+        assert_eq!(mutant["killedBy"], serde_json::json!([killer]), "{mutant}");
     }
 }
 
