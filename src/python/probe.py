@@ -82,6 +82,13 @@ def _header(node):
     return range(first, (node.end_lineno or node.lineno) + 1)
 
 
+_DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _is_docstring(statement):
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+
+
 class _Instrumenter:
     def __init__(self, path, lines):
         self.path = path
@@ -95,13 +102,17 @@ class _Instrumenter:
         call = ast.Expr(ast.Call(ast.Name(_PROBE, ast.Load()), [ast.Constant(len(_probes) - 1)], []))
         return ast.fix_missing_locations(ast.copy_location(call, at))
 
-    def block(self, statements):
+    def block(self, statements, documented=False):
+        """`documented`: the body of a module, class or function, whose docstring must stay
+        first (and a module's `from __future__` imports right after it): no probe goes before
+        them, and they do nothing when they run."""
         out = []
-        for statement in statements:
+        for index, statement in enumerate(statements):
             self.inside(statement)
             self.mark_calls(statement)
             future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
-            probe = None if future else self.probe(statement, _header(statement))
+            docstring = documented and index == 0 and _is_docstring(statement)
+            probe = None if future or docstring else self.probe(statement, _header(statement))
             if probe is not None:
                 out.append(probe)
             out.append(statement)
@@ -111,7 +122,8 @@ class _Instrumenter:
         for field in ("body", "orelse", "finalbody"):
             value = getattr(statement, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                setattr(statement, field, self.block(value))
+                documented = field == "body" and isinstance(statement, _DOCUMENTED)
+                setattr(statement, field, self.block(value, documented))
         for clause in getattr(statement, "handlers", None) or []:
             clause.body = self.block(clause.body)
             self.prepend(clause.body, _header(clause))
@@ -128,9 +140,7 @@ class _Instrumenter:
         _functions.append((self.path, statement.lineno))
         call = ast.Expr(ast.Call(ast.Name(_CALLED, ast.Load()), [ast.Constant(len(_functions) - 1)], []))
         body = statement.body
-        first = body[0]
-        docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
-        at = 1 if docstring else 0
+        at = 1 if _is_docstring(body[0]) else 0
         body.insert(at, ast.fix_missing_locations(ast.copy_location(call, body[min(at, len(body) - 1)])))
 
     def prepend(self, body, lines):
@@ -146,7 +156,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
         path = self.get_filename(fullname)
         tree = ast.parse(self.get_data(path), path)
         real = _real(path)
-        tree.body = _Instrumenter(real, _targets[real]).block(tree.body)
+        tree.body = _Instrumenter(real, _targets[real]).block(tree.body, documented=True)
         _instrumented.add(real)
         return compile(tree, path, "exec", dont_inherit=True)
 

@@ -123,6 +123,26 @@ fn the_audit_measures_the_edited_tests_once_even_with_nothing_kept_between_runs(
 }
 
 #[test]
+fn the_audit_keeps_docstrings_first_and_future_imports_after_them() {
+    // The audit watches every line of the source: no probe may come before a module's
+    // docstring (its `from __future__` import must follow it) nor a function's or class's
+    // (the edited test reads them).
+    let repo = fixture_repo_variant("docstrings", "after");
+
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let lost: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("[MUT-lost]")).collect();
+    assert_eq!(
+        lost,
+        [
+            r#"[MUT-lost] pkg/text.py:7: replace "!" with "" — killed by tests/test_text.py::test_shout before this change, survives after"#
+        ],
+        "{run:?}"
+    );
+}
+
+#[test]
 fn a_strengthening_commit_reports_no_loss_and_exits_0() {
     let repo = fixture_repo_variant("kill_loss", "strengthened");
     let run = check(repo.path(), &["--commit", "HEAD"]);
