@@ -7,13 +7,15 @@ use std::time::Duration;
 use super::coverage::CoverageMap;
 use crate::plan::Plan;
 
-/// The test files the change adds or edits, plus those named with `--test`; empty means the
-/// whole suite.
+/// The test modules the change adds or edits, plus those named with `--test`; empty means the
+/// whole suite. Other files beside the tests (conftest files, helpers, files a type checker
+/// reads) are left out: named on pytest's command line, it would collect them as tests
+/// although the project's configuration does not.
 pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
     let mut tests: Vec<String> = plan
         .changed_tests
         .iter()
-        .filter(|path| path.file_name().is_some_and(|name| name != "conftest.py"))
+        .filter(|path| super::is_test_module(path))
         .map(|path| path.display().to_string())
         .collect();
     for test in extra {
@@ -143,9 +145,17 @@ mod tests {
     }
 
     #[test]
-    fn relevant_tests_are_the_changed_test_files_then_the_named_ones_without_conftest_or_repeats() {
+    fn relevant_tests_are_the_changed_test_modules_then_the_named_ones_without_repeats() {
         let plan = Plan {
-            changed_tests: vec![PathBuf::from("tests/test_a.py"), PathBuf::from("tests/conftest.py")],
+            changed_tests: [
+                "tests/test_a.py",
+                "tests/conftest.py",
+                "tests/helpers.py",
+                "tests/typing/typing_edit.py",
+            ]
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
             ..Plan::default()
         };
         let extra = vec!["tests/test_b.py::test_x".to_string(), "tests/test_a.py".to_string()];
