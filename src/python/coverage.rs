@@ -172,6 +172,11 @@ impl Memory {
         Ok(format!("{PROBES}/{}.json", cache::key(&[self.shared.as_bytes(), &question])))
     }
 
+    /// Whether `probe`'s question has an answer kept: nothing would run.
+    pub fn remembers(&self, probe: &Probe) -> bool {
+        self.recall(probe).is_some()
+    }
+
     fn recall(&self, probe: &Probe) -> Option<CoverageMap> {
         let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let (Some((question, map)), Some(asked)) = (last.as_ref(), Memory::this_run(probe)) {

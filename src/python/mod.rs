@@ -15,6 +15,7 @@ pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -82,6 +83,18 @@ pub struct PythonCheck {
     /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
     /// question as its baseline's, which reuses it).
     watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
+    /// The copies and their collectors, started beside the first round's coverage run.
+    early: Mutex<Option<EarlyStart>>,
+}
+
+/// Copies, and a collector in each collecting the change's test files, started while the
+/// first round's coverage run runs (they need nothing it learns); its workers take them over.
+struct EarlyStart {
+    /// The copies, the first being the state under test itself.
+    roots: Vec<PathBuf>,
+    /// The test files the collectors collect.
+    files: BTreeSet<String>,
+    collectors: Vec<Result<Collector>>,
 }
 
 impl PythonCheck {
@@ -116,7 +129,7 @@ impl PythonCheck {
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
         let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
-        Ok(PythonCheck { python, runner, tests, support, memory, widens, watch })
+        Ok(PythonCheck { python, runner, tests, support, memory, widens, watch, early: Mutex::default() })
     }
 
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
@@ -221,7 +234,11 @@ impl PythonCheck {
     /// The check's tests, unmutated, under the probe watching what the check watches (every
     /// source line when confined, else the plan's statements); their output goes to `log`.
     fn measure_tests(&self, ctx: &Context, log: &Path) -> Result<coverage::Measured> {
-        let probe = coverage::Probe {
+        coverage::measure(&self.probe(ctx), &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, log)
+    }
+
+    fn probe<'a>(&'a self, ctx: &'a Context) -> coverage::Probe<'a> {
+        coverage::Probe {
             python: &self.python,
             runner: &self.runner,
             root: ctx.base,
@@ -229,8 +246,39 @@ impl PythonCheck {
             tests: &self.tests,
             deselect: &[],
             targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
-        };
-        coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, log)
+        }
+    }
+
+    /// Starts the copies and their collectors of the change's test files, when the coverage
+    /// run is about to run (not reused) and mutants may be swapped in.
+    fn start_early(&self, ctx: &Context, candidates: usize) -> Result<()> {
+        let count = ctx.options.jobs.get().min(candidates);
+        if count == 0
+            || self.tests.is_empty()
+            || !self.swapping(ctx)
+            || self.memory.remembers(&self.probe(ctx))
+        {
+            return Ok(());
+        }
+        let roots = self.copies(ctx, count)?;
+        let files: BTreeSet<String> =
+            self.tests.iter().map(|test| select::file_of(test).to_string()).collect();
+        let collectors = self.spawn_collectors(ctx, &roots, &files);
+        *self.early.lock().unwrap_or_else(|e| e.into_inner()) = Some(EarlyStart { roots, files, collectors });
+        Ok(())
+    }
+
+    /// `ctx.base` and `count - 1` copies of it (those `already` holds are reused).
+    fn copies(&self, ctx: &Context, count: usize) -> Result<Vec<PathBuf>> {
+        let mut roots = vec![ctx.base.to_path_buf()];
+        for index in 1..count {
+            let copy = ctx.scratch.path().join(format!("copy-{index}"));
+            if !copy.exists() {
+                worktree::duplicate(ctx.base, &copy)?;
+            }
+            roots.push(copy);
+        }
+        Ok(roots)
     }
 
     /// pytest's arguments before the tests, in every run of a mutant.
@@ -250,21 +298,20 @@ impl PythonCheck {
         }
     }
 
-    /// A collector per copy, all collecting the test files of the `jobs` that may be swapped
-    /// in, side by side (spawned from this thread, which outlives them).
-    fn spawn_collectors(&self, ctx: &Context, roots: &[PathBuf], jobs: &[Job]) -> Vec<Result<Collector>> {
-        let files: BTreeSet<&str> = jobs
-            .iter()
-            .filter(|job| !job.fresh)
-            .flat_map(|job| &job.tests)
-            .map(|test| select::file_of(test))
-            .collect();
+    /// A collector per copy, all collecting the test `files` side by side (spawned from this
+    /// thread, which outlives them).
+    fn spawn_collectors(
+        &self,
+        ctx: &Context,
+        roots: &[PathBuf],
+        files: &BTreeSet<String>,
+    ) -> Vec<Result<Collector>> {
         if files.is_empty() {
             let none = || Err(anyhow!("no mutant of this round can be swapped in"));
             return roots.iter().map(|_| none()).collect();
         }
         let mut args = self.pytest_args();
-        args.extend(files.into_iter().map(str::to_string));
+        args.extend(files.iter().cloned());
         roots
             .iter()
             .map(|root| {
@@ -274,6 +321,15 @@ impl PythonCheck {
                 let log = ctx.logs.join(format!("collector-{name}.log"));
                 Collector::spawn(&self.python, root, &env, &args, &files, log)
             })
+            .collect()
+    }
+
+    /// The test files of the `jobs` that may be swapped in.
+    fn collector_files(jobs: &[Job]) -> BTreeSet<String> {
+        jobs.iter()
+            .filter(|job| !job.fresh)
+            .flat_map(|job| &job.tests)
+            .map(|test| select::file_of(test).to_string())
             .collect()
     }
 
@@ -461,6 +517,7 @@ impl LanguageCheck for PythonCheck {
     }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
+        self.start_early(ctx, candidates.len())?;
         // The compile check needs no tests: it overlaps the unmutated run.
         let (compiled, selected) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
@@ -471,6 +528,9 @@ impl LanguageCheck for PythonCheck {
             let selected = self.select(ctx, candidates.clone());
             (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
         });
+        if !matches!(&selected, Ok(selected) if !selected.jobs.is_empty()) {
+            self.early.lock().unwrap_or_else(|e| e.into_inner()).take(); // no worker will need them
+        }
         // A changed file that does not compile explains a failing baseline: report that first.
         let Compiled { errors, took: compile } = compiled??;
         let Selected { jobs, reused, uncovered, baseline, first_round, step } = selected?;
@@ -512,16 +572,28 @@ impl LanguageCheck for PythonCheck {
         count: usize,
         jobs: &[Job],
     ) -> Result<Started<PythonWorker>> {
-        let mut roots = vec![ctx.base.to_path_buf()];
-        for index in 1..count {
-            let copy = ctx.scratch.path().join(format!("copy-{index}"));
-            worktree::duplicate(ctx.base, &copy)?;
-            roots.push(copy);
-        }
-        // The collectors import the project and collect the tests while the warm workers start,
-        // and before any canary or mutant is written into a copy.
+        let roots = self.copies(ctx, count)?;
+        // The collectors import the project and collect the tests while the warm workers start
+        // (or started beside the coverage run, when they collect what these jobs need), and
+        // before any canary or mutant is written into a copy.
         let swapping = self.swapping(ctx);
-        let collectors = if swapping { self.spawn_collectors(ctx, &roots, jobs) } else { Vec::new() };
+        let files = PythonCheck::collector_files(jobs);
+        let early = self.early.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let collectors = match early {
+            Some(early)
+                if !files.is_empty() && files.is_subset(&early.files) && early.roots.len() >= count =>
+            {
+                early.collectors.into_iter().take(count).collect()
+            }
+            early => {
+                drop(early); // they collected other tests: they stop before the new ones start
+                if swapping {
+                    self.spawn_collectors(ctx, &roots, &files)
+                } else {
+                    Vec::new()
+                }
+            }
+        };
         let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
             let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
             warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
@@ -574,7 +646,7 @@ impl LanguageCheck for PythonCheck {
             worker.swap = Swap::Off; // the old collector ends before the new one starts
         }
         let roots: Vec<PathBuf> = workers.iter().map(|worker| worker.root.clone()).collect();
-        let collectors = self.spawn_collectors(ctx, &roots, jobs);
+        let collectors = self.spawn_collectors(ctx, &roots, &PythonCheck::collector_files(jobs));
         PythonCheck::attach_collectors(workers, collectors);
         let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
         steps.extend(prove_swap(ctx, workers, jobs)?);

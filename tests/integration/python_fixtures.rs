@@ -321,6 +321,26 @@ fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() 
 }
 
 #[test]
+fn the_collectors_start_while_the_coverage_run_runs() {
+    // They need nothing the coverage run learns. Under the coverage run, a test of the change
+    // waits up to 5 s for a collector working in its copy, and writes down whether one came.
+    let repo = fixture_repo("early_collector");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let seen = std::fs::read_to_string(repo.path().join("collector-seen")).unwrap();
+    assert_eq!(seen, "seen\n", "{run:?}");
+    // Those collectors then swap the mutants in.
+    let report = read_valid_report(&json);
+    let mutants = mutants_on_line(&report, "pkg/calc.py", 8);
+    assert!(!mutants.is_empty(), "{report}");
+    assert!(mutants.iter().all(|m| m["status"] == "Killed" && m["run"]["how"] == "swap"), "{mutants:?}");
+}
+
+#[test]
 fn a_project_that_makes_warnings_errors_and_warns_on_attribute_access_still_swaps() {
     // `filterwarnings = error`, and `pkg.old` warns on any attribute: looking through the live
     // objects for functions must not touch it.
