@@ -21,7 +21,14 @@ pub fn python() -> PathBuf {
 /// The default Python with pytest and a pytest plugin (`fixtures/rewritten_plugin/plugin`)
 /// whose asserts pytest rewrites, and whose helper tests import.
 pub fn python_with_rewritten_plugin() -> PathBuf {
-    let plugin = Path::new(FIXTURES).join("rewritten_plugin/plugin");
+    // Built from a copy: building writes beside the sources.
+    let plugin = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rewritten-plugin-source");
+    if !plugin.exists() {
+        let building = plugin.with_extension(format!("{}", std::process::id()));
+        std::fs::create_dir_all(&building).unwrap();
+        copy_tree(&Path::new(FIXTURES).join("rewritten_plugin/plugin"), &building);
+        let _ = std::fs::rename(&building, &plugin);
+    }
     venv_with_pytest("python-env-plugin", Path::new("python3"), &[plugin.to_str().unwrap()])
 }
 
