@@ -48,9 +48,10 @@ impl Warm {
         Ok(Warm { spec, worker: Some(worker) })
     }
 
-    /// Waits until the worker is ready to fork.
-    pub fn ready(&self) -> Result<()> {
-        self.worker.as_ref().map_or(Ok(()), WarmWorker::ready)
+    /// Waits until the worker is ready to fork; returns the files of the copy it imported
+    /// before (see `WarmWorker::ready`).
+    pub fn ready(&self) -> Result<Vec<PathBuf>> {
+        self.worker.as_ref().map_or(Ok(Vec::new()), WarmWorker::ready)
     }
 }
 

@@ -345,7 +345,13 @@ impl PythonCheck {
     }
 
     /// A warm worker per copy, importing their modules side by side.
-    fn warm_executors(&self, roots: &[PathBuf], logs: &Path, preload: &[String]) -> Result<Vec<Warm>> {
+    /// Also returns the files of the project any of them imported before forking.
+    fn warm_executors(
+        &self,
+        roots: &[PathBuf],
+        logs: &Path,
+        preload: &[String],
+    ) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
         let specs = roots.iter().map(|root| WarmSpec {
             python: self.python.clone(),
             script: self.support.join("mutdelta_worker.py"),
@@ -361,7 +367,14 @@ impl PythonCheck {
         // Spawned from this thread, which outlives them (they die with the thread that spawned
         // them); they import their modules side by side, and are waited for in turn.
         let spawned: Vec<Result<Warm>> = specs.map(Warm::spawn).collect();
-        spawned.into_iter().map(|warm| warm.and_then(|warm| warm.ready().map(|()| warm))).collect()
+        let mut held = BTreeSet::new();
+        let mut ready = Vec::new();
+        for warm in spawned {
+            let warm = warm?;
+            held.extend(warm.ready()?);
+            ready.push(warm);
+        }
+        Ok((ready, held))
     }
 }
 
@@ -594,8 +607,24 @@ impl LanguageCheck for PythonCheck {
                 }
             }
         };
-        let executors: Vec<Box<dyn Executor>> = if self.pytest() && ctx.options.python.fork {
-            let warm = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
+        let mut forking = self.pytest() && ctx.options.python.fork;
+        let mut warm = Vec::new();
+        let mut fresh_why = None;
+        if forking {
+            let (started, held) = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
+            let mutated: Vec<&PathBuf> =
+                ctx.plan.files.iter().map(|file| &file.path).filter(|path| held.contains(*path)).collect();
+            if mutated.is_empty() {
+                warm = started;
+            } else {
+                forking = false;
+                fresh_why = Some(format!(
+                    "every mutant imported in a new interpreter: importing pytest and the modules the tests share imports {} of the project, which a fork of that interpreter could not import afresh",
+                    mutated.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let executors: Vec<Box<dyn Executor>> = if forking {
             warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
         } else {
             roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect()
@@ -620,7 +649,11 @@ impl LanguageCheck for PythonCheck {
         if swapping {
             PythonCheck::attach_collectors(&mut workers, collectors);
         }
-        let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        let mut steps: Vec<StepRecord> = fresh_why
+            .map(|step| StepRecord { step, record: RunRecord::of(How::Fresh, &[]) })
+            .into_iter()
+            .collect();
+        steps.extend(prove_canaries(ctx, &mut workers[0], jobs)?);
         if swapping {
             steps.extend(prove_swap(ctx, &mut workers, jobs)?);
         }

@@ -52,9 +52,13 @@ impl WarmWorker {
         Ok(WarmWorker { served: Served::spawn(NAME, &mut command, spec.log.clone())? })
     }
 
-    /// Waits until the worker has imported what it preloads.
-    pub fn ready(&self) -> Result<()> {
-        self.served.ready(WARM_START_LIMIT).map(drop)
+    /// Waits until the worker has imported what it preloads; returns the files of the copy it
+    /// imported meanwhile (as a dependency of pytest or of a preloaded module), by path in the
+    /// copy: its children cannot import those afresh.
+    pub fn ready(&self) -> Result<Vec<PathBuf>> {
+        let answer = self.served.ready(WARM_START_LIMIT)?;
+        let files = answer["project_files"].as_array().map(Vec::as_slice).unwrap_or_default();
+        Ok(files.iter().filter_map(|file| file.as_str().map(PathBuf::from)).collect())
     }
 
     /// Runs pytest with `args` in a forked child; the child's whole process group is killed on

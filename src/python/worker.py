@@ -2,7 +2,8 @@
 child per request, which runs the selected tests against the (mutated) project imported fresh.
 
 Protocol, one JSON object per line. Requests on stdin: {"args": [...], "log": path, "timeout": s}.
-Answers on stdout: {"child": pid} when the child starts, then {"exit": code} or
+Answers on stdout: {"ready": true, "project_files": [paths in the copy it imported]} once it
+has imported what it preloads; {"child": pid} when the child starts, then {"exit": code} or
 {"signal": n} or {"timeout": true}, each with "duration" in seconds.
 """
 
@@ -80,6 +81,17 @@ def rewritten_plugins():
     return names
 
 
+def project_files(root):
+    """The files of the copy at `root` imported here already (pytest itself, or a preloaded
+    module, imports them): a child would not import them afresh."""
+    files = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and os.path.realpath(path).startswith(root + os.sep):
+            files.add(os.path.relpath(os.path.realpath(path), root))
+    return sorted(files)
+
+
 def main():
     parent = os.getppid()
     import pytest  # noqa: F401  (imported once here, shared by every child)
@@ -92,7 +104,7 @@ def main():
             importlib.import_module(name)
         except BaseException:
             pass
-    answer({"ready": True})
+    answer({"ready": True, "project_files": project_files(os.path.realpath(os.getcwd()))})
     for line in sys.stdin:
         if line.strip():
             answer(serve(json.loads(line), parent))

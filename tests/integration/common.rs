@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tempfile::TempDir;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
 /// A Python with pytest, jsonschema and xmlschema, made once per target dir and shared by every test.
 pub fn python() -> PathBuf {

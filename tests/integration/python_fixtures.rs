@@ -1,10 +1,13 @@
 //! The verdicts on the Python fixtures, with the user's repository byte-identical afterwards.
 
-use serde_json::Value;
+use std::path::Path;
+
+use serde_json::{json, Value};
 
 use crate::common::{
-    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, mutdelta, mutdelta_with_stdin, python,
-    python_with_rewritten_plugin, read_report, read_valid_report, snapshot,
+    check, fixture_repo, fixture_repo_variant, git, hermetic, leftovers, mutants_on_line, mutdelta,
+    mutdelta_with_stdin, python, python_with_rewritten_plugin, read_report, read_valid_report, snapshot, Run,
+    FIXTURES,
 };
 
 /// (line, status) of every mutant of `file` in a report.
@@ -317,6 +320,45 @@ fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() 
             "tests/test_limits.py::test_clamp_to_the_default_limit"
         };
         assert_eq!(mutant["killedBy"], serde_json::json!([killer]), "{mutant}");
+    }
+}
+
+#[test]
+fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_interpreters() {
+    // The tests import `helperlib`, from outside the project, which imports `pkg.core`: a warm
+    // worker that preloads it has the project imported, and its forks could not import a
+    // mutant of it afresh. The canary would say the tests do not import the copy.
+    let repo = fixture_repo("imported_by_helper");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let python = python();
+
+    let output = hermetic(repo.path(), tmp.path())
+        .env("PYTHONPATH", Path::new(FIXTURES).join("imported_by_helper/outside"))
+        .args(["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(leftovers(tmp.path()).is_empty());
+    let report = read_valid_report(&json);
+    let step = report["mutdelta"]["steps"].as_array().unwrap().iter().find(|step| {
+        step["step"].as_str().unwrap().starts_with("every mutant imported in a new interpreter")
+    });
+    assert!(step.is_some_and(|step| step["step"].as_str().unwrap().contains("pkg/core.py")), "{report}");
+    // `FACTOR = 3` runs at import: its mutants are imported fresh, in new interpreters.
+    let at_import = mutants_on_line(&report, "pkg/core.py", 1);
+    assert!(at_import.len() >= 3, "{report}");
+    for mutant in at_import {
+        assert_eq!(
+            (&mutant["run"]["how"], &mutant["status"]),
+            (&json!("fresh"), &json!("Killed")),
+            "{mutant}"
+        );
+        assert_eq!(mutant["killedBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
     }
 }
 
