@@ -8,14 +8,61 @@ use git2::{ObjectType, Repository, Status, StatusOptions, TreeWalkMode, TreeWalk
 
 use crate::lines::{workdir, State};
 
-/// Writes `state` of `repo` into the empty directory `dest`.
-pub fn materialize(repo: &Repository, state: State, dest: &Path) -> Result<()> {
+/// Writes `state` of `repo` into the empty directory `dest`, with the generated files of the
+/// checkout beside it (`carry_generated`); returns those, by path in the copy.
+pub fn materialize(repo: &Repository, state: State, dest: &Path) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dest)?;
     match state {
         State::Commit(oid) => write_commit(repo, oid, dest),
         State::Index => write_index(repo, dest),
         State::WorkTree => copy_working_tree(repo, dest),
+    }?;
+    carry_generated(repo, dest)
+}
+
+/// Files larger than this are not carried: no build product a test imports is that large.
+const LARGEST_CARRIED: u64 = 64 << 20;
+
+/// Copies into `dest` the files of the checkout that git ignores and that sit in a directory
+/// (other than the top) holding files of the state under test: what building or installing
+/// the project wrote beside its sources (a version module, compiled extensions, message
+/// catalogues), which its tests import as they do in the checkout. Directories git ignores
+/// whole (virtual environments, build trees, caches), bytecode, logs and whatever sits under
+/// the tests are left out.
+fn carry_generated(repo: &Repository, dest: &Path) -> Result<Vec<PathBuf>> {
+    let source = workdir(repo);
+    let mut options = StatusOptions::new();
+    options.include_untracked(false).include_ignored(true).recurse_ignored_dirs(false);
+    let statuses = repo.statuses(Some(&mut options)).context("could not list the ignored files")?;
+    let mut carried = Vec::new();
+    for entry in statuses.iter().filter(|entry| entry.status().contains(Status::IGNORED)) {
+        let Ok(relative) = entry.path() else { continue };
+        let relative = Path::new(relative);
+        let Some(parent) = relative.parent().filter(|parent| !parent.as_os_str().is_empty()) else {
+            continue; // the top directory's own ignored files are the user's, not the build's
+        };
+        let bytecode = relative.extension().is_some_and(|ext| ext == "pyc" || ext == "pyo");
+        // What tests leave behind among them changes every run, and would make every run's
+        // copy new content to the verdicts kept.
+        let left_by_tests = crate::plan::in_directory_named(relative, &["tests", "test"])
+            || relative.extension().is_some_and(|ext| ext == "log");
+        if bytecode || left_by_tests || !dest.join(parent).is_dir() {
+            continue;
+        }
+        let from = source.join(relative);
+        match fs::symlink_metadata(&from) {
+            Ok(metadata) if metadata.is_file() && metadata.len() <= LARGEST_CARRIED => {}
+            _ => continue,
+        }
+        let to = dest.join(relative);
+        if to.exists() {
+            continue; // the state under test has a file of that name
+        }
+        fs::copy(&from, &to).with_context(|| format!("could not copy {}", from.display()))?;
+        carried.push(relative.to_path_buf());
     }
+    carried.sort();
+    Ok(carried)
 }
 
 /// Copies the copy at `from` to `to`, for another worker.

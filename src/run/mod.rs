@@ -89,6 +89,8 @@ struct Prepared {
     scratch: Scratch,
     base: PathBuf,
     added: lines::AddedLines,
+    /// The ignored files the copy took from the checkout (`worktree::carry_generated`).
+    generated: Vec<PathBuf>,
 }
 
 fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
@@ -97,8 +99,8 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
     let added = lines::find(&repo, target)?;
     let scratch = Scratch::create()?;
     let base = scratch.path().join("copy-0");
-    worktree::materialize(&repo, added.state, &base)?;
-    Ok(Prepared { repo_root, scratch, base, added })
+    let generated = worktree::materialize(&repo, added.state, &base)?;
+    Ok(Prepared { repo_root, scratch, base, added, generated })
 }
 
 /// The planned mutants of `target` in the repository at `directory` (those of `shard` when
@@ -112,10 +114,27 @@ pub fn plan(directory: &Path, target: &Target, choice: &Choice, shard: Option<Sh
 fn plan_of(prepared: &Prepared, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
+    plan.notes.extend(carried_note(&prepared.generated));
     if let Some(shard) = shard {
         crate::shard::restrict(&mut plan, shard);
     }
     Ok(plan)
+}
+
+/// A note naming the files git ignores that the copies took from the checkout.
+fn carried_note(generated: &[PathBuf]) -> Option<String> {
+    let (first, rest) = generated.split_first()?;
+    let more = match rest.len() {
+        0 => String::new(),
+        1 => " and 1 more".to_string(),
+        n => format!(" and {n} more"),
+    };
+    let files = if rest.is_empty() { "file" } else { "files" };
+    Some(format!(
+        "{} {files} git ignores copied from the checkout beside the state under test, as the build left them: {}{more}",
+        generated.len(),
+        first.display()
+    ))
 }
 
 /// A note when the staged change (the default target) is empty: the user most likely meant
@@ -139,7 +158,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let prepared = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
     let plan = plan_of(&prepared, &options.target, &options.choice, options.shard)?;
-    let Prepared { repo_root, scratch, base, added } = prepared;
+    let Prepared { repo_root, scratch, base, added, .. } = prepared;
     let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
     let mutants = plan.mutants();
     let mutants_planned = if options.audit == AuditMode::Only { 0 } else { mutants.len() };

@@ -324,6 +324,34 @@ fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() 
 }
 
 #[test]
+fn files_the_build_generated_that_git_ignores_are_carried_into_the_copies() {
+    // `pkg/_version.py` is written when the package is installed, and git ignores it; the
+    // package imports it. The commit's tree lacks it: the copies take it from the checkout.
+    let repo = fixture_repo("generated_version");
+    std::fs::write(repo.path().join("pkg/_version.py"), "VERSION = \"1.2.3\"\n").unwrap();
+    // Ignored too, but no build product: bytecode, and what a test run left among the tests.
+    std::fs::write(repo.path().join("pkg/stale.pyc"), "not bytecode").unwrap();
+    std::fs::write(repo.path().join("tests/results.db"), "rows").unwrap();
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "note: 1 file git ignores copied from the checkout beside the state under test, as the build left them: pkg/_version.py"
+        ),
+        "{run:?}"
+    );
+    let report = read_valid_report(&json);
+    let mutants = mutants_on_line(&report, "pkg/calc.py", 6);
+    assert!(!mutants.is_empty() && mutants.iter().all(|m| m["status"] == "Killed"), "{report}");
+    assert_eq!(snapshot(repo.path()), before, "the checkout is only read");
+}
+
+#[test]
 fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_interpreters() {
     // The tests import `helperlib`, from outside the project, which imports `pkg.core`: a warm
     // worker that preloads it has the project imported, and its forks could not import a
