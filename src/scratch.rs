@@ -39,11 +39,23 @@ impl Scratch {
     }
 }
 
+/// How many times a scratch directory's removal is tried before the watchdog is left to it.
+const REMOVAL_TRIES: u32 = 5;
+
 impl Drop for Scratch {
     fn drop(&mut self) {
-        // Removed here (the TempDir finds it gone), then no longer the watchdog's to remove.
-        let _ = fs::remove_dir_all(self.dir.path());
-        crate::watchdog::forget_dir(self.dir.path());
+        // Removed here (the TempDir finds it gone), then no longer the watchdog's to remove. A
+        // child that was just killed may still be writing into it (its bytecode) while it goes:
+        // the removal is tried again a few times, and if it still fails the watchdog, which
+        // kills whatever works in the directory first, removes it when mutdelta exits.
+        let path = self.dir.path();
+        for attempt in 1..=REMOVAL_TRIES {
+            if fs::remove_dir_all(path).is_ok() || !path.exists() {
+                crate::watchdog::forget_dir(path);
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
+        }
     }
 }
 
@@ -127,6 +139,27 @@ fn kill_processes_working_in(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scratch_directory_still_written_into_while_it_goes_is_removed_all_the_same() {
+        // A child killed a moment ago may still write a file or two while the directory goes.
+        let scratch = Scratch::create().unwrap();
+        let path = scratch.path().to_path_buf();
+        let cache = scratch.subdir("copy-0/__pycache__").unwrap();
+        let writer = std::thread::spawn(move || {
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(40);
+            let mut count = 0;
+            while std::time::Instant::now() < until {
+                let _ = fs::create_dir_all(&cache);
+                let _ = fs::write(cache.join(format!("m{count}.pyc")), b"bytecode");
+                count += 1;
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        drop(scratch);
+        writer.join().unwrap();
+        assert!(!path.exists(), "{} is left behind", path.display());
+    }
 
     #[test]
     fn cargo_in_a_copy_gets_the_scratch_directorys_tmp_and_others_are_left_alone() {
