@@ -268,7 +268,8 @@ impl PythonCheck {
         Ok(())
     }
 
-    /// `ctx.base` and `count - 1` copies of it (those `already` holds are reused).
+    /// `ctx.base` and `count - 1` copies of it (a copy made already, beside the coverage run,
+    /// is reused).
     fn copies(&self, ctx: &Context, count: usize) -> Result<Vec<PathBuf>> {
         let mut roots = vec![ctx.base.to_path_buf()];
         for index in 1..count {
