@@ -146,11 +146,13 @@ mod tests {
         let scratch = Scratch::create().unwrap();
         let path = scratch.path().to_path_buf();
         let cache = scratch.subdir("copy-0/__pycache__").unwrap();
+        // It writes for 40 ms from now, as Python writes bytecode: making its `__pycache__`
+        // (never the directories above it) and a file in it.
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(40);
         let writer = std::thread::spawn(move || {
-            let until = std::time::Instant::now() + std::time::Duration::from_millis(40);
             let mut count = 0;
             while std::time::Instant::now() < until {
-                let _ = fs::create_dir_all(&cache);
+                let _ = fs::create_dir(&cache);
                 let _ = fs::write(cache.join(format!("m{count}.pyc")), b"bytecode");
                 count += 1;
             }
