@@ -146,9 +146,9 @@ mod tests {
         let scratch = Scratch::create().unwrap();
         let path = scratch.path().to_path_buf();
         let cache = scratch.subdir("copy-0/__pycache__").unwrap();
-        // It writes for 40 ms from now, as Python writes bytecode: making its `__pycache__`
+        // It writes for 100 ms from now, as Python writes bytecode: making its `__pycache__`
         // (never the directories above it) and a file in it.
-        let until = std::time::Instant::now() + std::time::Duration::from_millis(40);
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(100);
         let writer = std::thread::spawn(move || {
             let mut count = 0;
             while std::time::Instant::now() < until {
