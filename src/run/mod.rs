@@ -131,7 +131,7 @@ fn carried_note(generated: &[PathBuf]) -> Option<String> {
     };
     let files = if rest.is_empty() { "file" } else { "files" };
     Some(format!(
-        "{} {files} git ignores copied from the checkout beside the state under test, as the build left them: {}{more}",
+        "{} {files} git ignores copied from the checkout beside the state under test (build products or data the tests may need): {}{more}",
         generated.len(),
         first.display()
     ))

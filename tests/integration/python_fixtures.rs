@@ -341,7 +341,7 @@ fn files_the_build_generated_that_git_ignores_are_carried_into_the_copies() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stdout.contains(
-            "note: 1 file git ignores copied from the checkout beside the state under test, as the build left them: pkg/_version.py"
+            "note: 1 file git ignores copied from the checkout beside the state under test (build products or data the tests may need): pkg/_version.py"
         ),
         "{run:?}"
     );
