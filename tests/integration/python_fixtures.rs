@@ -319,7 +319,7 @@ fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() 
         } else {
             "tests/test_limits.py::test_clamp_to_the_default_limit"
         };
-        assert_eq!(mutant["killedBy"], serde_json::json!([killer]), "{mutant}");
+        assert_eq!(mutant["killedBy"], json!([killer]), "{mutant}");
     }
 }
 
