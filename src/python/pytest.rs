@@ -7,9 +7,9 @@ use crate::run::outcome::{last_line, read_common, Outcome};
 use crate::run::process::{Exit, Finished};
 
 /// The verdict of a pytest run of `tests`: 1 (tests failed) and 2 (collection or import
-/// failed) are the mutant's doing; so are 4 when the named tests could not be collected and
-/// 5 (no tests collected), since the unmutated run collected them. Other codes mean the run
-/// itself broke.
+/// failed) are the mutant's doing; so are 4 when the named tests could not be collected or a
+/// conftest would not import, and 5 (no tests collected), since the unmutated run collected
+/// them. Other codes mean the run itself broke.
 pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
     let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
         let code = match run.exit {
@@ -18,7 +18,7 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
         };
         match code {
             1 | 2 | 5 => Outcome::of_run(run, Status::Killed, last_line(&run.tail)),
-            4 if lost_tests(&run.tail) => Outcome::of_run(
+            4 if lost_tests(&run.tail) || conftest_broke(&run.tail) => Outcome::of_run(
                 run,
                 Status::Killed,
                 format!("the tests could no longer be collected: {}", last_line(&run.tail)),
@@ -40,6 +40,13 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
 /// Whether pytest's usage error says the tests it was given were not found.
 pub fn lost_tests(output: &str) -> bool {
     output.contains("found no collectors for") || output.contains("ERROR: not found:")
+}
+
+/// Whether pytest's usage error says a conftest did not import (pytest says "ImportError"
+/// whatever the exception): the unmutated run loaded it, so the tests it serves could not be
+/// collected.
+pub fn conftest_broke(output: &str) -> bool {
+    output.contains("ImportError while loading conftest")
 }
 
 /// The tests that failed, from pytest's short summary
@@ -82,6 +89,16 @@ mod tests {
         assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO).status, Status::Killed);
         let uncollectable = "ImportError while importing test module\nERROR: found no collectors for tests/test_a.py::test_x\n";
         assert_eq!(read(&run(4, uncollectable), &tests, Duration::ZERO).status, Status::Killed);
+        // A mutant of what a conftest imports, breaking that import (pytest's words):
+        let conftest = "ImportError while loading conftest '/copy/tests/conftest.py'.\ntests/conftest.py:1: in <module>\n    import pkg\nE   AttributeError: 'NoneType' object has no attribute 'attr'\n";
+        let unloaded = read(&run(4, conftest), &tests, Duration::ZERO);
+        assert_eq!(
+            (unloaded.status, unloaded.reason.as_str()),
+            (
+                Status::Killed,
+                "the tests could no longer be collected: E   AttributeError: 'NoneType' object has no attribute 'attr'"
+            )
+        );
         let broken = read(&run(4, "usage error"), &tests, Duration::ZERO);
         assert_eq!(
             (broken.status, broken.reason.as_str()),

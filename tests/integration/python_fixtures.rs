@@ -324,6 +324,37 @@ fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() 
 }
 
 #[test]
+fn a_mutant_that_breaks_what_a_conftest_imports_is_killed() {
+    // The conftest builds a `pkg.Opts` at import and reads its `label`: without that line, or
+    // with `+` on strings made `-`, the conftest does not import and no test can be collected
+    // (pytest's usage error, exit 4, "ImportError while loading conftest"). The unmutated run
+    // loaded it, so the mutant did that.
+    let repo = fixture_repo("conftest_import");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    let mutants = mutants_on_line(&report, "pkg/opts.py", 4);
+    let broke_the_conftest: Vec<&Value> = mutants
+        .into_iter()
+        .filter(|m| m["description"] == "delete statement" || m["description"] == "replace + with -")
+        .collect();
+    assert_eq!(broke_the_conftest.len(), 2, "{report}");
+    for mutant in broke_the_conftest {
+        assert_eq!(
+            (&mutant["status"], &mutant["run"]["how"]),
+            (&json!("Killed"), &json!("fork")),
+            "{mutant}"
+        );
+        let why = mutant["statusReason"].as_str().unwrap();
+        assert!(why.starts_with("the tests could no longer be collected: E   "), "{mutant}");
+    }
+}
+
+#[test]
 fn files_the_build_generated_that_git_ignores_are_carried_into_the_copies() {
     // `pkg/_version.py` is written when the package is installed, and git ignores it; the
     // package imports it. The commit's tree lacks it: the copies take it from the checkout.
