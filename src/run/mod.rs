@@ -123,17 +123,15 @@ fn plan_of(prepared: &Prepared, target: &Target, choice: &Choice, shard: Option<
 
 /// A note naming the files git ignores that the copies took from the checkout.
 fn carried_note(generated: &[PathBuf]) -> Option<String> {
-    let (first, rest) = generated.split_first()?;
-    let more = match rest.len() {
-        0 => String::new(),
-        1 => " and 1 more".to_string(),
-        n => format!(" and {n} more"),
-    };
-    let files = if rest.is_empty() { "file" } else { "files" };
+    if generated.is_empty() {
+        return None;
+    }
+    let paths: Vec<String> = generated.iter().map(|path| path.display().to_string()).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
     Some(format!(
-        "{} {files} git ignores copied from the checkout beside the state under test (build products or data the tests may need): {}{more}",
-        generated.len(),
-        first.display()
+        "{} git ignores copied from the checkout beside the state under test (build products or data the tests may need): {}",
+        crate::report::document::count_of(generated.len(), "file", "files"),
+        crate::report::document::some_tests(&paths, 1)
     ))
 }
 
