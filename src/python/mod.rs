@@ -87,6 +87,9 @@ pub struct PythonCheck {
     early: Mutex<Option<EarlyStart>>,
 }
 
+/// An executor per copy, in the copies' order.
+type Executors = Vec<Box<dyn Executor>>;
+
 /// Copies, and a collector in each collecting the change's test files, started while the
 /// first round's coverage run runs (they need nothing it learns); its workers take them over.
 struct EarlyStart {
@@ -343,6 +346,37 @@ impl PythonCheck {
                 Err(err) => Swap::Unavailable(format!("{err:#}")),
             };
         }
+    }
+
+    /// An executor per copy: a warm worker that forks a child per mutant, or (no forking, or
+    /// a warm worker whose imports brought in a file the change mutates, which its forks could
+    /// not import afresh) a new interpreter per mutant, and then why, for the run record.
+    fn executors(
+        &self,
+        ctx: &Context,
+        roots: &[PathBuf],
+        preload: &[String],
+    ) -> Result<(Executors, Option<String>)> {
+        let fresh = || roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect();
+        if !(self.pytest() && ctx.options.python.fork) {
+            return Ok((fresh(), None));
+        }
+        let (warm, held) = self.warm_executors(roots, ctx.logs, preload)?;
+        let mutated: Vec<String> = ctx
+            .plan
+            .files
+            .iter()
+            .filter(|file| held.contains(&file.path))
+            .map(|file| file.path.display().to_string())
+            .collect();
+        if mutated.is_empty() {
+            return Ok((warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect(), None));
+        }
+        let why = format!(
+            "every mutant imported in a new interpreter: importing pytest and the modules the tests share imports {} of the project, which a fork of that interpreter could not import afresh",
+            mutated.join(", ")
+        );
+        Ok((fresh(), Some(why)))
     }
 
     /// A warm worker per copy, importing their modules side by side.
@@ -608,28 +642,7 @@ impl LanguageCheck for PythonCheck {
                 }
             }
         };
-        let mut forking = self.pytest() && ctx.options.python.fork;
-        let mut warm = Vec::new();
-        let mut fresh_why = None;
-        if forking {
-            let (started, held) = self.warm_executors(&roots, ctx.logs, &first_round.preload)?;
-            let mutated: Vec<&PathBuf> =
-                ctx.plan.files.iter().map(|file| &file.path).filter(|path| held.contains(*path)).collect();
-            if mutated.is_empty() {
-                warm = started;
-            } else {
-                forking = false;
-                fresh_why = Some(format!(
-                    "every mutant imported in a new interpreter: importing pytest and the modules the tests share imports {} of the project, which a fork of that interpreter could not import afresh",
-                    mutated.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
-                ));
-            }
-        }
-        let executors: Vec<Box<dyn Executor>> = if forking {
-            warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect()
-        } else {
-            roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect()
-        };
+        let (executors, fresh_why) = self.executors(ctx, &roots, &first_round.preload)?;
         let mut workers: Vec<PythonWorker> = roots
             .into_iter()
             .zip(executors)
