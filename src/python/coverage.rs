@@ -17,6 +17,9 @@ use crate::run::process::{Exit, Finished};
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
 pub const PROBE_MODULE: &str = "mutdelta_probe";
+/// What coverage runs run with `python -m`: pytest, with the probe imported before it.
+pub const PROBE_MAIN_SOURCE: &str = include_str!("probe_main.py");
+pub const PROBE_MAIN_MODULE: &str = "mutdelta_probe_main";
 
 /// One test's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -150,6 +153,7 @@ impl Memory {
         let shared = cache::key(&[
             env!("CARGO_PKG_VERSION").as_bytes(),
             PROBE_SOURCE.as_bytes(),
+            PROBE_MAIN_SOURCE.as_bytes(),
             files.as_bytes(),
             interpreter.as_bytes(),
             format!("{runner:?}").as_bytes(),
@@ -349,7 +353,8 @@ fn measure_one(
     };
     let _ = std::fs::remove_file(&out_path);
     let plugin = ["-p".to_string(), PROBE_MODULE.to_string()];
-    let mut command = interpreter::test_command(runner, python, root, Some(support), &plugin, tests);
+    let mut command =
+        interpreter::test_command(runner, python, root, Some(support), (PROBE_MAIN_MODULE, &plugin), tests);
     let file = |name: &str| support.join(name).display().to_string();
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), file("probe-targets.json")));
     command.env.push(("MUTDELTA_PROBE_DESELECT".into(), file("probe-deselect.json")));

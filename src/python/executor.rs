@@ -26,8 +26,15 @@ pub struct Spawn {
 
 impl Executor for Spawn {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
-        interpreter::test_command(&self.runner, &self.python, &self.root, Some(&self.support), &[], tests)
-            .run(timeout, log)
+        interpreter::test_command(
+            &self.runner,
+            &self.python,
+            &self.root,
+            Some(&self.support),
+            ("pytest", &[]),
+            tests,
+        )
+        .run(timeout, log)
     }
 
     fn how(&self) -> How {

@@ -226,20 +226,21 @@ pub fn pytest_args(options: &[String], tests: &[String]) -> Vec<String> {
     args
 }
 
-/// The command that runs `tests` (empty: the whole suite) in the copy at `root`; `extra` goes
-/// before pytest's own arguments.
+/// The command that runs `tests` (empty: the whole suite) in the copy at `root`; under pytest,
+/// `python -m MAIN` (`pytest`, or a module that loads something first and then runs pytest),
+/// with `extra` before pytest's own arguments.
 pub fn test_command(
     runner: &Runner,
     python: &Path,
     root: &Path,
     support: Option<&Path>,
-    extra: &[String],
+    (main, extra): (&str, &[String]),
     tests: &[String],
 ) -> TestCommand {
     let env = environment(python, root, support);
     match runner {
         Runner::Pytest { options } => {
-            let mut args = vec!["-m".to_string(), "pytest".to_string()];
+            let mut args = vec!["-m".to_string(), main.to_string()];
             args.extend(extra.iter().cloned());
             args.extend(pytest_args(options, tests));
             TestCommand { program: python.to_path_buf(), args, dir: root.to_path_buf(), env }

@@ -127,6 +127,10 @@ impl PythonCheck {
         }
         let support = ctx.scratch.subdir("support")?;
         std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
+        std::fs::write(
+            support.join(format!("{}.py", coverage::PROBE_MAIN_MODULE)),
+            coverage::PROBE_MAIN_SOURCE,
+        )?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
         std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;

@@ -2,7 +2,10 @@
 takes, and which modules from outside the project the tests import (to preload them in warm
 workers).
 
-Loaded with `-p mutdelta_probe`, which pytest imports before any conftest. Configured by
+Imported by `mutdelta_probe_main` before pytest itself (so the project's files that pytest
+imports, as a plugin library or a dependency of pytest, are watched too) and registered with
+`-p mutdelta_probe` (PYTEST_DONT_REWRITE: pytest would otherwise warn that a plugin imported
+before it cannot have its asserts rewritten, an error under `filterwarnings = error`). Configured by
 environment variables: MUTDELTA_PROBE_TARGETS names a JSON file {absolute path: [lines]},
 MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session, and
 MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already ran),
@@ -19,7 +22,7 @@ its decorators and defaults, an `if` with its condition, an `except` clause, a `
 rest of the program runs at full speed on every Python version, and a line counts as run when
 its statement did. Statements that run outside any test (at import, when a conftest imports
 the project, during collection) are reported as collection lines. A target file imported some
-other way (before this plugin, or by path) is reported as untraced.
+other way (before this module, or by path) is reported as untraced.
 """
 
 import ast
@@ -31,8 +34,6 @@ import importlib.machinery
 import json
 import os
 import sys
-
-import pytest
 
 _COLLECTION = "<collection>"
 _PROBE = "__mutdelta_probe_hit__"
@@ -183,6 +184,9 @@ def _start():
 
 
 _start()
+
+# Only now: pytest, and what it imports, are loaded through the finder.
+import pytest  # noqa: E402
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -1,16 +1,20 @@
 //! Reading pytest's runs: which exit codes are the mutant's doing, and which tests failed.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::report::Status;
 use crate::run::outcome::{last_line, read_common, Outcome};
 use crate::run::process::{Exit, Finished};
 
-/// The verdict of a pytest run of `tests`: 1 (tests failed) and 2 (collection or import
-/// failed) are the mutant's doing; so are 4 when the named tests could not be collected or a
-/// conftest would not import, and 5 (no tests collected), since the unmutated run collected
-/// them. Other codes mean the run itself broke.
-pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
+/// The verdict of a pytest run of `tests` in the copy at `root` (as the run imports from it):
+/// 1 (tests failed) and 2 (collection or import failed) are the mutant's doing; so are 4 when
+/// the named tests could not be collected or a conftest would not import, 5 (no tests
+/// collected), since the unmutated run collected them, and 3 (pytest's internal error) when
+/// its traceback passes through the project's files or a plugin other than mutdelta's would
+/// not load: pytest imports the project (a library pytest uses) or loads a plugin of the
+/// project's, and the mutant made it fail as it started. Other codes mean the run itself broke.
+pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) -> Outcome {
     let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
         let code = match run.exit {
             Exit::Code(code) => code,
@@ -22,6 +26,11 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
                 run,
                 Status::Killed,
                 format!("the tests could no longer be collected: {}", last_line(&run.tail)),
+            ),
+            3 if passes_through(&run.tail, root) || plugin_broke(&run.tail) => Outcome::of_run(
+                run,
+                Status::Killed,
+                format!("pytest could not start: {}", last_line(&run.tail)),
             ),
             _ => Outcome::of_run(
                 run,
@@ -35,6 +44,20 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration) -> Outcome {
         outcome.killed_by = failed_tests(&run.tail);
     }
     outcome
+}
+
+/// Whether a traceback in `output` has a frame in a file under the directory `root`.
+fn passes_through(output: &str, root: &Path) -> bool {
+    let frame = format!("File \"{}/", root.display());
+    output.lines().any(|line| line.contains(&frame))
+}
+
+/// Whether pytest says a plugin that is not mutdelta's raised as it was loaded (pytest 9
+/// leaves the frames of pytest and pluggy out of the traceback it shows).
+fn plugin_broke(output: &str) -> bool {
+    output.lines().any(|line| {
+        line.strip_prefix("Error while loading plugin \"").is_some_and(|name| !name.starts_with("mutdelta"))
+    })
 }
 
 /// Whether pytest's usage error says the tests it was given were not found.
@@ -78,20 +101,22 @@ mod tests {
             command: None,
         };
         let tests = vec!["tests/test_a.py::test_x".to_string()];
+        let root = Path::new("/copy");
         let killed = read(
             &run(1, "FAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed\n"),
             &tests,
             Duration::ZERO,
+            root,
         );
         assert_eq!((killed.status, killed.reason.as_str()), (Status::Killed, "1 failed"));
         assert_eq!(killed.killed_by, tests);
         assert_eq!(killed.covered_by, tests);
-        assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO).status, Status::Killed);
+        assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO, root).status, Status::Killed);
         let uncollectable = "ImportError while importing test module\nERROR: found no collectors for tests/test_a.py::test_x\n";
-        assert_eq!(read(&run(4, uncollectable), &tests, Duration::ZERO).status, Status::Killed);
+        assert_eq!(read(&run(4, uncollectable), &tests, Duration::ZERO, root).status, Status::Killed);
         // A mutant of what a conftest imports, breaking that import (pytest's words):
         let conftest = "ImportError while loading conftest '/copy/tests/conftest.py'.\ntests/conftest.py:1: in <module>\n    import pkg\nE   AttributeError: 'NoneType' object has no attribute 'attr'\n";
-        let unloaded = read(&run(4, conftest), &tests, Duration::ZERO);
+        let unloaded = read(&run(4, conftest), &tests, Duration::ZERO, root);
         assert_eq!(
             (unloaded.status, unloaded.reason.as_str()),
             (
@@ -99,11 +124,39 @@ mod tests {
                 "the tests could no longer be collected: E   AttributeError: 'NoneType' object has no attribute 'attr'"
             )
         );
-        let broken = read(&run(4, "usage error"), &tests, Duration::ZERO);
+        let broken = read(&run(4, "usage error"), &tests, Duration::ZERO, root);
         assert_eq!(
             (broken.status, broken.reason.as_str()),
             (Status::RuntimeError, "pytest exited with status 4: usage error")
         );
         assert!(broken.killed_by.is_empty());
+        // pytest's internal error as it started, raised from a file of the project (a plugin
+        // of the project's that calls the mutated code, or the mutated file itself), and one
+        // raised from elsewhere alone (pytest, an installed plugin, a copy of the project
+        // installed elsewhere, a directory beside the copy):
+        let internal = |file: &str| {
+            format!("INTERNALERROR> Traceback (most recent call last):\nINTERNALERROR>   File \"/venv/site-packages/_pytest/main.py\", line 283, in wrap_session\nINTERNALERROR>   File \"{file}\", line 12, in pytest_configure\nINTERNALERROR>     for line in marker_lines():\nINTERNALERROR> TypeError: 'NoneType' object is not iterable\n")
+        };
+        let unstarted = read(&run(3, &internal("/copy/src/pkg/testing.py")), &tests, Duration::ZERO, root);
+        assert_eq!(
+            (unstarted.status, unstarted.reason.as_str()),
+            (
+                Status::Killed,
+                "pytest could not start: INTERNALERROR> TypeError: 'NoneType' object is not iterable"
+            )
+        );
+        for elsewhere in
+            ["/venv/site-packages/pkg/testing.py", "/copy-1/pkg/testing.py", "/support/mutdelta_collector.py"]
+        {
+            let broken = read(&run(3, &internal(elsewhere)), &tests, Duration::ZERO, root);
+            assert_eq!(broken.status, Status::RuntimeError, "{elsewhere}");
+        }
+        // pytest 9's words when loading plugins failed (here: pluggy, which loads them, was
+        // mutated), and when mutdelta's own plugin would not load:
+        let plugins = "Error while loading plugin \"pytest11\".\nAttributeError: 'NoneType' object has no attribute 'append'\n";
+        assert_eq!(read(&run(3, plugins), &tests, Duration::ZERO, root).status, Status::Killed);
+        let ours =
+            "Error while loading plugin \"mutdelta_collector\".\nImportError: cannot import name 'x'\n";
+        assert_eq!(read(&run(3, ours), &tests, Duration::ZERO, root).status, Status::RuntimeError);
     }
 }

@@ -137,7 +137,7 @@ impl PythonWorker {
             Ok(Swapped::Refused(why)) => Err(why),
             Ok(Swapped::Ran { mut finished, failed, split }) => {
                 finished.command = Some(self.equivalent.record(&self.root, tests, &finished));
-                let mut outcome = pytest::read(&finished, tests, limit);
+                let mut outcome = pytest::read(&finished, tests, limit, &self.root);
                 if outcome.status == Status::Killed && !failed.is_empty() {
                     outcome.reason = format!("failed: {}", failed.join(", "));
                     outcome.killed_by = failed;
@@ -289,7 +289,7 @@ impl PythonWorker {
                     self.executor.run(tests, job.timeout, log)?
                 };
                 let mut outcome = if self.pytest {
-                    pytest::read(&run, tests, job.timeout)
+                    pytest::read(&run, tests, job.timeout, &root)
                 } else {
                     outcome::read_command(&run, job.timeout)
                 };

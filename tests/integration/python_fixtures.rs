@@ -422,6 +422,44 @@ fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_inter
 }
 
 #[test]
+fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
+    // `addopts = -p pkg.testing` loads the project's plugin, which imports `pkg.core`, before
+    // pytest loads the probe's `-p`: the probe's loader must be in place before pytest starts
+    // (and, under `filterwarnings = error`, pytest must not warn about the probe imported first).
+    // Unwatched, `never_called` ran "at import" and faced the whole suite: Survived, though no
+    // test runs it; and `triple` faced every test instead of its own. The plugin's
+    // `pytest_configure` calls `marker_lines`: a mutant of it stops pytest from starting.
+    let repo = fixture_repo("plugin_in_addopts");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let never_called = mutants_on_line(&report, "pkg/core.py", 13);
+    assert!(!never_called.is_empty(), "{report}");
+    for mutant in never_called {
+        assert_eq!(mutant["status"], "NoCoverage", "{mutant}");
+    }
+    let triple = mutants_on_line(&report, "pkg/core.py", 9);
+    assert!(!triple.is_empty(), "{report}");
+    for mutant in triple {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["coveredBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
+    }
+    let configured = mutants_on_line(&report, "pkg/core.py", 17);
+    assert_eq!(configured.len(), 1, "{report}");
+    assert_eq!(configured[0]["status"], "Killed", "{}", configured[0]);
+    assert_eq!(
+        configured[0]["statusReason"],
+        "pytest could not start: INTERNALERROR> TypeError: 'NoneType' object is not iterable",
+        "{}",
+        configured[0]
+    );
+}
+
+#[test]
 fn the_collectors_start_while_the_coverage_run_runs() {
     // They need nothing the coverage run learns. Under the coverage run, a test of the change
     // waits up to 5 s for a collector working in its copy, and writes down whether one came.

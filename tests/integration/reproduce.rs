@@ -106,7 +106,9 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
     let baseline = steps.iter().find(|s| s["step"] == "baseline").expect("the baseline's record");
     let argv: Vec<&str> =
         baseline["commands"][0]["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-    assert!(argv.windows(2).any(|pair| pair == ["-m", "pytest"]), "{argv:?}");
+    // pytest, run by the module that imports the probe before it, with the probe's plugin.
+    assert!(argv.windows(2).any(|pair| pair == ["-m", "mutdelta_probe_main"]), "{argv:?}");
+    assert!(argv.windows(2).any(|pair| pair == ["-p", "mutdelta_probe"]), "{argv:?}");
     assert_eq!(baseline["commands"][0]["exitCode"], 0);
     let canary = steps.iter().find(|s| s["step"] == "canary model_client.py").expect("the canary's record");
     assert_ne!(canary["commands"][0]["exitCode"], 0, "the canary made the tests fail");
