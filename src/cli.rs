@@ -198,6 +198,11 @@ pub struct CheckArgs {
     /// code into a process that collected the tests once.
     #[arg(long)]
     pub no_swap: bool,
+    /// Run each Python survivor once more against the whole test suite, in its own order: a
+    /// test that does not run the line may still fail on what it made (a memo, a registry
+    /// filled by an earlier test). Costs a suite run per survivor.
+    #[arg(long)]
+    pub confirm_survivors: bool,
     /// Build every Rust mutant of a package on its own instead of switching them all into one
     /// build (mutant schemata) and running each against the tests that reach it.
     #[arg(long)]

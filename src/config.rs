@@ -28,6 +28,7 @@ pub const KEYS: &[&str] = &[
     "include-reformatted",
     "test-tool",
     "no-audit",
+    "confirm-survivors",
 ];
 
 /// The file a configuration was read from.
@@ -88,6 +89,7 @@ pub struct Config {
     pub include_reformatted: Option<bool>,
     pub test_tool: Option<TestTool>,
     pub no_audit: Option<bool>,
+    pub confirm_survivors: Option<bool>,
 }
 
 impl Config {
@@ -182,6 +184,9 @@ impl Config {
                     config.include_reformatted = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
                 }
                 "no-audit" => config.no_audit = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?),
+                "confirm-survivors" => {
+                    config.confirm_survivors = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
+                }
                 "test-tool" => match &value {
                     Value::String(tool) if tool == "cargo" => config.test_tool = Some(TestTool::Cargo),
                     Value::String(tool) if tool == "nextest" => config.test_tool = Some(TestTool::Nextest),

@@ -168,8 +168,13 @@ impl Console {
             }
             Event::Note(text) => state.say(&text),
             Event::MutantsStarting { total, workers } => {
-                let second = state.label.ends_with(phase_label(Phase::SecondRound { open: 0 }));
-                let label = if second { "second round, mutants" } else { "mutants" };
+                let label = if state.label.ends_with(phase_label(Phase::SecondRound { open: 0 })) {
+                    "second round, mutants"
+                } else if state.label.ends_with(phase_label(Phase::Confirming { count: 0 })) {
+                    "confirming survivors, mutants"
+                } else {
+                    "mutants"
+                };
                 state.start(label, Some(Counts { done: 0, total, survived: 0 }));
                 let mutants = if total == 1 { "mutant" } else { "mutants" };
                 let copies = if workers == 1 { "copy" } else { "parallel copies" };
@@ -266,6 +271,7 @@ fn phase_label(phase: Phase) -> &'static str {
         Phase::Baseline(Language::Rust) => "baseline (Rust)",
         Phase::Workers { .. } => "copies",
         Phase::SecondRound { .. } => "second round",
+        Phase::Confirming { .. } => "confirming survivors",
         Phase::Audit => "kill-loss audit",
     }
 }
@@ -284,6 +290,10 @@ fn phase_line(phase: Phase) -> String {
         Phase::SecondRound { open } => format!(
             "second round: looking in the rest of the test suite for tests of the {open} {} that survived or that no test ran",
             if open == 1 { "mutant" } else { "mutants" }
+        ),
+        Phase::Confirming { count } => format!(
+            "confirming {count} {} against the whole test suite, as it runs (--confirm-survivors)",
+            if count == 1 { "survivor" } else { "survivors" }
         ),
         Phase::Audit => "kill-loss audit".to_string(), // its own notes say what it does
     }

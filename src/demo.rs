@@ -60,7 +60,13 @@ pub fn prepare() -> Result<Demo> {
         verbose: false,
         quiet: false,
         audit: crate::options::AuditMode::WithTestEdits,
-        python: PythonSettings { interpreter: Some(python), extra_tests: Vec::new(), fork: true, swap: true },
+        python: PythonSettings {
+            interpreter: Some(python),
+            extra_tests: Vec::new(),
+            fork: true,
+            swap: true,
+            confirm_survivors: false,
+        },
         rust: RustSettings { test_tool: TestTool::Cargo, schema: true },
         config: Default::default(),
     };

@@ -96,6 +96,8 @@ pub struct PythonSettings {
     pub fork: bool,
     /// Swap a mutant's code into a process that collected the tests, where it can be.
     pub swap: bool,
+    /// `--confirm-survivors`: run each survivor against the whole suite, as it runs.
+    pub confirm_survivors: bool,
 }
 
 /// Settings only the Rust side reads.
@@ -284,6 +286,8 @@ impl Options {
             |tool| config::quoted(tool.name()),
         );
         let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
+        let confirm_survivors =
+            settings.flag("confirm-survivors", args.confirm_survivors, config.confirm_survivors);
         Ok(Options {
             directory,
             target: Target::resolve(&args.change, stdin)?,
@@ -302,7 +306,13 @@ impl Options {
             verbose: args.verbose,
             quiet: args.quiet,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
-            python: PythonSettings { interpreter, extra_tests, fork: !args.no_fork, swap: !args.no_swap },
+            python: PythonSettings {
+                interpreter,
+                extra_tests,
+                fork: !args.no_fork,
+                swap: !args.no_swap,
+                confirm_survivors,
+            },
             rust: RustSettings { test_tool, schema: !args.no_schema },
             config: settings.finish(),
         })

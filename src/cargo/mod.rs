@@ -255,7 +255,7 @@ fn built_job(ctx: &Context, planned: PlannedMutant, tested: Vec<String>, cost: D
         left_out: Vec::new(),
         covers: Vec::new(),
         timeout: mutant_timeout(ctx.options.timeout, cost),
-        fresh: false,
+        fresh: None,
         cost,
     }
 }
@@ -314,7 +314,7 @@ fn switched_jobs(
             left_out: Vec::new(),
             covers: Vec::new(),
             timeout: mutant_timeout(ctx.options.timeout, cost),
-            fresh: false,
+            fresh: None,
             cost,
             planned,
         });

@@ -30,7 +30,9 @@ use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
 use crate::plan::{in_directory_named, Language, PlannedMutant};
 use crate::report::{MutantResult, Status};
-use crate::run::language::{Context, Job, LanguageCheck, Proven, Started, Widened};
+use crate::run::language::{
+    self, Context, Job, LanguageCheck, Proven, Started, Widened, AT_IMPORT, CONFIRMING,
+};
 use crate::run::outcome::Outcome;
 use crate::run::process::Finished;
 use crate::run::record::{How, RunRecord, StepRecord};
@@ -208,7 +210,7 @@ impl PythonCheck {
                     covers: Vec::new(),
                     timeout,
                     cost: run.duration,
-                    fresh: true,
+                    fresh: Some("the test command runs the tests"),
                 })
                 .collect();
             return Ok(Selected {
@@ -335,7 +337,7 @@ impl PythonCheck {
     /// The test files of the `jobs` that may be swapped in.
     fn collector_files(jobs: &[Job]) -> BTreeSet<String> {
         jobs.iter()
-            .filter(|job| !job.fresh)
+            .filter(|job| job.fresh.is_none())
             .flat_map(|job| &job.tests)
             .map(|test| select::file_of(test).to_string())
             .collect()
@@ -482,7 +484,7 @@ fn select_each(
                     covers,
                     timeout,
                     cost,
-                    fresh: at_import,
+                    fresh: at_import.then_some(AT_IMPORT),
                 });
             }
             Selection::NoCoverage => uncovered.push(planned),
@@ -689,7 +691,7 @@ impl LanguageCheck for PythonCheck {
         jobs: &[Job],
     ) -> Result<Vec<StepRecord>> {
         let swapping = self.swapping(ctx);
-        let swappable = jobs.iter().filter(|job| !job.fresh).count();
+        let swappable = jobs.iter().filter(|job| job.fresh.is_none()).count();
         if !swapping || swappable < SWAPPED_PER_COLLECTOR * workers.len() {
             return prove_canaries(ctx, &mut workers[0], jobs);
         }
@@ -767,6 +769,28 @@ impl LanguageCheck for PythonCheck {
             }
         }
         Ok(Some(Widened { jobs, baseline, what, reused, steps: vec![step] }))
+    }
+
+    /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a
+    /// fresh import: the tests that run its line passed, but a test that runs after them may
+    /// read what the line made (a memo, a registry) without running it.
+    fn confirm(&self, ctx: &Context, results: &[MutantResult], baseline: Duration) -> Vec<Job> {
+        if !(ctx.options.python.confirm_survivors && self.pytest() && self.widens) {
+            return Vec::new(); // the user's command is the whole suite; an audit is confined
+        }
+        language::survivors(results)
+            .map(|planned| Job {
+                planned: planned.clone(),
+                tests: Vec::new(),
+                in_suite_order: Vec::new(),
+                tried_first: Vec::new(),
+                left_out: Vec::new(),
+                covers: Vec::new(),
+                timeout: mutant_timeout(ctx.options.timeout, baseline),
+                cost: baseline,
+                fresh: Some(CONFIRMING),
+            })
+            .collect()
     }
 }
 

@@ -19,7 +19,7 @@ pub fn prove_swap(ctx: &Context, workers: &mut [PythonWorker], jobs: &[Job]) -> 
     let mut steps = Vec::new();
     let mut unswappable = BTreeMap::new();
     // Only the mutants that may be swapped in: the others run their tests fresh.
-    let swappable: Vec<Job> = jobs.iter().filter(|job| !job.fresh).cloned().collect();
+    let swappable: Vec<Job> = jobs.iter().filter(|job| job.fresh.is_none()).cloned().collect();
     for (index, file) in ctx.plan.files.iter().enumerate() {
         let Some((tests, cost)) = tests_of_file(&swappable, index) else { continue };
         let timeout = mutant_timeout(ctx.options.timeout, cost);

@@ -111,7 +111,7 @@ impl PythonWorker {
     fn swap_refusal(&self, job: &Job) -> Option<String> {
         match &self.swap {
             Swap::Off => None,
-            _ if job.fresh => Some("its code ran when the project was imported or collected".to_string()),
+            _ if job.fresh.is_some() => job.fresh.map(str::to_string),
             Swap::Unavailable(why) => Some(why.clone()),
             Swap::On(_) => self.unswappable.get(&job.planned.file).cloned(),
         }

@@ -54,10 +54,17 @@ pub struct Job {
     pub timeout: Duration,
     /// What its tests took unmutated: the costliest jobs run first.
     pub cost: Duration,
-    /// Its code ran when the project was imported or its tests collected: a process that has
-    /// them imported cannot be patched for it, only a fresh import tests it.
-    pub fresh: bool,
+    /// Why only a fresh import tests it (none: it may be swapped into a process that collected
+    /// its tests): its code ran when the project was imported or its tests collected, which a
+    /// process that has them imported cannot be patched for (`AT_IMPORT`), or it faces the
+    /// whole suite as the suite runs (`CONFIRMING`).
+    pub fresh: Option<&'static str>,
 }
+
+/// Why a job runs fresh: its code ran at import or collection.
+pub const AT_IMPORT: &str = "its code ran when the project was imported or collected";
+/// Why a job runs fresh: a survivor confirmed against the whole suite.
+pub const CONFIRMING: &str = "a survivor confirmed against the whole suite, as it runs";
 
 /// What proving the baseline found.
 pub struct Proven<E> {
@@ -151,6 +158,18 @@ pub trait LanguageCheck {
     ) -> Result<Option<Widened>> {
         Ok(None)
     }
+
+    /// After the last round, with `--confirm-survivors`: a job per survivor that runs the whole
+    /// suite as it runs, where the language can (a test that does not run a line may still
+    /// read what it made: a memo, a registry). `baseline`: what the unmutated runs took.
+    fn confirm(&self, _ctx: &Context, _results: &[MutantResult], _baseline: Duration) -> Vec<Job> {
+        Vec::new()
+    }
+}
+
+/// The survivors a language confirms against the whole suite, as it runs (`--confirm-survivors`).
+pub fn survivors(results: &[MutantResult]) -> impl Iterator<Item = &PlannedMutant> {
+    results.iter().filter(|result| result.outcome.status == Status::Survived).map(|result| &result.planned)
 }
 
 /// A verdict a second round looks at again: a survivor, or a statement no test of the first

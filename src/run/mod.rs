@@ -52,6 +52,8 @@ pub enum Phase {
     Workers { count: usize },
     /// The rest of the suite measured for the mutants the first round left open.
     SecondRound { open: usize },
+    /// `--confirm-survivors`: the survivors face the whole suite.
+    Confirming { count: usize },
     /// The kill-loss audit of the tests the change edits.
     Audit,
 }
@@ -333,27 +335,74 @@ pub(crate) fn check_language<L: LanguageCheck>(
         baseline += took;
         steps.extend(more);
         events(Event::BaselinePassed { duration: took, what, reused });
+        let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started };
+        interrupted = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
+    }
+    let confirming = side.confirm(ctx, &results, baseline);
+    if !interrupted && !INTERRUPTED.load(Ordering::SeqCst) && !confirming.is_empty() {
+        let count = confirming.len();
+        events(Event::Phase(Phase::Confirming { count }));
+        let ids: BTreeSet<usize> = confirming.iter().map(|job| job.planned.id).collect();
+        let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started: Instant::now() };
+        interrupted = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
+        for result in results.iter_mut().filter(|result| ids.contains(&result.planned.id)) {
+            let outcome = &mut result.outcome;
+            outcome.reason = match outcome.status {
+                Status::Survived => format!("{}, and so did the whole suite, as it runs", outcome.reason),
+                Status::Killed if !outcome.killed_by.is_empty() => {
+                    format!("failed in the whole suite, as it runs: {}", outcome.killed_by.join(", "))
+                }
+                _ => format!("the whole suite, as it runs: {}", outcome.reason),
+            };
+        }
+    }
+    Ok(Checked { results, baseline, steps, interrupted })
+}
+
+/// A round after the first, on the first round's workers (started now if it had none).
+struct Round<'a, L: LanguageCheck> {
+    side: &'a L,
+    ctx: &'a Context<'a>,
+    evidence: &'a L::Evidence,
+    scope: Option<&'a verdicts::Scope>,
+    /// When the round began, its unmutated run included.
+    started: Instant,
+}
+
+impl<L: LanguageCheck> Round<'_, L> {
+    /// Runs `jobs` and joins their verdicts to `results` (`merge`); returns whether the round
+    /// was cut short, dropping the verdicts of the mutants it did not reach.
+    fn run(
+        &self,
+        jobs: Vec<language::Job>,
+        workers: &mut Vec<L::Worker>,
+        results: &mut Vec<MutantResult>,
+        steps: &mut Vec<StepRecord>,
+        timings: &mut Timings,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<bool> {
+        let Round { side, ctx, evidence, scope, started } = *self;
         let mut cut: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
-        let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
+        let recalled = ctx.verdicts.recall(scope, ctx.options, ctx.plan, jobs);
         say_reused(&recalled.reused, events);
         let mut again = recalled.reused.clone();
         if !recalled.jobs.is_empty() {
             let ready = if workers.is_empty() {
                 let count = ctx.options.jobs.get().min(recalled.jobs.len());
                 events(Event::Phase(Phase::Workers { count }));
-                side.workers(ctx, &evidence, count, &recalled.jobs).map(|started| {
-                    workers = started.workers;
+                side.workers(ctx, evidence, count, &recalled.jobs).map(|started| {
+                    *workers = started.workers;
                     started.steps
                 })
             } else {
-                side.prove_round(ctx, &mut workers, &recalled.jobs)
+                side.prove_round(ctx, workers, &recalled.jobs)
             };
             match ready {
                 Err(err) if is_interruption(&err) => {}
                 ready => {
                     steps.extend(ready?);
                     timings.baseline += started.elapsed();
-                    again.extend(run_round(ctx, &mut workers, &recalled, timings, events)?);
+                    again.extend(run_round(ctx, workers, &recalled, timings, events)?);
                 }
             }
         } else {
@@ -362,12 +411,11 @@ pub(crate) fn check_language<L: LanguageCheck>(
         for result in &again {
             cut.remove(&result.planned.id);
         }
-        merge(&mut results, again);
-        // A mutant the second round did not reach has only half a verdict: it did not run.
+        merge(results, again);
+        // A mutant the round did not reach has only half a verdict: it did not run.
         results.retain(|result| !cut.contains(&result.planned.id));
-        interrupted = !cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst);
+        Ok(!cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst))
     }
-    Ok(Checked { results, baseline, steps, interrupted })
 }
 
 /// Runs the jobs no earlier verdict settled on `workers`, and keeps their verdicts for the

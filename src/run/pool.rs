@@ -76,7 +76,7 @@ pub fn run_all<W: Worker>(
 /// worker busy while the others wait. A job that imports the project afresh pays that import on
 /// top of its tests, so those come before the rest.
 fn schedule(jobs: &mut [Job]) {
-    jobs.sort_by_key(|job| (Reverse((job.fresh, job.cost)), job.planned.id));
+    jobs.sort_by_key(|job| (Reverse((job.fresh.is_some(), job.cost)), job.planned.id));
 }
 
 #[cfg(test)]
@@ -97,7 +97,7 @@ mod tests {
             covers: Vec::new(),
             timeout: Duration::from_secs(60),
             cost: Duration::from_millis(millis),
-            fresh,
+            fresh: fresh.then_some(crate::run::language::AT_IMPORT),
         }
     }
 

@@ -199,7 +199,7 @@ mod tests {
             covers: Vec::new(),
             timeout: std::time::Duration::from_secs(1),
             cost: std::time::Duration::ZERO,
-            fresh: false,
+            fresh: None,
         };
         let keys = |root: &Path| {
             let verdicts = Verdicts::open(&cache, root);

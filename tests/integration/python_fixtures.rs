@@ -460,6 +460,58 @@ fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
 }
 
 #[test]
+fn confirming_survivors_runs_them_against_the_whole_suite_as_it_runs() {
+    // `user_pattern` builds its regex once, in the first test that asks: only that test runs
+    // line 15, and it passes with the pattern made `r""`; the test after it reads the memo and
+    // fails. By the tests that run the line the mutant survives; the whole suite kills it.
+    let repo = fixture_repo("shared_memo");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let status_of_empty_pattern = |report: &serde_json::Value| {
+        let line = mutants_on_line(report, "pkg/patterns.py", 15);
+        let mutant = line.iter().find(|m| m["replacement"] == "r\"\"").copied().cloned();
+        mutant.unwrap_or_else(|| panic!("no r\"\" mutant on line 15: {report}"))
+    };
+
+    let plain = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(plain.code, 1, "{plain:?}");
+    let by_its_tests = status_of_empty_pattern(&read_valid_report(&json));
+    assert_eq!(by_its_tests["status"], "Survived", "{by_its_tests}");
+    assert_eq!(by_its_tests["coveredBy"], json!(["tests/test_patterns.py::test_address_with_a_user"]));
+
+    let confirmed = check(
+        repo.path(),
+        &["--commit", "HEAD", "--no-audit", "--confirm-survivors", "--json", json.to_str().unwrap()],
+    );
+
+    assert!(
+        confirmed.stderr.contains("confirming 4 survivors against the whole test suite"),
+        "{confirmed:?}"
+    );
+    let report = read_valid_report(&json);
+    let killed = status_of_empty_pattern(&report);
+    assert_eq!(killed["status"], "Killed", "{killed}");
+    assert_eq!(
+        killed["killedBy"],
+        json!(["tests/test_patterns.py::test_address_without_a_user"]),
+        "{killed}"
+    );
+    assert_eq!(
+        killed["statusReason"],
+        "failed in the whole suite, as it runs: tests/test_patterns.py::test_address_without_a_user"
+    );
+    // A survivor the whole suite lets through too stays one, and says so.
+    let port = mutants_on_line(&report, "pkg/patterns.py", 20);
+    let survivor = port.iter().find(|m| m["replacement"] == "8081").expect("8080 -> 8081");
+    assert_eq!(survivor["status"], "Survived", "{survivor}");
+    assert_eq!(
+        survivor["statusReason"],
+        "every test that runs this line passed, and so did the whole suite, as it runs"
+    );
+    assert_eq!(confirmed.code, 1, "the other survivors stand: {confirmed:?}");
+}
+
+#[test]
 fn the_collectors_start_while_the_coverage_run_runs() {
     // They need nothing the coverage run learns. Under the coverage run, a test of the change
     // waits up to 5 s for a collector working in its copy, and writes down whether one came.
