@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -262,6 +262,7 @@ pub fn measure(
     // over by then never pays for their interpreters and collections.
     let known_total: f64 = known.values().sum();
     let others_after = if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER };
+    let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, &real_root, None, timeout, log)?]
     } else {
@@ -274,7 +275,7 @@ pub fn measure(
                     let first_done = &first_done;
                     scope.spawn(move || {
                         if shard == 0 {
-                            let run = measure_one(probe, real_root, Some(shard), timeout, &log);
+                            let run = measure_one(probe, real_root, Some((shard, seed)), timeout, &log);
                             *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
                             first_done.1.notify_all();
                             return run.map(Some);
@@ -288,7 +289,7 @@ pub fn measure(
                             return Ok(None); // the first shard ran every test
                         }
                         drop(done);
-                        measure_one(probe, real_root, Some(shard), timeout, &log).map(Some)
+                        measure_one(probe, real_root, Some((shard, seed)), timeout, &log).map(Some)
                     })
                 })
                 .collect();
@@ -338,17 +339,26 @@ const QUEUE: &str = "probe-queue";
 /// known to take longer: about what starting pytest and collecting costs a small project.
 const SHARDS_AFTER: Duration = Duration::from_secs(1);
 
-/// One process of a measurement: the whole selection, or one shard of it.
+/// A `PYTHONHASHSEED` for the shards of one measurement, which must collect the tests in one
+/// order: a project that parametrizes over a set collects in the order of its hashes. Another
+/// each time, as a plain run of the suite would have.
+fn hash_seed() -> u32 {
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+    (nanos ^ std::process::id()) % 4_294_967_295 + 1
+}
+
+/// One process of a measurement: the whole selection, or one shard of it (its index, and the
+/// hash seed the shards share unless the environment sets one).
 fn measure_one(
     probe: &Probe,
     real_root: &Path,
-    shard: Option<usize>,
+    shard: Option<(usize, u32)>,
     timeout: Duration,
     log: &Path,
 ) -> Result<(Finished, Option<CoverageMap>)> {
     let Probe { python, runner, root, support, tests, .. } = *probe;
     let out_path = match shard {
-        Some(index) => support.join(format!("probe-out-{index}.json")),
+        Some((index, _)) => support.join(format!("probe-out-{index}.json")),
         None => support.join("probe-out.json"),
     };
     let _ = std::fs::remove_file(&out_path);
@@ -359,9 +369,12 @@ fn measure_one(
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), file("probe-targets.json")));
     command.env.push(("MUTDELTA_PROBE_DESELECT".into(), file("probe-deselect.json")));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
-    if shard.is_some() {
+    if let Some((_, seed)) = shard {
         command.env.push(("MUTDELTA_PROBE_QUEUE".into(), file(QUEUE)));
         command.env.push(("MUTDELTA_PROBE_FIRST".into(), file("probe-first.json")));
+        if std::env::var_os("PYTHONHASHSEED").is_none() {
+            command.env.push(("PYTHONHASHSEED".into(), seed.to_string()));
+        }
     }
     let finished = command.run(timeout, log)?;
     if !finished.passed() {

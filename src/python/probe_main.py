@@ -9,4 +9,5 @@ import mutdelta_probe  # noqa: F401  (puts the probe's finder in place)
 import pytest
 
 if __name__ == "__main__":
-    sys.exit(pytest.console_main())
+    # Not `console_main`, which pytest 9.2 deprecates for use outside its own entry point.
+    sys.exit(pytest.main())

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{check, fixture_repo, git, mutants_on_line, mutdelta, python, read_report as report};
 
@@ -200,6 +200,29 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
     for mutant in mutants {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert_eq!(mutant["killedBy"][0], "tests/test_calc.py::test_scale", "{mutant}");
+    }
+}
+
+#[test]
+fn shards_share_a_hash_seed_so_tests_parametrized_over_a_set_are_collected_in_one_order() {
+    // Each interpreter orders a set of strings by its own hashes: shards that did not share a
+    // seed would disagree on the order and give way to a third process.
+    let repo = fixture_repo("set_parametrized");
+    known_slow(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = report(&json);
+    let (step, exits) = &coverage_steps(&report)[0];
+    assert_eq!(step, "baseline");
+    assert_eq!(exits, &["exit code 0", "exit code 0"], "two shards that agree: {report}");
+    let mutants = mutants_on_line(&report, "pkg/names.py", 6);
+    assert!(!mutants.is_empty(), "{report}");
+    for mutant in mutants {
+        assert_eq!(mutant["killedBy"], json!(["tests/test_names.py::test_whisper"]), "{mutant}");
     }
 }
 
