@@ -338,8 +338,13 @@ pub fn audit(
     let new_verdicts = crate::run::verdicts::Verdicts::open(&cache, &new_base)
         .for_purpose("kill-loss audit after the change".to_string());
     let new_logs = new_scratch.subdir("logs")?;
+    // A kill the change seems to lose faces the whole suite, as it runs, before it is called
+    // lost: a test that does not run the line may still fail on what it made (a memo built by
+    // the test the change put first). Few kills seem lost; each costs a suite run at most.
+    let mut confirming = options.clone();
+    confirming.python.confirm_survivors = true;
     let ctx = Context {
-        options,
+        options: &confirming,
         plan: &carried.plan,
         repo_root: change.repo_root,
         base: &new_base,

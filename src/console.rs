@@ -292,7 +292,7 @@ fn phase_line(phase: Phase) -> String {
             if open == 1 { "mutant" } else { "mutants" }
         ),
         Phase::Confirming { count } => format!(
-            "confirming {count} {} against the whole test suite, as it runs (--confirm-survivors)",
+            "confirming {count} {} against the whole test suite, as it runs",
             if count == 1 { "survivor" } else { "survivors" }
         ),
         Phase::Audit => "kill-loss audit".to_string(), // its own notes say what it does

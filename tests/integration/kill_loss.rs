@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo_variant, git, mutdelta, mutdelta_in_tmp, python, read_report, read_valid_report,
-    snapshot, Run,
+    check, fixture_repo, fixture_repo_variant, git, mutdelta, mutdelta_in_tmp, python, read_report,
+    read_valid_report, snapshot, Run,
 };
 
 /// `[MUT-lost]` lines of a run: (line, description, test that killed it, what happens after).
@@ -152,6 +152,28 @@ fn a_strengthening_commit_reports_no_loss_and_exits_0() {
 }
 
 #[test]
+fn a_kill_that_seems_lost_is_confirmed_against_the_whole_suite_first() {
+    // The change puts a test first that builds the memoized pattern and checks nothing of it:
+    // the edited test no longer runs the line, but it still fails on what the line made. By
+    // the tests that run the line, two kills are lost; by the whole suite, as it runs, none.
+    let repo = fixture_repo("memo_loss");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("kill-loss audit: 0 of 8 kills by the edited tests lost"), "{run:?}");
+    assert!(
+        run.stderr.contains("confirming 2 survivors against the whole test suite, as it runs"),
+        "{run:?}"
+    );
+    let report = read_report(&json);
+    let audit = audit_of(&report);
+    assert_eq!(audit["lostKills"], serde_json::json!([]), "{audit}");
+}
+
+#[test]
 fn tests_moved_and_renamed_into_another_file_lose_no_kill() {
     let repo = fixture_repo_variant("kill_loss", "moved");
     let out = tempfile::tempdir().unwrap();
@@ -285,17 +307,19 @@ fn a_rerun_reuses_the_audits_verdicts_but_confirms_each_lost_kill_again() {
     };
     assert!(reuse_notes(&first).is_empty(), "{first:?}");
     // (The change adds no source: the check has no mutant of its own.) The edited tests'
-    // mutants before the change, and the kills tested after it, are reused ...
+    // mutants before the change, the kills tested after it, and the survivors among them
+    // against the whole suite, are reused ...
     let confirming =
         again.stderr.find("running them again before it to confirm them").expect("lost kills confirmed");
     let (before_confirming, confirmation) = again.stderr.split_at(confirming);
     let reused_before: Vec<&str> =
         before_confirming.lines().filter(|line| line.starts_with("reused ")).collect();
-    assert_eq!(reused_before.len(), 2, "{again:?}");
+    assert_eq!(reused_before.len(), 3, "{again:?}");
     assert!(reused_before[0].starts_with("reused 20 verdicts"), "{again:?}");
+    assert!(reused_before[2].starts_with("reused 4 verdicts"), "{again:?}");
     // ... but a seemingly lost kill is run again before the change every time.
     assert!(!confirmation.contains("reused "), "{again:?}");
-    assert_eq!(reuse_notes(&again).len(), 2, "{again:?}");
+    assert_eq!(reuse_notes(&again).len(), 3, "{again:?}");
 }
 
 /// (line, description, tests that killed it before) of each lost kill of `report`'s audit.
