@@ -87,6 +87,9 @@ pub struct PythonCheck {
     watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     /// The copies and their collectors, started beside the first round's coverage run.
     early: Mutex<Option<EarlyStart>>,
+    /// The mutants whose tests were the whole suite as it runs (no test named, none left out):
+    /// `--confirm-survivors` would only run it again.
+    ran_whole_suite: Mutex<BTreeSet<usize>>,
 }
 
 /// An executor per copy, in the copies' order.
@@ -138,7 +141,17 @@ impl PythonCheck {
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
         let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
-        Ok(PythonCheck { python, runner, tests, support, memory, widens, watch, early: Mutex::default() })
+        Ok(PythonCheck {
+            python,
+            runner,
+            tests,
+            support,
+            memory,
+            widens,
+            watch,
+            early: Mutex::default(),
+            ran_whole_suite: Mutex::default(),
+        })
     }
 
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
@@ -332,6 +345,19 @@ impl PythonCheck {
                 Collector::spawn(&self.python, root, &env, &args, &files, log)
             })
             .collect()
+    }
+
+    /// Notes which of `jobs` run the whole suite as it runs (under pytest, naming no test and
+    /// leaving none out): a survivor among them needs no confirming.
+    fn note_whole_suite(&self, jobs: &[Job]) {
+        if !self.pytest() {
+            return;
+        }
+        let whole = jobs.iter().filter(|job| job.tests.is_empty() && job.left_out.is_empty());
+        self.ran_whole_suite
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(whole.map(|job| job.planned.id));
     }
 
     /// The test files of the `jobs` that may be swapped in.
@@ -601,6 +627,7 @@ impl LanguageCheck for PythonCheck {
                 None => runnable.push(job),
             }
         }
+        self.note_whole_suite(&runnable);
         for planned in uncovered {
             let outcome = compile_error(&planned)
                 .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));
@@ -768,6 +795,7 @@ impl LanguageCheck for PythonCheck {
                 job.left_out = files.clone();
             }
         }
+        self.note_whole_suite(&jobs);
         Ok(Some(Widened { jobs, baseline, what, reused, steps: vec![step] }))
     }
 
@@ -778,7 +806,9 @@ impl LanguageCheck for PythonCheck {
         if !(ctx.options.python.confirm_survivors && self.pytest() && self.widens) {
             return Vec::new(); // the user's command is the whole suite; an audit is confined
         }
+        let ran_whole_suite = self.ran_whole_suite.lock().unwrap_or_else(|e| e.into_inner());
         language::survivors(results)
+            .filter(|planned| !ran_whole_suite.contains(&planned.id))
             .map(|planned| Job {
                 planned: planned.clone(),
                 tests: Vec::new(),

@@ -512,6 +512,19 @@ fn confirming_survivors_runs_them_against_the_whole_suite_as_it_runs() {
 }
 
 #[test]
+fn a_survivor_that_already_faced_the_whole_suite_is_not_confirmed_again() {
+    // The change adds a constant no test reads, and no test: its mutants run at import, so they
+    // meet the whole suite as it runs already.
+    let repo = fixture_repo_variant("shared_memo", "constant");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--confirm-survivors"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("0 of 4 mutants caught"), "{run:?}");
+    assert!(!run.stderr.contains("confirming"), "{run:?}");
+}
+
+#[test]
 fn the_collectors_start_while_the_coverage_run_runs() {
     // They need nothing the coverage run learns. Under the coverage run, a test of the change
     // waits up to 5 s for a collector working in its copy, and writes down whether one came.
