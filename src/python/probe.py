@@ -189,6 +189,44 @@ _start()
 import pytest  # noqa: E402
 
 
+def _watch_what_pytest_rewrites():
+    """pytest's assertion rewriter, ahead of the finder once pytest configures, loads the
+    modules it rewrites itself: plugins named by `-p` (`addopts`) or by a `pytest11` entry
+    point, a project's `register_assert_rewrite` modules. A target file among them is compiled
+    with its probes and its asserts rewritten, as pytest would have them."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    hook = getattr(rewrite, "AssertionRewritingHook", None)
+    if hook is None or not hasattr(hook, "exec_module") or not hasattr(rewrite, "rewrite_asserts"):
+        return
+    original = hook.exec_module
+
+    def exec_module(self, module):
+        origin = getattr(module.__spec__, "origin", None)
+        real = _real(origin) if origin else None
+        if real not in _targets:
+            return original(self, module)
+        names = getattr(self, "_rewritten_names", None)
+        if isinstance(names, dict):
+            names[module.__name__] = origin
+        elif isinstance(names, set):
+            names.add(module.__name__)
+        with open(origin, "rb") as file:
+            source = file.read()
+        tree = ast.parse(source, origin)
+        tree.body = _Instrumenter(real, _targets[real]).block(tree.body, documented=True)
+        _instrumented.add(real)
+        rewrite.rewrite_asserts(tree, source, origin, self.config)
+        exec(compile(tree, origin, "exec", dont_inherit=True), module.__dict__)
+
+    hook.exec_module = exec_module
+
+
+_watch_what_pytest_rewrites()
+
+
 def pytest_collection_modifyitems(session, config, items):
     done = set()
     path = os.environ.get("MUTDELTA_PROBE_DESELECT")

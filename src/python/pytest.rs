@@ -10,10 +10,12 @@ use crate::run::process::{Exit, Finished};
 /// The verdict of a pytest run of `tests` in the copy at `root` (as the run imports from it):
 /// 1 (tests failed) and 2 (collection or import failed) are the mutant's doing; so are 4 when
 /// the named tests could not be collected or a conftest would not import, 5 (no tests
-/// collected), since the unmutated run collected them, and 3 (pytest's internal error) when
-/// its traceback passes through the project's files or a plugin other than mutdelta's would
-/// not load: pytest imports the project (a library pytest uses) or loads a plugin of the
-/// project's, and the mutant made it fail as it started. Other codes mean the run itself broke.
+/// collected), since the unmutated run collected them, and 3 (pytest's internal error) or 4
+/// (its usage error) when pytest could not start because of the project: a traceback passes
+/// through its files, its error names one (a configuration file that pytest, importing the
+/// project, could no longer read), or a plugin other than mutdelta's would not load. pytest
+/// imports the project (a library pytest uses) or loads a plugin of the project's, and the
+/// mutant made it fail as it started. Other codes mean the run itself broke.
 pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) -> Outcome {
     let mut outcome = read_common(run, timeout).unwrap_or_else(|| {
         let code = match run.exit {
@@ -27,11 +29,17 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
                 Status::Killed,
                 format!("the tests could no longer be collected: {}", last_line(&run.tail)),
             ),
-            3 if passes_through(&run.tail, root) || plugin_broke(&run.tail) => Outcome::of_run(
-                run,
-                Status::Killed,
-                format!("pytest could not start: {}", last_line(&run.tail)),
-            ),
+            3 | 4
+                if passes_through(&run.tail, root)
+                    || names_a_file(&run.tail, root)
+                    || plugin_broke(&run.tail) =>
+            {
+                Outcome::of_run(
+                    run,
+                    Status::Killed,
+                    format!("pytest could not start: {}", last_line(&run.tail)),
+                )
+            }
             _ => Outcome::of_run(
                 run,
                 Status::RuntimeError,
@@ -50,6 +58,12 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
 fn passes_through(output: &str, root: &Path) -> bool {
     let frame = format!("File \"{}/", root.display());
     output.lines().any(|line| line.contains(&frame))
+}
+
+/// Whether pytest's error (`ERROR: ...`) names a file under the directory `root`.
+fn names_a_file(output: &str, root: &Path) -> bool {
+    let file = format!("{}/", root.display());
+    output.lines().any(|line| line.strip_prefix("ERROR: ").is_some_and(|error| error.contains(&file)))
 }
 
 /// Whether pytest says a plugin that is not mutdelta's raised as it was loaded (pytest 9
@@ -158,5 +172,15 @@ mod tests {
         let ours =
             "Error while loading plugin \"mutdelta_collector\".\nImportError: cannot import name 'x'\n";
         assert_eq!(read(&run(3, ours), &tests, Duration::ZERO, root).status, Status::RuntimeError);
+        // pytest's usage error on a configuration file of the project's, which pytest reads
+        // with the project (iniconfig) mutated; and one on a file elsewhere:
+        let config = |file: &str| format!("ERROR: {file}:7: unexpected value continuation\n");
+        let unreadable = read(&run(4, &config("/copy/tox.ini")), &tests, Duration::ZERO, root);
+        assert_eq!(
+            (unreadable.status, unreadable.reason.as_str()),
+            (Status::Killed, "pytest could not start: ERROR: /copy/tox.ini:7: unexpected value continuation")
+        );
+        let elsewhere = read(&run(4, &config("/copy-1/tox.ini")), &tests, Duration::ZERO, root);
+        assert_eq!(elsewhere.status, Status::RuntimeError);
     }
 }

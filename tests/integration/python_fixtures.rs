@@ -427,7 +427,8 @@ fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
     // pytest loads the probe's `-p`: the probe's loader must be in place before pytest starts
     // (and, under `filterwarnings = error`, pytest must not warn about the probe imported first).
     // Unwatched, `never_called` ran "at import" and faced the whole suite: Survived, though no
-    // test runs it; and `triple` faced every test instead of its own. The plugin's
+    // test runs it; and `triple` faced every test instead of its own. So did the plugin's own
+    // lines, which pytest's assertion rewriter loads rather than the probe's finder. The plugin's
     // `pytest_configure` calls `marker_lines`: a mutant of it stops pytest from starting.
     let repo = fixture_repo("plugin_in_addopts");
     let out = tempfile::tempdir().unwrap();
@@ -447,6 +448,20 @@ fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
     for mutant in triple {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert_eq!(mutant["coveredBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
+    }
+    // The plugin module itself, which pytest's assertion rewriter loads (its asserts stay
+    // rewritten: a test reads their message): a fixture's line is run by the test that uses
+    // it, and a function nobody calls by no test.
+    let fixture = mutants_on_line(&report, "pkg/testing.py", 21);
+    assert!(!fixture.is_empty(), "{report}");
+    for mutant in fixture {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["coveredBy"], json!(["tests/test_core.py::test_greeting"]), "{mutant}");
+    }
+    let unused = mutants_on_line(&report, "pkg/testing.py", 29);
+    assert!(!unused.is_empty(), "{report}");
+    for mutant in unused {
+        assert_eq!(mutant["status"], "NoCoverage", "{mutant}");
     }
     let configured = mutants_on_line(&report, "pkg/core.py", 17);
     assert_eq!(configured.len(), 1, "{report}");
