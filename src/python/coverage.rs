@@ -20,6 +20,23 @@ pub const PROBE_MODULE: &str = "mutdelta_probe";
 /// What coverage runs run with `python -m`: pytest, with the probe imported before it.
 pub const PROBE_MAIN_SOURCE: &str = include_str!("probe_main.py");
 pub const PROBE_MAIN_MODULE: &str = "mutdelta_probe_main";
+/// The probe plugin's hooks.
+pub const PROBE_HOOKS_SOURCE: &str = include_str!("probe_hooks.py");
+pub const PROBE_HOOKS_MODULE: &str = "mutdelta_probe_hooks";
+/// The `sitecustomize` that lets the probe watch the Python processes a test starts; alone in
+/// its directory (`SUBPROCESSES`), first on the coverage runs' path.
+pub const PROBE_CHILD_SOURCE: &str = include_str!("probe_child.py");
+pub const SUBPROCESSES: &str = "subprocesses";
+
+/// Writes the probe's modules into the `support` directory.
+pub fn write_probe(support: &Path) -> Result<()> {
+    std::fs::write(support.join(format!("{PROBE_MODULE}.py")), PROBE_SOURCE)?;
+    std::fs::write(support.join(format!("{PROBE_MAIN_MODULE}.py")), PROBE_MAIN_SOURCE)?;
+    std::fs::write(support.join(format!("{PROBE_HOOKS_MODULE}.py")), PROBE_HOOKS_SOURCE)?;
+    std::fs::create_dir_all(support.join(SUBPROCESSES))?;
+    std::fs::write(support.join(SUBPROCESSES).join("sitecustomize.py"), PROBE_CHILD_SOURCE)?;
+    Ok(())
+}
 
 /// One test's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,6 +171,8 @@ impl Memory {
             env!("CARGO_PKG_VERSION").as_bytes(),
             PROBE_SOURCE.as_bytes(),
             PROBE_MAIN_SOURCE.as_bytes(),
+            PROBE_HOOKS_SOURCE.as_bytes(),
+            PROBE_CHILD_SOURCE.as_bytes(),
             files.as_bytes(),
             interpreter.as_bytes(),
             format!("{runner:?}").as_bytes(),
@@ -366,6 +385,13 @@ fn measure_one(
     let mut command =
         interpreter::test_command(runner, python, root, Some(support), (PROBE_MAIN_MODULE, &plugin), tests);
     let file = |name: &str| support.join(name).display().to_string();
+    for (name, value) in command.env.iter_mut() {
+        if name == "PYTHONPATH" {
+            let mut paths = vec![support.join(SUBPROCESSES)];
+            paths.extend(std::env::split_paths(value.as_str()));
+            *value = interpreter::join(&paths);
+        }
+    }
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), file("probe-targets.json")));
     command.env.push(("MUTDELTA_PROBE_DESELECT".into(), file("probe-deselect.json")));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));

@@ -213,7 +213,8 @@ pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(S
     vec![("PYTHONPATH".to_string(), join(&python_path)), ("PATH".to_string(), join(&path))]
 }
 
-fn join(paths: &[PathBuf]) -> String {
+/// `paths` as one search path (`PYTHONPATH`, `PATH`).
+pub fn join(paths: &[PathBuf]) -> String {
     std::env::join_paths(paths).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
 }
 

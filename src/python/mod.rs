@@ -131,11 +131,7 @@ impl PythonCheck {
             interpreter::require_pytest(&python)?;
         }
         let support = ctx.scratch.subdir("support")?;
-        std::fs::write(support.join(format!("{}.py", coverage::PROBE_MODULE)), coverage::PROBE_SOURCE)?;
-        std::fs::write(
-            support.join(format!("{}.py", coverage::PROBE_MAIN_MODULE)),
-            coverage::PROBE_MAIN_SOURCE,
-        )?;
+        coverage::write_probe(&support)?;
         std::fs::write(support.join("mutdelta_worker.py"), WORKER_SCRIPT)?;
         std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;

@@ -1,6 +1,6 @@
 """mutdelta's pytest plugin: which tests execute which target statements, how long each test
 takes, and which modules from outside the project the tests import (to preload them in warm
-workers).
+workers). This module watches the target statements; its hooks are in `mutdelta_probe_hooks`.
 
 Imported by `mutdelta_probe_main` before pytest itself (so the project's files that pytest
 imports, as a plugin library or a dependency of pytest, are watched too) and registered with
@@ -23,18 +23,25 @@ rest of the program runs at full speed on every Python version, and a line count
 its statement did. Statements that run outside any test (at import, when a conftest imports
 the project, during collection) are reported as collection lines. A target file imported some
 other way (before this module, or by path) is reported as untraced.
+
+What a test runs in other Python processes counts for it too: while it runs, its node id is in
+the environment (MUTDELTA_PROBE_TEST), a process it starts imports this module from
+`sitecustomize` (mutdelta_probe_child.py) and one it forks inherits it; either writes each
+statement it executes, once, to a file beside MUTDELTA_PROBE_OUT, which the test's process
+reads at the end. Such a process loads no hooks, nor pytest.
 """
 
 import ast
 import builtins
-import fcntl
-import hashlib
 import importlib.abc
 import importlib.machinery
 import json
 import os
 import sys
 
+# Set in the environment while a test runs: a Python process it starts watches its own imports
+# (support/subprocesses/sitecustomize.py imports this module) and its hits count for that test.
+CHILD_OF_TEST = "MUTDELTA_PROBE_TEST"
 _COLLECTION = "<collection>"
 _PROBE = "__mutdelta_probe_hit__"
 _CALLED = "__mutdelta_probe_called__"
@@ -53,6 +60,9 @@ _called_outside = set()
 _instrumented = set()
 # Per node id: its place in the order the session collected the tests.
 _order = {}
+# In a process a test started (a subprocess, or a fork of the test's process): the file its
+# hits go to, a line per statement and test, for the test's process to read at the end.
+_child_out = None
 
 
 def _real(filename):
@@ -63,7 +73,13 @@ def _real(filename):
 
 
 def _hit(probe):
-    _hits.setdefault(_current or _COLLECTION, set()).add(probe)
+    seen = _hits.setdefault(_current or _COLLECTION, set())
+    if probe in seen:
+        return
+    seen.add(probe)
+    if _child_out is not None and _current is not None:
+        path, lines = _probes[probe]
+        os.write(_child_out, ("%s\t%s\t%s\n" % (_current, path, ",".join(map(str, lines)))).encode())
 
 
 def _called(function):
@@ -162,8 +178,30 @@ class _Loader(importlib.machinery.SourceFileLoader):
         return compile(tree, path, "exec", dont_inherit=True)
 
 
+class _ThenWatch(importlib.abc.Loader):
+    """Loads pytest's assertion rewriter as usual, then lets the probe watch what it loads."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _watch_what_pytest_rewrites(module)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
+        if fullname == "_pytest.assertion.rewrite":
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _ThenWatch(spec.loader)
+            return spec
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not spec.origin or not spec.has_location:
             return None
@@ -174,6 +212,19 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _child_file(test):
+    """Where a process started within `test` writes its hits."""
+    global _current, _child_out
+    _current = test
+    path = "%s.child-%d" % (os.environ["MUTDELTA_PROBE_OUT"], os.getpid())
+    _child_out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+
+def _forked():
+    if _current is not None:
+        _child_file(_current)
+
+
 def _start():
     global _targets
     with open(os.environ["MUTDELTA_PROBE_TARGETS"]) as spec:
@@ -181,23 +232,18 @@ def _start():
     setattr(builtins, _PROBE, _hit)
     setattr(builtins, _CALLED, _called)
     sys.meta_path.insert(0, _Finder())
+    os.register_at_fork(after_in_child=_forked)
+    test = os.environ.get(CHILD_OF_TEST)
+    if test:
+        _child_file(test)
 
 
-_start()
-
-# Only now: pytest, and what it imports, are loaded through the finder.
-import pytest  # noqa: E402
-
-
-def _watch_what_pytest_rewrites():
-    """pytest's assertion rewriter, ahead of the finder once pytest configures, loads the
-    modules it rewrites itself: plugins named by `-p` (`addopts`) or by a `pytest11` entry
-    point, a project's `register_assert_rewrite` modules. A target file among them is compiled
-    with its probes and its asserts rewritten, as pytest would have them."""
-    try:
-        from _pytest.assertion import rewrite
-    except ImportError:
-        return
+def _watch_what_pytest_rewrites(rewrite):
+    """pytest's assertion rewriter (the module `rewrite`, just imported), ahead of the finder
+    once pytest configures, loads the modules it rewrites itself: plugins named by `-p`
+    (`addopts`) or by a `pytest11` entry point, a project's `register_assert_rewrite` modules.
+    A target file among them is compiled with its probes and its asserts rewritten, as pytest
+    would have them."""
     hook = getattr(rewrite, "AssertionRewritingHook", None)
     if hook is None or not hasattr(hook, "exec_module") or not hasattr(rewrite, "rewrite_asserts"):
         return
@@ -224,167 +270,11 @@ def _watch_what_pytest_rewrites():
     hook.exec_module = exec_module
 
 
-_watch_what_pytest_rewrites()
 
+_start()
 
-def pytest_collection_modifyitems(session, config, items):
-    done = set()
-    path = os.environ.get("MUTDELTA_PROBE_DESELECT")
-    if path:
-        with open(path) as spec:
-            done = set(json.load(spec))
-    kept = [item for item in items if item.nodeid not in done]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
-        items[:] = kept
+if _child_out is None:
+    # The plugin's hooks, registered with this module (`-p mutdelta_probe`). pytest, and what
+    # it imports, are loaded only now, through the finder.
+    from mutdelta_probe_hooks import *  # noqa: E402,F401,F403
 
-
-class _Queue:
-    """The index of the next unclaimed test, in a file locked for each claim; after it, the
-    digest of the tests' order that every process must share."""
-
-    _CLOSED = 1 << 60
-    _ORDER_AT = 32
-
-    def __init__(self, path):
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-
-    def agrees(self, order):
-        """Whether this process collected the tests in the order the first one did (a plugin
-        that shuffles them, such as pytest-randomly, makes each process's order its own)."""
-        digest = hashlib.sha1("\n".join(order).encode()).hexdigest().encode()
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        try:
-            first = os.pread(self.fd, len(digest), self._ORDER_AT)
-            if not first:
-                os.pwrite(self.fd, digest, self._ORDER_AT)
-                return True
-            return first == digest
-        finally:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-
-    def _update(self, change):
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        try:
-            current = int(os.pread(self.fd, 20, 0).strip(b"\0 ") or b"0")
-            os.pwrite(self.fd, b"%20d" % change(current), 0)
-            return current
-        finally:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-
-    def claim(self):
-        return self._update(lambda current: current + 1)
-
-    def close(self):
-        self._update(lambda current: self._CLOSED)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session):
-    """pytest's own loop over the tests, over the tests this process claims."""
-    path = os.environ.get("MUTDELTA_PROBE_QUEUE")
-    if not path:
-        return None
-    if session.testsfailed and not session.config.option.continue_on_collection_errors:
-        raise session.Interrupted(f"{session.testsfailed} errors during collection")
-    if session.config.option.collectonly:
-        return True
-    queue = _Queue(path)
-    if not queue.agrees([item.nodeid for item in session.items]):
-        queue.close()
-        raise session.Failed("the tests were collected in another order than in the other processes")
-    with open(os.environ["MUTDELTA_PROBE_FIRST"]) as spec:
-        rank = {nodeid: index for index, nodeid in enumerate(json.load(spec))}
-    # Every process sorts alike (a stable sort: the rest keep their order).
-    items = sorted(session.items, key=lambda item: rank.get(item.nodeid, len(rank)))
-    # pytest tears a test's fixtures down according to the test that runs next. Claiming the
-    # next test before running one would hold a slow test back behind it; instead the
-    # neighbour in collection order stands in for it, and when another test is claimed, what
-    # the two do not share is torn down before it runs (pytest 7's setup state). Older pytest
-    # gets the next test claimed first.
-    state = getattr(session, "_setupstate", None)
-    late = state is not None and int(pytest.__version__.split(".")[0]) >= 7
-    index = queue.claim()
-    while index < len(items):
-        item = items[index]
-        if late:
-            nextitem = items[index + 1] if index + 1 < len(items) else None
-        else:
-            following = queue.claim()
-            nextitem = items[following] if following < len(items) else None
-        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-        if session.testsfailed:
-            queue.close()
-        if session.shouldfail:
-            raise session.Failed(session.shouldfail)
-        if session.shouldstop:
-            raise session.Interrupted(session.shouldstop)
-        if late:
-            following = queue.claim()
-            claimed = items[following] if following < len(items) else None
-            if claimed is not nextitem:
-                state.teardown_exact(claimed)
-        index = following
-    return True
-
-
-def pytest_collection_finish(session):
-    _order.update((item.nodeid, index) for index, item in enumerate(session.items))
-
-
-def pytest_runtest_logstart(nodeid, location):
-    global _current
-    _current = nodeid
-    _durations.setdefault(nodeid, 0.0)
-
-
-def pytest_runtest_logreport(report):
-    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
-
-
-def pytest_runtest_logfinish(nodeid, location):
-    global _current
-    _current = None
-
-
-def _lines(probes):
-    lines = {}
-    for probe in probes:
-        path, hit = _probes[probe]
-        lines.setdefault(path, set()).update(hit)
-    return {path: sorted(hit) for path, hit in lines.items()}
-
-
-def pytest_sessionfinish(session, exitstatus):
-    root = os.path.realpath(str(session.config.rootpath))
-    outside = []
-    files = []
-    untraced = set()
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path:
-            files.append(_real(path))
-            if _real(path) in _targets and _real(path) not in _instrumented:
-                untraced.add(_real(path))
-        if name == "__main__" or name.startswith("mutdelta_probe"):
-            continue
-        if path is None or not _real(path).startswith(root + os.sep):
-            outside.append(name)
-    tests = {
-        nodeid: {"duration": duration, "order": _order.get(nodeid, len(_order)), "lines": _lines(_hits.get(nodeid, ()))}
-        for nodeid, duration in _durations.items()
-    }
-    with open(os.environ["MUTDELTA_PROBE_OUT"], "w") as out:
-        json.dump(
-            {
-                "tests": tests,
-                "collection": _lines(_hits.get(_COLLECTION, ())),
-                "outside_modules": sorted(outside),
-                "module_files": files,
-                "untraced": sorted(untraced),
-                "functions": [
-                    [path, line, index in _called_outside] for index, (path, line) in enumerate(_functions)
-                ],
-            },
-            out,
-        )

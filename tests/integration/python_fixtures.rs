@@ -540,6 +540,31 @@ fn a_survivor_that_already_faced_the_whole_suite_is_not_confirmed_again() {
 }
 
 #[test]
+fn what_a_test_runs_in_a_subprocess_or_a_fork_counts_as_run_by_it() {
+    // `shout` runs only in a CLI process the test starts, `whisper` only in a child the test
+    // forks: by the test's own process alone, both lines would be NoCoverage.
+    let repo = fixture_repo("subprocess_tests");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    for (line, test) in [
+        (2, "tests/test_cli.py::test_the_cli_shouts"),
+        (6, "tests/test_cli.py::test_a_forked_child_whispers"),
+    ] {
+        let mutants = mutants_on_line(&report, "pkg/core.py", line);
+        assert!(!mutants.is_empty(), "{report}");
+        for mutant in mutants {
+            assert_eq!(mutant["status"], "Killed", "{mutant}");
+            assert_eq!(mutant["coveredBy"], json!([test]), "{mutant}");
+        }
+    }
+}
+
+#[test]
 fn the_collectors_start_while_the_coverage_run_runs() {
     // They need nothing the coverage run learns. Under the coverage run, a test of the change
     // waits up to 5 s for a collector working in its copy, and writes down whether one came.

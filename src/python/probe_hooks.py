@@ -1,0 +1,209 @@
+"""mutdelta's pytest plugin hooks, re-exported by `mutdelta_probe` (the plugin pytest
+registers), which holds what they measure: how long each test takes and in what order, which
+target statements each test executed (its own and those of the Python processes it started),
+which modules from outside the project the tests imported.
+
+PYTEST_DONT_REWRITE
+"""
+
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import sys
+
+import pytest
+
+import mutdelta_probe as core
+
+__all__ = [
+    "pytest_collection_modifyitems",
+    "pytest_runtestloop",
+    "pytest_collection_finish",
+    "pytest_runtest_logstart",
+    "pytest_runtest_logreport",
+    "pytest_runtest_logfinish",
+    "pytest_sessionfinish",
+]
+
+# What the processes a test starts write (`core._child_file`), left by an earlier run.
+_CHILDREN = glob.escape(os.environ["MUTDELTA_PROBE_OUT"]) + ".child-*"
+for _stale in glob.glob(_CHILDREN):
+    os.remove(_stale)
+
+def pytest_collection_modifyitems(session, config, items):
+    done = set()
+    path = os.environ.get("MUTDELTA_PROBE_DESELECT")
+    if path:
+        with open(path) as spec:
+            done = set(json.load(spec))
+    kept = [item for item in items if item.nodeid not in done]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
+        items[:] = kept
+
+
+class _Queue:
+    """The index of the next unclaimed test, in a file locked for each claim; after it, the
+    digest of the tests' order that every process must share."""
+
+    _CLOSED = 1 << 60
+    _ORDER_AT = 32
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def agrees(self, order):
+        """Whether this process collected the tests in the order the first one did (a plugin
+        that shuffles them, such as pytest-randomly, makes each process's order its own)."""
+        digest = hashlib.sha1("\n".join(order).encode()).hexdigest().encode()
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            first = os.pread(self.fd, len(digest), self._ORDER_AT)
+            if not first:
+                os.pwrite(self.fd, digest, self._ORDER_AT)
+                return True
+            return first == digest
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def _update(self, change):
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            current = int(os.pread(self.fd, 20, 0).strip(b"\0 ") or b"0")
+            os.pwrite(self.fd, b"%20d" % change(current), 0)
+            return current
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def claim(self):
+        return self._update(lambda current: current + 1)
+
+    def close(self):
+        self._update(lambda current: self._CLOSED)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """pytest's own loop over the tests, over the tests this process claims."""
+    path = os.environ.get("MUTDELTA_PROBE_QUEUE")
+    if not path:
+        return None
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} errors during collection")
+    if session.config.option.collectonly:
+        return True
+    queue = _Queue(path)
+    if not queue.agrees([item.nodeid for item in session.items]):
+        queue.close()
+        raise session.Failed("the tests were collected in another order than in the other processes")
+    with open(os.environ["MUTDELTA_PROBE_FIRST"]) as spec:
+        rank = {nodeid: index for index, nodeid in enumerate(json.load(spec))}
+    # Every process sorts alike (a stable sort: the rest keep their order).
+    items = sorted(session.items, key=lambda item: rank.get(item.nodeid, len(rank)))
+    # pytest tears a test's fixtures down according to the test that runs next. Claiming the
+    # next test before running one would hold a slow test back behind it; instead the
+    # neighbour in collection order stands in for it, and when another test is claimed, what
+    # the two do not share is torn down before it runs (pytest 7's setup state). Older pytest
+    # gets the next test claimed first.
+    state = getattr(session, "_setupstate", None)
+    late = state is not None and int(pytest.__version__.split(".")[0]) >= 7
+    index = queue.claim()
+    while index < len(items):
+        item = items[index]
+        if late:
+            nextitem = items[index + 1] if index + 1 < len(items) else None
+        else:
+            following = queue.claim()
+            nextitem = items[following] if following < len(items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        if session.testsfailed:
+            queue.close()
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+        if late:
+            following = queue.claim()
+            claimed = items[following] if following < len(items) else None
+            if claimed is not nextitem:
+                state.teardown_exact(claimed)
+        index = following
+    return True
+
+
+def pytest_collection_finish(session):
+    core._order.update((item.nodeid, index) for index, item in enumerate(session.items))
+
+
+def pytest_runtest_logstart(nodeid, location):
+    core._current = nodeid
+    os.environ[core.CHILD_OF_TEST] = nodeid
+    core._durations.setdefault(nodeid, 0.0)
+
+
+def pytest_runtest_logreport(report):
+    core._durations[report.nodeid] = core._durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    core._current = None
+    os.environ.pop(core.CHILD_OF_TEST, None)
+
+
+def _lines(probes):
+    lines = {}
+    for probe in probes:
+        path, hit = core._probes[probe]
+        lines.setdefault(path, set()).update(hit)
+    return {path: sorted(hit) for path, hit in lines.items()}
+
+
+def _add_children(tests):
+    """The statements the processes each test started executed, as theirs."""
+    for child in glob.glob(_CHILDREN):
+        with open(child) as hits:
+            for hit in hits:
+                nodeid, path, lines = hit.rstrip("\n").split("\t")
+                test = tests.get(nodeid)
+                if test is not None:
+                    known = set(test["lines"].get(path, ()))
+                    test["lines"][path] = sorted(known.union(int(line) for line in lines.split(",")))
+        os.remove(child)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    root = os.path.realpath(str(session.config.rootpath))
+    outside = []
+    files = []
+    untraced = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path:
+            files.append(core._real(path))
+            if core._real(path) in core._targets and core._real(path) not in core._instrumented:
+                untraced.add(core._real(path))
+        if name == "__main__" or name.startswith("mutdelta_probe"):
+            continue
+        if path is None or not core._real(path).startswith(root + os.sep):
+            outside.append(name)
+    tests = {
+        nodeid: {"duration": duration, "order": core._order.get(nodeid, len(core._order)), "lines": _lines(core._hits.get(nodeid, ()))}
+        for nodeid, duration in core._durations.items()
+    }
+    _add_children(tests)
+    with open(os.environ["MUTDELTA_PROBE_OUT"], "w") as out:
+        json.dump(
+            {
+                "tests": tests,
+                "collection": _lines(core._hits.get(core._COLLECTION, ())),
+                "outside_modules": sorted(outside),
+                "module_files": files,
+                "untraced": sorted(untraced),
+                "functions": [
+                    [path, line, index in core._called_outside] for index, (path, line) in enumerate(core._functions)
+                ],
+            },
+            out,
+        )
