@@ -182,5 +182,8 @@ mod tests {
         );
         let elsewhere = read(&run(4, &config("/copy-1/tox.ini")), &tests, Duration::ZERO, root);
         assert_eq!(elsewhere.status, Status::RuntimeError);
+        // The copy named in pytest's header, not in its error:
+        let usage = "rootdir: /copy/\nERROR: usage: pytest [options] [file_or_dir]\n";
+        assert_eq!(read(&run(4, usage), &tests, Duration::ZERO, root).status, Status::RuntimeError);
     }
 }
