@@ -166,16 +166,21 @@ class _Instrumenter:
             body.insert(0, probe)
 
 
+def _instrumented_tree(source, path):
+    """The syntax tree of the target file at `path`, with its probes."""
+    tree = ast.parse(source, path)
+    real = _real(path)
+    tree.body = _Instrumenter(real, _targets[real]).block(tree.body, documented=True)
+    _instrumented.add(real)
+    return tree
+
+
 class _Loader(importlib.machinery.SourceFileLoader):
     """Compiles a target file with its probes; never reads or writes cached bytecode."""
 
     def get_code(self, fullname):
         path = self.get_filename(fullname)
-        tree = ast.parse(self.get_data(path), path)
-        real = _real(path)
-        tree.body = _Instrumenter(real, _targets[real]).block(tree.body, documented=True)
-        _instrumented.add(real)
-        return compile(tree, path, "exec", dont_inherit=True)
+        return compile(_instrumented_tree(self.get_data(path), path), path, "exec", dont_inherit=True)
 
 
 class _ThenWatch(importlib.abc.Loader):
@@ -261,9 +266,7 @@ def _watch_what_pytest_rewrites(rewrite):
             names.add(module.__name__)
         with open(origin, "rb") as file:
             source = file.read()
-        tree = ast.parse(source, origin)
-        tree.body = _Instrumenter(real, _targets[real]).block(tree.body, documented=True)
-        _instrumented.add(real)
+        tree = _instrumented_tree(source, origin)
         rewrite.rewrite_asserts(tree, source, origin, self.config)
         exec(compile(tree, origin, "exec", dont_inherit=True), module.__dict__)
 
