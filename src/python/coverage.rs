@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::interpreter::{self, Runner};
 use crate::cache::{self, Cache};
 use crate::plan::{Language, Plan};
-use crate::run::process::{Exit, Finished};
+use crate::run::process::{Beside, Exit, Finished};
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
@@ -94,8 +94,11 @@ pub struct Probe<'a> {
     pub runner: &'a Runner,
     /// The copy the tests run in.
     pub root: &'a Path,
-    /// mutdelta's helpers (the probe module), also where its files go.
+    /// mutdelta's helpers (the probe module).
     pub support: &'a Path,
+    /// Where this run's own files go (what it watches, what it found): `support` unless
+    /// another run may be under way beside it.
+    pub files: &'a Path,
     /// The tests to run (empty: the suite as the project's configuration collects it).
     pub tests: &'a [String],
     /// Node ids not to run.
@@ -260,6 +263,29 @@ pub fn measure(
     timeout: Duration,
     log: &Path,
 ) -> Result<Measured> {
+    measure_as(probe, memory, shards, timeout, log, None)
+}
+
+/// `measure`, begun beside other work before it is known to be needed (`Beside`).
+pub fn measure_beside(
+    probe: &Probe,
+    memory: &Memory,
+    shards: usize,
+    timeout: Duration,
+    log: &Path,
+    beside: Beside,
+) -> Result<Measured> {
+    measure_as(probe, memory, shards, timeout, log, Some(beside))
+}
+
+fn measure_as(
+    probe: &Probe,
+    memory: &Memory,
+    shards: usize,
+    timeout: Duration,
+    log: &Path,
+    beside: Option<Beside>,
+) -> Result<Measured> {
     let started = std::time::Instant::now();
     if let Some(map) = memory.recall(probe) {
         return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
@@ -270,20 +296,20 @@ pub fn measure(
         .iter()
         .map(|(path, lines)| (real_root.join(path).display().to_string(), lines))
         .collect();
-    std::fs::write(probe.support.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
-    std::fs::write(probe.support.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
+    std::fs::write(probe.files.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
+    std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
     let shards = shards.max(1);
-    let _ = std::fs::remove_file(probe.support.join(QUEUE));
+    let _ = std::fs::remove_file(probe.files.join(QUEUE));
     let known = memory.durations();
     let first = slow_first(&known, shards);
-    std::fs::write(probe.support.join("probe-first.json"), serde_json::to_vec(&first)?)?;
+    std::fs::write(probe.files.join("probe-first.json"), serde_json::to_vec(&first)?)?;
     // Unless the tests are known to be slow, the other shards wait a while: a probe that is
     // over by then never pays for their interpreters and collections.
     let known_total: f64 = known.values().sum();
     let others_after = if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER };
     let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
-        vec![measure_one(probe, &real_root, None, timeout, log)?]
+        vec![measure_one(probe, &real_root, None, timeout, log, beside)?]
     } else {
         let first_done = (Mutex::new(false), Condvar::new());
         std::thread::scope(|scope| {
@@ -294,7 +320,8 @@ pub fn measure(
                     let first_done = &first_done;
                     scope.spawn(move || {
                         if shard == 0 {
-                            let run = measure_one(probe, real_root, Some((shard, seed)), timeout, &log);
+                            let run =
+                                measure_one(probe, real_root, Some((shard, seed)), timeout, &log, beside);
                             *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
                             first_done.1.notify_all();
                             return run.map(Some);
@@ -308,7 +335,7 @@ pub fn measure(
                             return Ok(None); // the first shard ran every test
                         }
                         drop(done);
-                        measure_one(probe, real_root, Some((shard, seed)), timeout, &log).map(Some)
+                        measure_one(probe, real_root, Some((shard, seed)), timeout, &log, beside).map(Some)
                     })
                 })
                 .collect();
@@ -334,7 +361,7 @@ pub fn measure(
             None
         }
         Some(_) => {
-            let retry = measure_one(probe, &real_root, None, timeout, log)?;
+            let retry = measure_one(probe, &real_root, None, timeout, log, beside)?;
             runs.push(retry);
             runs.last_mut().and_then(|(_, map)| map.take())
         }
@@ -374,17 +401,18 @@ fn measure_one(
     shard: Option<(usize, u32)>,
     timeout: Duration,
     log: &Path,
+    beside: Option<Beside>,
 ) -> Result<(Finished, Option<CoverageMap>)> {
-    let Probe { python, runner, root, support, tests, .. } = *probe;
+    let Probe { python, runner, root, support, files, tests, .. } = *probe;
     let out_path = match shard {
-        Some((index, _)) => support.join(format!("probe-out-{index}.json")),
-        None => support.join("probe-out.json"),
+        Some((index, _)) => files.join(format!("probe-out-{index}.json")),
+        None => files.join("probe-out.json"),
     };
     let _ = std::fs::remove_file(&out_path);
     let plugin = ["-p".to_string(), PROBE_MODULE.to_string()];
     let mut command =
         interpreter::test_command(runner, python, root, Some(support), (PROBE_MAIN_MODULE, &plugin), tests);
-    let file = |name: &str| support.join(name).display().to_string();
+    let file = |name: &str| files.join(name).display().to_string();
     for (name, value) in command.env.iter_mut() {
         if name == "PYTHONPATH" {
             let mut paths = vec![support.join(SUBPROCESSES)];
@@ -402,7 +430,10 @@ fn measure_one(
             command.env.push(("PYTHONHASHSEED".into(), seed.to_string()));
         }
     }
-    let finished = command.run(timeout, log)?;
+    let finished = match beside {
+        Some(beside) => command.run_beside(timeout, log, beside)?,
+        None => command.run(timeout, log)?,
+    };
     if !finished.passed() {
         return Ok((finished, None));
     }

@@ -7,6 +7,7 @@ pub mod executor;
 pub mod interpreter;
 pub mod proof;
 pub mod pytest;
+pub mod rest;
 pub mod select;
 pub mod served;
 pub mod touched;
@@ -15,7 +16,7 @@ pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -25,6 +26,7 @@ use self::coverage::{CoverageMap, TestCoverage};
 use self::executor::{Executor, Spawn, Warm};
 use self::interpreter::Runner;
 use self::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
+use self::rest::{RestOfSuite, RestSpec};
 use self::select::Selection;
 use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
@@ -78,7 +80,7 @@ pub struct PythonCheck {
     /// mutdelta's Python helpers (the probe plugin, the warm worker), on every test's PYTHONPATH.
     support: PathBuf,
     /// Coverage runs of earlier checks.
-    memory: coverage::Memory,
+    memory: Arc<coverage::Memory>,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     widens: bool,
     /// What the coverage runs watch, when not the plan's statements: every source line, for
@@ -90,6 +92,8 @@ pub struct PythonCheck {
     /// The mutants whose tests were the whole suite as it runs (no test named, none left out):
     /// `--confirm-survivors` would only run it again.
     ran_whole_suite: Mutex<BTreeSet<usize>>,
+    /// The second round's coverage run, begun beside the first round.
+    rest: Mutex<Option<RestOfSuite>>,
 }
 
 /// An executor per copy, in the copies' order.
@@ -136,7 +140,7 @@ impl PythonCheck {
         std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
-        let memory = coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base);
+        let memory = Arc::new(coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base));
         Ok(PythonCheck {
             python,
             runner,
@@ -147,6 +151,7 @@ impl PythonCheck {
             watch,
             early: Mutex::default(),
             ran_whole_suite: Mutex::default(),
+            rest: Mutex::default(),
         })
     }
 
@@ -261,6 +266,7 @@ impl PythonCheck {
             runner: &self.runner,
             root: ctx.base,
             support: &self.support,
+            files: &self.support,
             tests: &self.tests,
             deselect: &[],
             targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
@@ -573,6 +579,64 @@ pub struct FirstRound {
     whole_files: BTreeSet<usize>,
 }
 
+/// The second round's coverage run: the rest of the suite, watching every statement of the plan
+/// (a question that reads the same whichever mutants are left open, so that a run begun
+/// before they were known, and a re-run, can answer it).
+impl PythonCheck {
+    fn rest_probe<'a>(
+        &'a self,
+        ctx: &'a Context,
+        root: &'a Path,
+        files: &'a Path,
+        first_round: &'a FirstRound,
+    ) -> coverage::Probe<'a> {
+        coverage::Probe {
+            python: &self.python,
+            runner: &self.runner,
+            root,
+            support: &self.support,
+            files,
+            tests: &[],
+            deselect: &first_round.tests_run,
+            targets: coverage::plan_targets(ctx.plan),
+        }
+    }
+
+    /// Measures the rest of the suite now, in the state under test.
+    fn measure_rest(&self, ctx: &Context, first_round: &FirstRound) -> Result<coverage::Measured> {
+        let probe = self.rest_probe(ctx, ctx.base, &self.support, first_round);
+        let log = ctx.logs.join("baseline-rest.log");
+        coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)
+    }
+
+    /// Begins measuring the rest of the suite beside the first round, in a copy no mutant is
+    /// written to (made now, before any is); on idle CPU time while only a survivor could need
+    /// it. Not when an earlier run's measurement answers the question already.
+    fn begin_rest(&self, ctx: &Context, first_round: &FirstRound, idle: bool) -> Result<()> {
+        if !self.second_round()
+            || self.memory.remembers(&self.rest_probe(ctx, ctx.base, &self.support, first_round))
+        {
+            return Ok(());
+        }
+        let root = ctx.scratch.path().join("copy-rest");
+        worktree::duplicate(ctx.base, &root)?;
+        let spec = RestSpec {
+            python: self.python.clone(),
+            runner: self.runner.clone(),
+            support: self.support.clone(),
+            files: self.support.join("rest"),
+            root,
+            deselect: first_round.tests_run.clone(),
+            targets: coverage::plan_targets(ctx.plan),
+            memory: Arc::clone(&self.memory),
+            shards: ctx.options.jobs.get(),
+            log: ctx.logs.join("baseline-rest-beside.log"),
+        };
+        *self.rest.lock().unwrap_or_else(|e| e.into_inner()) = Some(RestOfSuite::begin(spec, idle)?);
+        Ok(())
+    }
+}
+
 impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
@@ -624,6 +688,10 @@ impl LanguageCheck for PythonCheck {
             }
         }
         self.note_whole_suite(&runnable);
+        if !runnable.is_empty() || !uncovered.is_empty() {
+            // Only a survivor could need it until a line is known to be left uncovered.
+            self.begin_rest(ctx, &first_round, uncovered.is_empty())?;
+        }
         for planned in uncovered {
             let outcome = compile_error(&planned)
                 .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));
@@ -747,30 +815,22 @@ impl LanguageCheck for PythonCheck {
             .filter(|result| crate::run::language::is_open(result.outcome.status))
             .map(|result| result.planned.clone())
             .collect();
+        // Taken even when no mutant is left open: then it is stopped here.
+        let begun = self.rest.lock().unwrap_or_else(|e| e.into_inner()).take();
         if open.is_empty() {
             return Ok(None);
         }
-        // A set per file: the first round's verdicts come in the order they landed, and the
-        // question (the lines watched) must read the same on a re-run to be reused.
-        let mut watched: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
-        for planned in &open {
-            let file = &ctx.plan.files[planned.file];
-            watched.entry(file.path.clone()).or_default().extend(file.statement_of(planned.mutant.line));
-        }
-        let targets = watched.into_iter().map(|(path, lines)| (path, lines.into_iter().collect())).collect();
-        let probe = coverage::Probe {
-            python: &self.python,
-            runner: &self.runner,
-            root: ctx.base,
-            support: &self.support,
-            tests: &[],
-            deselect: &first_round.tests_run,
-            targets,
+        let (measured, beside) = match begun.map(|begun| (begun.idle, begun.finish())) {
+            Some((idle, Some(measured))) => (measured, Some(idle)),
+            _ => (self.measure_rest(ctx, first_round)?, None),
         };
-        let log = ctx.logs.join("baseline-rest.log");
-        let measured = coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
         let what = "the rest of the test suite".to_string();
-        let step = baseline_step("baseline of the rest of the suite", &measured);
+        let step = match beside {
+            Some(true) => "baseline of the rest of the suite (begun on idle CPU beside the first round)",
+            Some(false) => "baseline of the rest of the suite (begun beside the first round)",
+            None => "baseline of the rest of the suite",
+        };
+        let step = baseline_step(step, &measured);
         let (baseline, reused) = (measured.took, measured.reused);
         if let Some(run) = measured.decisive() {
             if run.exit == crate::run::process::Exit::Code(5) {

@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -49,18 +49,44 @@ pub struct TestCommand {
     pub env: Vec<(String, String)>,
 }
 
+/// A run begun beside other work before it is known to be needed: stopped (as interrupted)
+/// once `cancel` is set, and, when `idle`, given only the CPU time nothing else wants.
+#[derive(Debug, Clone, Copy)]
+pub struct Beside<'a> {
+    pub cancel: &'a AtomicBool,
+    pub idle: bool,
+}
+
 /// How many bytes of output are kept for a report.
 const TAIL_BYTES: u64 = 4000;
 
 impl TestCommand {
     /// Runs the command to completion or `timeout`; output goes to `log`.
     pub fn run(&self, timeout: Duration, log: &Path) -> Result<Finished> {
+        self.run_as(timeout, log, None)
+    }
+
+    /// Runs the command beside other work (`Beside`).
+    pub fn run_beside(&self, timeout: Duration, log: &Path, beside: Beside) -> Result<Finished> {
+        self.run_as(timeout, log, Some(beside))
+    }
+
+    fn run_as(&self, timeout: Duration, log: &Path, beside: Option<Beside>) -> Result<Finished> {
         let out = File::create(log)?;
         let err = out.try_clone()?;
         let start = Instant::now();
         let mut command = Command::new(&self.program);
         command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
         crate::scratch::keep_temporary_files_inside(&mut command);
+        if beside.is_some_and(|beside| beside.idle) {
+            // SAFETY: between fork and exec only async-signal-safe calls are made, on this process.
+            unsafe {
+                command.pre_exec(|| {
+                    yield_the_cpu();
+                    Ok(())
+                });
+            }
+        }
         let mut child = command
             .stdin(Stdio::null())
             .stdout(out)
@@ -85,7 +111,9 @@ impl TestCommand {
                     (None, None) => Exit::Code(-1),
                 };
             }
-            if INTERRUPTED.load(Ordering::SeqCst) {
+            if INTERRUPTED.load(Ordering::SeqCst)
+                || beside.is_some_and(|beside| beside.cancel.load(Ordering::SeqCst))
+            {
                 kill_group(group);
                 child.wait()?;
                 break Exit::Interrupted;
@@ -109,6 +137,20 @@ impl TestCommand {
             duration,
         );
         Ok(Finished { exit, duration, tail: read_tail(log), command: Some(command) })
+    }
+}
+
+/// Puts the calling process (and what it starts) on the CPU time nothing else wants: the
+/// `SCHED_IDLE` policy, or nice 19 where that is refused. Lowering one's own priority needs no
+/// privilege; alone on a core such a process runs at full speed.
+fn yield_the_cpu() {
+    // SAFETY: sched_setscheduler and setpriority act on the calling process and read only the
+    // parameter passed; both are async-signal-safe.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        }
     }
 }
 

@@ -5,9 +5,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::common::{
-    check, fixture_repo, fixture_repo_variant, git, hermetic, leftovers, mutants_on_line, mutdelta,
-    mutdelta_with_stdin, python, python_with_rewritten_plugin, read_report, read_valid_report, snapshot, Run,
-    FIXTURES,
+    check, copy_tree, fixture_repo, fixture_repo_variant, git, hermetic, leftovers, mutants_on_line,
+    mutdelta, mutdelta_with_stdin, python, python_with_rewritten_plugin, read_report, read_valid_report,
+    snapshot, Run, FIXTURES,
 };
 
 /// (line, status) of every mutant of `file` in a report.
@@ -935,4 +935,99 @@ fn copies_under_another_projects_directory_keep_their_own_node_ids() {
     let verdicts = statuses(&read_valid_report(&json), "grades.py");
     assert!(verdicts.len() >= 5, "{verdicts:?}");
     assert!(verdicts.iter().all(|(_, status)| status == "Killed"), "{verdicts:?}");
+}
+
+/// The steps of a report whose name starts with "baseline of the rest of the suite", each
+/// with the directory its first command ran in.
+fn rest_of_suite_steps(report: &Value) -> Vec<(String, String)> {
+    report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["step"].as_str().unwrap().starts_with("baseline of the rest of the suite"))
+        .map(|step| {
+            let cwd = step["commands"][0]["cwd"].as_str().unwrap_or("");
+            let dir = Path::new(cwd).file_name().unwrap_or_default().to_string_lossy().into_owned();
+            (step["step"].as_str().unwrap().to_string(), dir)
+        })
+        .collect()
+}
+
+/// `tested_elsewhere` with a change to pkg/names.py and tests/test_names.py alone (GREETING,
+/// run at import, and `shout`), the rest of the suite being `rest_test` in tests/test_rest.py:
+/// every added line runs under the change's tests, and GREETING's mutants survive them.
+fn names_only_change(rest_test: &str) -> tempfile::TempDir {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let fixture = Path::new(FIXTURES).join("tested_elsewhere");
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), repo.path());
+    std::fs::remove_file(repo.path().join("tests/test_fees.py")).unwrap();
+    std::fs::write(repo.path().join("tests/test_rest.py"), rest_test).unwrap();
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    for file in ["pkg/names.py", "tests/test_names.py"] {
+        std::fs::copy(fixture.join("import_time").join(file), repo.path().join(file)).unwrap();
+    }
+    git(repo.path(), &["commit", "-q", "-am", "the change"]);
+    repo
+}
+
+/// The second round's coverage run starts as soon as the first coverage run ends, in a copy
+/// no mutant is written to: at once when a line is left uncovered (the second round will run),
+/// on idle CPU time when only a survivor could need it.
+#[test]
+fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
+    let fair =
+        "from pkg.names import initials\n\n\ndef test_one_name():\n    assert initials(\"Ada\") == \"A\"\n";
+    for (name, repo, expected) in [
+        // `fee` runs under no test of the change: known after the first coverage run.
+        (
+            "fee untested by the change",
+            fixture_repo_variant("tested_elsewhere", "after"),
+            "baseline of the rest of the suite (begun beside the first round)",
+        ),
+        // Every added line runs under the change's tests; GREETING's mutants survive them,
+        // which only the first round's end tells.
+        (
+            "names only",
+            names_only_change(fair),
+            "baseline of the rest of the suite (begun on idle CPU beside the first round)",
+        ),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("r.json");
+        let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        let report = read_valid_report(&json);
+        assert_eq!(rest_of_suite_steps(&report), [(expected.to_string(), "copy-rest".to_string())], "{name}");
+    }
+}
+
+/// A test of the rest of the suite that fails only when starved of CPU (as one with a deadline
+/// would) fails the run begun on idle CPU time: that run does not decide. The rest of the
+/// suite runs again on its own, passes, and the verdicts are those of a check without it.
+#[test]
+fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own() {
+    let starved = "import os\n\n\ndef test_a_fair_share_of_the_cpu():\n    assert os.sched_getscheduler(0) != os.SCHED_IDLE\n";
+    let repo = names_only_change(starved);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    assert_eq!(
+        rest_of_suite_steps(&report),
+        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
+        "the run on its own decides"
+    );
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+        let covered: Vec<&str> =
+            mutant["coveredBy"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(covered.contains(&"tests/test_rest.py::test_a_fair_share_of_the_cpu"), "{mutant}");
+    }
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
