@@ -124,4 +124,90 @@ mod tests {
         let kept = std::fs::read_dir(dir.path().join(".git/mutdelta").join(COMPILED)).unwrap().count();
         assert_eq!(kept, 1, "one answer kept for both orders");
     }
+
+    /// Each mutated file compiled whole, as the oracle: the error (or none) per mutant.
+    const WHOLE_FILE: &str = r#"
+import json, sys
+request = json.load(sys.stdin)
+answers = []
+for source, (line, column, end_line, end_column, replacement) in request:
+    lines = source.split("\n")
+    starts = [0]
+    for text in lines:
+        starts.append(starts[-1] + len(text) + 1)
+    begin, end = starts[line - 1] + column - 1, starts[end_line - 1] + end_column - 1
+    try:
+        compile(source[:begin] + replacement + source[end:], "shapes.py", "exec", dont_inherit=True)
+        answers.append(None)
+    except (SyntaxError, ValueError) as error:
+        answers.append(f"{type(error).__name__}: {error}")
+print(json.dumps(answers))
+"#;
+
+    #[test]
+    fn a_mutant_compiled_within_its_method_or_statement_errs_as_the_whole_file_would() {
+        let source = [
+            "from __future__ import annotations",     // 1
+            "import functools",                       // 2
+            "",                                       // 3
+            "class Shape:",                           // 4
+            "    sides = 0",                          // 5
+            "",                                       // 6
+            "    @functools.cache",                   // 7
+            "    def area(self):",                    // 8
+            "        total = 0",                      // 9
+            "        for side in range(self.sides):", // 10
+            "            total += side",              // 11
+            "        return total",                   // 12
+            "",                                       // 13
+            "    class Inner:",                       // 14
+            "        async def ticks(self):",         // 15
+            "            yield 1",                    // 16
+            "",                                       // 17
+            "    def outer(self):",                   // 18
+            "        count = 0",                      // 19
+            "        def bump():",                    // 20
+            "            nonlocal count",             // 21
+            "            count += 1",                 // 22
+            "        return bump",                    // 23
+            "",                                       // 24
+            "class Dot: value: int = 1",              // 25
+            "",                                       // 26
+            "def free(x: Shape) -> int:",             // 27
+            "    return x.sides",                     // 28
+            "",                                       // 29
+        ]
+        .join("\n");
+        // [line, column, end line, end column, replacement], 1-based, end exclusive.
+        let mutants = vec![
+            json!([11, 19, 11, 21, "-="]),                // compiles
+            json!([11, 13, 11, 18, "1"]),                 // `1 += side`: a literal cannot be assigned to
+            json!([10, 9, 10, 12, "while"]),              // `while side in ...:` compiles
+            json!([12, 9, 12, 21, "break"]),              // 'break' outside loop
+            json!([16, 13, 16, 20, "yield 1; return 1"]), // 'return' with value in async generator
+            json!([21, 13, 21, 27, "nonlocal total"]),    // no binding for nonlocal 'total'
+            json!([22, 13, 22, 18, "pass"]),              // `pass += 1`: invalid syntax
+            json!([7, 5, 7, 21, "@"]),                    // a bare decorator
+            json!([5, 13, 5, 14, "("]),                   // class body, outside any method
+            json!([25, 25, 25, 26, "yield"]),             // a one-line class
+            json!([28, 5, 28, 19, "await x"]),            // 'await' outside async function
+            json!([28, 12, 28, 19, "x.sides[0]"]),        // compiles
+        ];
+        let python = Path::new("python3");
+        let request = json!({ "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }] });
+        let answers = run(python, &request, &Cache::off()).unwrap();
+        let oracle_request: Vec<_> = mutants.iter().map(|mutant| json!([source, mutant])).collect();
+        let oracle = interpreter::run_script(
+            python,
+            WHOLE_FILE,
+            "the whole-file oracle",
+            &serde_json::to_vec(&oracle_request).unwrap(),
+        )
+        .unwrap();
+        let oracle: Vec<Option<String>> = serde_json::from_slice(&oracle).unwrap();
+        assert_eq!(answers.originals, [None]);
+        assert_eq!(answers.mutants, oracle);
+        let errors = oracle.iter().filter(|error| error.is_some()).count();
+        assert_eq!(errors, 9, "the mutants that do not compile: {oracle:?}");
+    }
 }

@@ -8,6 +8,9 @@ characters, end exclusive. Output on stdout, JSON: {"originals": [error or null 
 Whether a statement compiles never depends on the other top-level statements of its file (only
 on `from __future__` imports), so each mutant is compiled within the top-level statement that
 holds it, at its own line numbers: a mutant of a 5,000-line file costs a few lines' compile.
+Nor does a method's depend on the rest of its class (a class body binds nothing a method's
+`nonlocal` could name), so a mutant in a method, or in a function of a class nested in classes
+only, is compiled within that function, under a stand-in `class _:` header on the line above.
 """
 
 import ast
@@ -31,12 +34,34 @@ def blocks_of(tree):
     """Line ranges of the top-level statements, decorators included, merged where they share a line."""
     ranges = []
     for node in tree.body:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        first = first_line(node)
         last = node.end_lineno or node.lineno
         if ranges and first <= ranges[-1][1]:
             ranges[-1][1] = max(ranges[-1][1], last)
         else:
             ranges.append([first, last])
+    return ranges
+
+
+def first_line(node):
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+
+
+def methods_of(tree, lines):
+    """Line ranges of the functions whose enclosing statements are classes only, below the top
+    level, each starting its own line (so that the stand-in header can take the line above)."""
+    ranges = []
+    pending = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    while pending:
+        holder = pending.pop()
+        for node in holder.body:
+            if isinstance(node, ast.ClassDef):
+                pending.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = first_line(node)
+                opening = min([node] + node.decorator_list, key=lambda n: (n.lineno, n.col_offset))
+                if first > holder.lineno and not lines[first - 1][: opening.col_offset].strip():
+                    ranges.append((first, node.end_lineno or node.lineno))
     return ranges
 
 
@@ -60,6 +85,7 @@ def check_file(file):
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     blocks = blocks_of(tree)
+    methods = methods_of(tree, lines)
     future = future_lines(tree)
     for start_line, start_column, end_line, end_column, replacement in file["mutants"]:
         begin = starts[start_line - 1] + start_column - 1
@@ -68,9 +94,12 @@ def check_file(file):
         if holder is None or holder[0] in future:
             results.append(compile_error(source[:begin] + replacement + source[end:], name))
             continue
-        first, last = holder
+        method = next((m for m in methods if m[0] <= start_line and end_line <= m[1]), None)
+        first, last = method or holder
         block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
         prefix = [lines[n - 1] if n in future else "" for n in range(1, first)]
+        if method:
+            prefix[-1] = "class _:"
         block = source[block_begin:begin] + replacement + source[end:block_end]
         results.append(compile_error("\n".join(prefix + [block]), name))
     return None, results
