@@ -260,7 +260,8 @@ fn quote(text: &str) -> String {
 
 /// `mutdelta apply REPORT ID [--to DIR]`: writes the mutated file into `to` (whose file must
 /// still hold the source the report tested), or else into a new copy of the state under test
-/// made from `repository` (or the one the report names). Returns the directory written.
+/// made from `repository` (or the one the report names), a git repository whose one commit is
+/// that state. Returns the directory written.
 pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Path>) -> Result<PathBuf> {
     let found = Found::read(report, id)?;
     let mutated = found.mutated()?;
@@ -283,8 +284,22 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
         .tempdir()
         .context("could not create a temporary directory")?;
     worktree::materialize(&repo, state, copy.path())?;
+    commit_unmutated(copy.path()).context("could not make the copy a git repository")?;
     write_over_original(&copy.path().join(&found.path), &found, &mutated)?;
     Ok(copy.keep())
+}
+
+/// Makes the copy at `dir` a git repository whose one commit is the state under test, so
+/// that `git diff` there shows the mutant and nothing else.
+fn commit_unmutated(dir: &Path) -> Result<()> {
+    let repo = git2::Repository::init(dir)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let signature = git2::Signature::now("mutdelta", "mutdelta@localhost")?;
+    repo.commit(Some("HEAD"), &signature, &signature, "the state under test, unmutated", &tree, &[])?;
+    Ok(())
 }
 
 /// Writes `mutated` to `path` if `path` still holds the report's source; else refuses, so that

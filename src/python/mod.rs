@@ -835,7 +835,15 @@ impl LanguageCheck for PythonCheck {
         if let Some(run) = measured.decisive() {
             if run.exit == crate::run::process::Exit::Code(5) {
                 // Nothing left to collect: the change's tests are the whole suite.
-                return Ok(Some(Widened { jobs: Vec::new(), baseline, what, reused, steps: vec![step] }));
+                let steps = vec![step];
+                return Ok(Some(Widened {
+                    jobs: Vec::new(),
+                    baseline,
+                    what,
+                    reused,
+                    nothing_else: true,
+                    steps,
+                }));
             }
             require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
         }
@@ -852,7 +860,7 @@ impl LanguageCheck for PythonCheck {
             }
         }
         self.note_whole_suite(&jobs);
-        Ok(Some(Widened { jobs, baseline, what, reused, steps: vec![step] }))
+        Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: false, steps: vec![step] }))
     }
 
     /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a

@@ -23,6 +23,11 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
             _ => unreachable!("read_common reads every other exit"),
         };
         match code {
+            1 if !ran_tests(&run.tail) && passes_through(&run.tail, root) => Outcome::of_run(
+                run,
+                Status::Killed,
+                format!("pytest could not start: {}", last_line(&run.tail)),
+            ),
             1 | 2 | 5 => Outcome::of_run(run, Status::Killed, last_line(&run.tail)),
             4 if lost_tests(&run.tail) || conftest_broke(&run.tail) => Outcome::of_run(
                 run,
@@ -52,6 +57,19 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
         outcome.killed_by = failed_tests(&run.tail);
     }
     outcome
+}
+
+/// Whether pytest got as far as its closing count of the tests (`1 failed, 7 passed in 0.08s`,
+/// between `=` signs unless `-q`).
+fn ran_tests(output: &str) -> bool {
+    output.lines().any(|line| {
+        let line = line.trim_matches(|c: char| c == '=' || c.is_whitespace());
+        line.starts_with(|c: char| c.is_ascii_digit())
+            && line.contains(" in ")
+            && ["failed", "passed", "error", "skipped", "deselected", "xfailed"]
+                .iter()
+                .any(|word| line.contains(word))
+    })
 }
 
 /// Whether a traceback in `output` has a frame in a file under the directory `root`.
@@ -123,6 +141,27 @@ mod tests {
             root,
         );
         assert_eq!((killed.status, killed.reason.as_str()), (Status::Killed, "1 failed"));
+        // Exit 1 before any test ran: an exception raised through the project's code as pytest
+        // started (a plugin of the project's, here), with no count of tests.
+        let raised = "Traceback (most recent call last):\n  File \"/venv/bin/pytest\", line 8, in <module>\n  File \"/copy/src/pkg/plugin.py\", line 4, in pytest_configure\nLookupError: unknown encoding: x\n";
+        let unstarted = read(&run(1, raised), &tests, Duration::ZERO, root);
+        assert_eq!(
+            (unstarted.status, unstarted.reason.as_str()),
+            (Status::Killed, "pytest could not start: LookupError: unknown encoding: x")
+        );
+        // A test that failed with a traceback through the project: its count was printed.
+        let failed =
+            format!("{raised}FAILED tests/test_a.py::test_x - LookupError\n1 failed, 2 passed in 0.05s\n");
+        let counted = read(&run(1, &failed), &tests, Duration::ZERO, root);
+        assert_eq!(
+            (counted.status, counted.reason.as_str()),
+            (Status::Killed, "1 failed, 2 passed in 0.05s")
+        );
+        let verbose = "===== 1 failed, 1 warning in 0.12s =====\n";
+        assert_eq!(
+            read(&run(1, &format!("{raised}{verbose}")), &tests, Duration::ZERO, root).reason,
+            verbose.trim()
+        );
         assert_eq!(killed.killed_by, tests);
         assert_eq!(killed.covered_by, tests);
         assert_eq!(read(&run(2, "error"), &tests, Duration::ZERO, root).status, Status::Killed);

@@ -336,11 +336,16 @@ pub fn extent(mutants: usize, lines: usize) -> String {
     if lines == 0 {
         return "nothing to mutate: the change adds no executable Python or Rust lines".to_string();
     }
-    format!(
+    let extent = format!(
         "{mutants} {} on {lines} added executable {}",
         plural(mutants, "mutant", "mutants"),
         plural(lines, "line", "lines")
-    )
+    );
+    if mutants == 0 {
+        // Lines such as a `...` body or `pass`: said, so that no one takes it for a fault.
+        return format!("{extent} (no mutator applies to {})", plural(lines, "it", "them"));
+    }
+    extent
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
@@ -428,9 +433,13 @@ mod tests {
     #[test]
     fn the_extent_of_a_plan_names_its_lines_also_without_mutants() {
         assert_eq!(extent(1, 1), "1 mutant on 1 added executable line");
-        assert_eq!(extent(0, 2), "0 mutants on 2 added executable lines");
+        assert_eq!(extent(0, 2), "0 mutants on 2 added executable lines (no mutator applies to them)");
+        assert_eq!(extent(0, 1), "0 mutants on 1 added executable line (no mutator applies to it)");
         assert_eq!(extent(0, 0), "nothing to mutate: the change adds no executable Python or Rust lines");
         let summary = Summary { lines: 2, ..Summary::default() };
-        assert_eq!(delta_line(&summary, false), "mutation delta: 0 mutants on 2 added executable lines");
+        assert_eq!(
+            delta_line(&summary, false),
+            "mutation delta: 0 mutants on 2 added executable lines (no mutator applies to them)"
+        );
     }
 }

@@ -97,6 +97,8 @@ pub struct Widened {
     pub what: String,
     /// Nothing ran: an earlier run's measurement of the same content was reused.
     pub reused: bool,
+    /// The wider selection held no test beyond those the first round ran.
+    pub nothing_else: bool,
     pub steps: Vec<StepRecord>,
 }
 

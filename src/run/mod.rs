@@ -331,10 +331,16 @@ pub(crate) fn check_language<L: LanguageCheck>(
         widened => widened?,
     };
     let mut interrupted = false;
-    if let Some(Widened { jobs, baseline: took, what, reused, steps: more }) = widened {
+    if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
-        events(Event::BaselinePassed { duration: took, what, reused });
+        if nothing_else {
+            events(Event::Note(format!(
+                "second round: {what} holds no test: the change's tests are the whole suite"
+            )));
+        } else {
+            events(Event::BaselinePassed { duration: took, what, reused });
+        }
         let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started };
         interrupted = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }

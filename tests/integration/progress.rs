@@ -60,6 +60,16 @@ fn off_a_terminal_periodic_lines_count_the_mutants_and_end_on_the_report_s_count
     assert_eq!(last, (tested, tested, survived), "the last line's counts are the report's:\n{}", run.stderr);
     assert!(progress.windows(2).all(|pair| pair[0].0 <= pair[1].0), "done only grows:\n{}", run.stderr);
     assert!(!run.stderr.contains('\u{1b}'), "no terminal control codes off a terminal:\n{}", run.stderr);
+    // The change's test file is the whole suite: the second round finds nothing else to run,
+    // and says so rather than that the rest of the suite passed.
+    assert!(
+        lines.contains(
+            &"second round: the rest of the test suite holds no test: the change's tests are the whole suite"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("the rest of the test suite passed unmutated"), "{}", run.stderr);
 }
 
 #[test]

@@ -82,6 +82,12 @@ fn a_survivor_and_a_kill_reproduce_with_the_command_show_prints() {
         assert_ne!(mutated, original);
         let replacement = mutant["replacement"].as_str().unwrap();
         assert!(mutated.contains(replacement), "{replacement:?} is in the copy");
+        // A git repository whose commit is the state under test: `git diff` there is the mutant.
+        let diff = Command::new("git").args(["diff", "--name-only"]).current_dir(&copy).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&diff.stdout), "model_client.py\n", "{diff:?}");
+        let unmutated =
+            Command::new("git").args(["show", "HEAD:model_client.py"]).current_dir(&copy).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&unmutated.stdout), original);
     }
     assert_eq!(snapshot(repo.path()), before, "show and apply never touch the checkout");
 }

@@ -125,7 +125,7 @@ fn list_and_check_say_the_same_of_executable_lines_without_a_mutant() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(plan["addedLines"], serde_json::json!({"src/lib.rs": [17, 19]}), "{plan}");
     assert_eq!(report["mutdelta"]["addedLines"], plan["addedLines"], "{report}");
-    assert_eq!(last, "0 mutants on 2 added executable lines");
+    assert_eq!(last, "0 mutants on 2 added executable lines (no mutator applies to them)");
     assert!(run.stdout.contains(&format!("mutation delta: {last}\n")), "{run:?}");
 }
 
