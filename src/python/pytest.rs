@@ -59,16 +59,29 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
     outcome
 }
 
-/// Whether pytest got as far as its closing count of the tests (`1 failed, 7 passed in 0.08s`,
-/// between `=` signs unless `-q`).
+/// Whether pytest got as far as its closing count of the tests: `1 failed, 7 passed in 0.08s`
+/// (between `=` signs unless `-q`), each part a count and one of pytest's outcomes.
 fn ran_tests(output: &str) -> bool {
+    const OUTCOMES: [&str; 10] = [
+        "failed",
+        "passed",
+        "error",
+        "errors",
+        "skipped",
+        "deselected",
+        "xfailed",
+        "xpassed",
+        "warning",
+        "warnings",
+    ];
     output.lines().any(|line| {
         let line = line.trim_matches(|c: char| c == '=' || c.is_whitespace());
-        line.starts_with(|c: char| c.is_ascii_digit())
-            && line.contains(" in ")
-            && ["failed", "passed", "error", "skipped", "deselected", "xfailed"]
-                .iter()
-                .any(|word| line.contains(word))
+        let Some((counts, took)) = line.split_once(" in ") else { return false };
+        let counted = counts.split(", ").all(|part| {
+            part.split_once(' ')
+                .is_some_and(|(count, outcome)| count.parse::<u64>().is_ok() && OUTCOMES.contains(&outcome))
+        });
+        counted && took.split_once('s').is_some_and(|(seconds, _)| seconds.parse::<f64>().is_ok())
     })
 }
 
@@ -224,5 +237,28 @@ mod tests {
         // The copy named in pytest's header, not in its error:
         let usage = "rootdir: /copy/\nERROR: usage: pytest [options] [file_or_dir]\n";
         assert_eq!(read(&run(4, usage), &tests, Duration::ZERO, root).status, Status::RuntimeError);
+    }
+
+    #[test]
+    fn pytest_s_closing_count_of_the_tests_is_told_from_other_lines() {
+        for counted in [
+            "1 failed, 7 passed in 0.08s",
+            "==== 2 errors, 1 warning in 1.20s ====",
+            "1 failed, 3 skipped, 2 deselected in 0.50s (0:00:00)",
+            "1 xfailed, 1 xpassed, 1 error, 2 warnings in 3s",
+        ] {
+            assert!(ran_tests(&format!("Traceback (most recent call last):\n{counted}\n")), "{counted}");
+        }
+        for other in [
+            "1 failed",
+            "3 frames in 0.1s",
+            "1 failed, many passed in 0.1s",
+            "two failed in 0.1s",
+            "1 failed in no time",
+            "LookupError: unknown encoding: x",
+            "  File \"/copy/pkg/plugin.py\", line 4, in pytest_configure",
+        ] {
+            assert!(!ran_tests(other), "{other}");
+        }
     }
 }
