@@ -619,9 +619,6 @@ impl PythonCheck {
             return Ok(());
         }
         let root = ctx.scratch.path().join("copy-rest");
-        if root.exists() {
-            std::fs::remove_dir_all(&root)?; // a copy is made whole, never over another
-        }
         worktree::duplicate(ctx.base, &root)?;
         let spec = RestSpec {
             python: self.python.clone(),
@@ -691,11 +688,9 @@ impl LanguageCheck for PythonCheck {
             }
         }
         self.note_whole_suite(&runnable);
-        if !runnable.is_empty() || !uncovered.is_empty() {
-            // Only a survivor could need it until a line is known to be left uncovered. Begun
-            // or not, the second round measures what it needs: a failure here costs only time.
-            let _ = self.begin_rest(ctx, &first_round, uncovered.is_empty());
-        }
+        // Only a survivor could need it until a line is known to be left uncovered. Begun or
+        // not, the second round measures what it needs: a failure here costs only time.
+        let _ = self.begin_rest(ctx, &first_round, uncovered.is_empty());
         for planned in uncovered {
             let outcome = compile_error(&planned)
                 .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));

@@ -957,6 +957,12 @@ fn rest_of_suite_steps(report: &Value) -> Vec<(String, String)> {
 /// run at import, and `shout`), the rest of the suite being `rest_test` in tests/test_rest.py:
 /// every added line runs under the change's tests, and GREETING's mutants survive them.
 fn names_only_change(rest_test: &str) -> tempfile::TempDir {
+    names_change(rest_test, true)
+}
+
+/// `names_only_change`, with GREETING (whose mutants survive) or without (every mutant of the
+/// change is killed by its tests).
+fn names_change(rest_test: &str, greeting: bool) -> tempfile::TempDir {
     let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
     let fixture = Path::new(FIXTURES).join("tested_elsewhere");
     git(repo.path(), &["init", "-q", "-b", "main"]);
@@ -967,6 +973,11 @@ fn names_only_change(rest_test: &str) -> tempfile::TempDir {
     git(repo.path(), &["commit", "-q", "-m", "before"]);
     for file in ["pkg/names.py", "tests/test_names.py"] {
         std::fs::copy(fixture.join("import_time").join(file), repo.path().join(file)).unwrap();
+    }
+    if !greeting {
+        let names = std::fs::read_to_string(repo.path().join("pkg/names.py")).unwrap();
+        std::fs::write(repo.path().join("pkg/names.py"), names.replace("GREETING = shout(\"hello\")\n", ""))
+            .unwrap();
     }
     git(repo.path(), &["commit", "-q", "-am", "the change"]);
     repo
@@ -1000,7 +1011,34 @@ fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
         assert_eq!(run.code, 1, "{name}: {run:?}");
         let report = read_valid_report(&json);
         assert_eq!(rest_of_suite_steps(&report), [(expected.to_string(), "copy-rest".to_string())], "{name}");
+        // A re-run of the same content has the measurement kept: nothing is begun beside.
+        let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+        assert_eq!(again.code, 1, "{name}: {again:?}");
+        let reused = "baseline of the rest of the suite (reused: an earlier run measured the same files, interpreter and tests)";
+        assert_eq!(
+            rest_of_suite_steps(&read_valid_report(&json)),
+            [(reused.to_string(), String::new())],
+            "{name}"
+        );
     }
+}
+
+/// When the change's tests kill every mutant, the rest of the suite begun on idle CPU time is
+/// stopped, not waited for: here one of its tests would sleep for a minute.
+#[test]
+fn the_rest_of_the_suite_begun_beside_is_stopped_when_nothing_is_left_open() {
+    let repo = names_change("import time\n\n\ndef test_a_minute():\n    time.sleep(60)\n", false);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let started = std::time::Instant::now();
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "every mutant of the change is killed by its tests: {run:?}");
+    assert!(
+        took < std::time::Duration::from_secs(50),
+        "the check waited for the rest of the suite: {took:?}"
+    );
+    assert_eq!(rest_of_suite_steps(&read_valid_report(&json)), [], "no second round");
 }
 
 /// A test of the rest of the suite that fails only when starved of CPU (as one with a deadline
