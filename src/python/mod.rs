@@ -613,9 +613,8 @@ impl PythonCheck {
     /// written to (made now, before any is); on idle CPU time while only a survivor could need
     /// it. Not when an earlier run's measurement answers the question already.
     fn begin_rest(&self, ctx: &Context, first_round: &FirstRound, idle: bool) -> Result<()> {
-        if !self.second_round()
-            || self.memory.remembers(&self.rest_probe(ctx, ctx.base, &self.support, first_round))
-        {
+        let question = self.rest_probe(ctx, ctx.base, &self.support, first_round);
+        if !self.second_round() || self.memory.remembers(&question) {
             return Ok(());
         }
         let root = ctx.scratch.path().join("copy-rest");
@@ -627,7 +626,7 @@ impl PythonCheck {
             files: self.support.join("rest"),
             root,
             deselect: first_round.tests_run.clone(),
-            targets: coverage::plan_targets(ctx.plan),
+            targets: question.targets,
             memory: Arc::clone(&self.memory),
             shards: ctx.options.jobs.get(),
             log: ctx.logs.join("baseline-rest-beside.log"),

@@ -55,6 +55,23 @@ fn known_slow(repo: &Path) {
     std::fs::write(memory.join("durations.json"), r#"{"tests/test_known_slow.py::test_slow": 5.0}"#).unwrap();
 }
 
+/// The check of `fixture`'s change, which passes, with a slow test known (so its coverage run is
+/// split at once): the report, and the exit of each process of that first coverage run.
+fn passing_check_known_slow(fixture: &str) -> (Value, Vec<String>) {
+    let repo = fixture_repo(fixture);
+    known_slow(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = report(&json);
+    let (step, exits) = coverage_steps(&report).remove(0);
+    assert_eq!(step, "baseline");
+    (report, exits)
+}
+
 fn probe_files(repo: &Path) -> usize {
     std::fs::read_dir(repo.join(".git/mutdelta/python/probe")).map_or(0, |dir| dir.count())
 }
@@ -180,17 +197,7 @@ fn a_shard_that_breaks_the_tests_order_is_run_again_in_one_process() {
 fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
     // A conftest shuffles the tests, as pytest-randomly does: each shard's order is its own,
     // so claiming "the next test" would run some tests twice and others never.
-    let repo = fixture_repo("shuffled_order");
-    known_slow(repo.path());
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-
-    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
-
-    assert_eq!(run.code, 0, "{run:?}");
-    let report = report(&json);
-    let (step, exits) = &coverage_steps(&report)[0];
-    assert_eq!(step, "baseline");
+    let (report, exits) = passing_check_known_slow("shuffled_order");
     assert_eq!(exits.len(), 3, "two shards that disagree, then one process: {exits:?}");
     assert!(exits[..2].contains(&"exit code 1".to_string()), "{exits:?}");
     assert_eq!(exits[2], "exit code 0");
@@ -207,17 +214,7 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
 fn shards_share_a_hash_seed_so_tests_parametrized_over_a_set_are_collected_in_one_order() {
     // Each interpreter orders a set of strings by its own hashes: shards that did not share a
     // seed would disagree on the order and give way to a third process.
-    let repo = fixture_repo("set_parametrized");
-    known_slow(repo.path());
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-
-    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
-
-    assert_eq!(run.code, 0, "{run:?}");
-    let report = report(&json);
-    let (step, exits) = &coverage_steps(&report)[0];
-    assert_eq!(step, "baseline");
+    let (report, exits) = passing_check_known_slow("set_parametrized");
     assert_eq!(exits, &["exit code 0", "exit code 0"], "two shards that agree: {report}");
     let mutants = mutants_on_line(&report, "pkg/names.py", 6);
     assert!(!mutants.is_empty(), "{report}");
