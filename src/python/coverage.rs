@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -213,15 +214,19 @@ impl Memory {
         serde_json::from_slice(&self.cache.read(&self.key(probe).ok()?)?).ok()
     }
 
-    /// Keeps `map`, and its tests' durations over those `known` before it ran.
-    fn remember(&self, probe: &Probe, map: &CoverageMap, mut durations: BTreeMap<String, f64>) {
+    /// Keeps `map`, and its tests' durations over those kept (read again now: another
+    /// measurement may have kept its own meanwhile).
+    fn remember(&self, probe: &Probe, map: &CoverageMap) {
+        // Held throughout: measurements that end together keep their durations one by one.
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(question) = Memory::this_run(probe) {
-            *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((question, map.clone()));
+            *last = Some((question, map.clone()));
         }
         if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
             self.cache.write(&key, &bytes);
             self.cache.keep_newest(PROBES, KEPT_PROBES);
         }
+        let mut durations = self.durations();
         for test in &map.tests {
             if test.duration >= REMEMBERED_DURATION {
                 durations.insert(test.id.clone(), test.duration.as_secs_f64());
@@ -266,16 +271,26 @@ pub fn measure(
     measure_as(probe, memory, shards, timeout, log, None)
 }
 
-/// `measure`, begun beside other work before it is known to be needed (`Beside`).
+/// A measurement begun beside other work before it is known to be needed (`Beside`): split
+/// over processes, it runs in `at_first` of them (the cores the other work leaves) until
+/// `spread` is set (the other work is over, and the measurement is waited for).
+#[derive(Debug, Clone, Copy)]
+pub struct Alongside<'a> {
+    pub beside: Beside<'a>,
+    pub at_first: usize,
+    pub spread: &'a AtomicBool,
+}
+
+/// `measure`, begun beside other work (`Alongside`).
 pub fn measure_beside(
     probe: &Probe,
     memory: &Memory,
     shards: usize,
     timeout: Duration,
     log: &Path,
-    beside: Beside,
+    alongside: Alongside,
 ) -> Result<Measured> {
-    measure_as(probe, memory, shards, timeout, log, Some(beside))
+    measure_as(probe, memory, shards, timeout, log, Some(alongside))
 }
 
 fn measure_as(
@@ -284,8 +299,9 @@ fn measure_as(
     shards: usize,
     timeout: Duration,
     log: &Path,
-    beside: Option<Beside>,
+    alongside: Option<Alongside>,
 ) -> Result<Measured> {
+    let beside = alongside.map(|alongside| alongside.beside);
     let started = std::time::Instant::now();
     if let Some(map) = memory.recall(probe) {
         return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
@@ -327,10 +343,21 @@ fn measure_as(
                             return run.map(Some);
                         }
                         let done = first_done.0.lock().unwrap_or_else(|e| e.into_inner());
-                        let (done, _) = first_done
+                        let (mut done, _) = first_done
                             .1
                             .wait_timeout_while(done, others_after, |done| !*done)
                             .unwrap_or_else(|e| e.into_inner());
+                        // Begun beside other work, they wait for the cores it leaves.
+                        let held = |alongside: Alongside| {
+                            shard >= alongside.at_first && !alongside.spread.load(Ordering::SeqCst)
+                        };
+                        while !*done && alongside.is_some_and(held) {
+                            done = first_done
+                                .1
+                                .wait_timeout(done, Duration::from_millis(25))
+                                .unwrap_or_else(|e| e.into_inner())
+                                .0;
+                        }
                         if *done {
                             return Ok(None); // the first shard ran every test
                         }
@@ -367,7 +394,7 @@ fn measure_as(
         }
     };
     if let Some(map) = &map {
-        memory.remember(probe, map, known);
+        memory.remember(probe, map);
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
     Ok(Measured { runs, map, took: started.elapsed(), reused: false })

@@ -236,7 +236,12 @@ impl PythonCheck {
                 step: StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[&run]) },
             });
         }
-        let measured = self.measure_tests(ctx, &log)?;
+        let mut measured = self.measure_tests(ctx, &log)?;
+        if measured.decisive().is_some_and(|run| !run.passed()) && self.stop_rest() {
+            // The rest of the suite ran beside them: a test that fails only beside another (a
+            // port, a file outside the copy) must not fail the check. They run again, alone.
+            measured = self.measure_tests(ctx, &log)?;
+        }
         if let Some(run) = measured.decisive() {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
@@ -244,13 +249,9 @@ impl PythonCheck {
         let map = measured.map.expect("a passing probe run has a map");
         refuse_imports_from_checkout(ctx, &map)?;
         let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
-        // Sorted: the shards' maps come in the order they finished, and the second round's
-        // question (which tests it leaves out) must read the same on a re-run to be reused.
-        let mut tests_run: Vec<String> = map.tests.iter().map(|test| test.id.clone()).collect();
-        tests_run.sort();
         let whole_files =
             jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
-        let first_round = FirstRound { preload: map.outside_modules.clone(), tests_run, whole_files };
+        let first_round = FirstRound { preload: map.outside_modules.clone(), whole_files };
         Ok(Selected { jobs, reused: measured.reused, uncovered, baseline: measured.took, first_round, step })
     }
 
@@ -572,24 +573,17 @@ pub struct FirstRound {
     /// Modules from outside the project the tests imported: the warm workers import them
     /// before forking.
     preload: Vec<String>,
-    /// The tests it ran (by node id): a second round leaves them out.
-    tests_run: Vec<String>,
     /// The mutants it ran against all of the change's test files, whole (their code ran at
     /// import): a second round need not run those files again.
     whole_files: BTreeSet<usize>,
 }
 
-/// The second round's coverage run: the rest of the suite, watching every statement of the plan
-/// (a question that reads the same whichever mutants are left open, so that a run begun
-/// before they were known, and a re-run, can answer it).
+/// The second round's coverage run: the rest of the suite (every test but those of the change's
+/// test files), watching every statement of the plan. The question reads the same whichever
+/// mutants are left open, and is known before the first round runs, so that a run begun
+/// beside the first round, and a re-run, can answer it.
 impl PythonCheck {
-    fn rest_probe<'a>(
-        &'a self,
-        ctx: &'a Context,
-        root: &'a Path,
-        files: &'a Path,
-        first_round: &'a FirstRound,
-    ) -> coverage::Probe<'a> {
+    fn rest_probe<'a>(&'a self, ctx: &'a Context, root: &'a Path, files: &'a Path) -> coverage::Probe<'a> {
         coverage::Probe {
             python: &self.python,
             runner: &self.runner,
@@ -597,23 +591,29 @@ impl PythonCheck {
             support: &self.support,
             files,
             tests: &[],
-            deselect: &first_round.tests_run,
+            deselect: &self.tests,
             targets: coverage::plan_targets(ctx.plan),
         }
     }
 
     /// Measures the rest of the suite now, in the state under test.
-    fn measure_rest(&self, ctx: &Context, first_round: &FirstRound) -> Result<coverage::Measured> {
-        let probe = self.rest_probe(ctx, ctx.base, &self.support, first_round);
+    fn measure_rest(&self, ctx: &Context) -> Result<coverage::Measured> {
+        let probe = self.rest_probe(ctx, ctx.base, &self.support);
         let log = ctx.logs.join("baseline-rest.log");
         coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)
     }
 
+    /// Stops the rest of the suite begun beside the first round; whether one was under way.
+    fn stop_rest(&self) -> bool {
+        self.rest.lock().unwrap_or_else(|e| e.into_inner()).take().is_some()
+    }
+
     /// Begins measuring the rest of the suite beside the first round, in a copy no mutant is
-    /// written to (made now, before any is); on idle CPU time while only a survivor could need
-    /// it. Not when an earlier run's measurement answers the question already.
-    fn begin_rest(&self, ctx: &Context, first_round: &FirstRound, idle: bool) -> Result<()> {
-        let question = self.rest_probe(ctx, ctx.base, &self.support, first_round);
+    /// written to (made now, before any is), on the cores its `mutants` leave (at least one);
+    /// on idle CPU time while only a survivor could need it. Not when an earlier run's
+    /// measurement answers the question already.
+    fn begin_rest(&self, ctx: &Context, mutants: usize, idle: bool) -> Result<()> {
+        let question = self.rest_probe(ctx, ctx.base, &self.support);
         if !self.second_round() || self.memory.remembers(&question) {
             return Ok(());
         }
@@ -625,10 +625,11 @@ impl PythonCheck {
             support: self.support.clone(),
             files: self.support.join("rest"),
             root,
-            deselect: first_round.tests_run.clone(),
+            deselect: self.tests.clone(),
             targets: question.targets,
             memory: Arc::clone(&self.memory),
             shards: ctx.options.jobs.get(),
+            shards_at_first: ctx.options.jobs.get().saturating_sub(mutants).max(1),
             log: ctx.logs.join("baseline-rest-beside.log"),
         };
         *self.rest.lock().unwrap_or_else(|e| e.into_inner()) = Some(RestOfSuite::begin(spec, idle)?);
@@ -657,6 +658,13 @@ impl LanguageCheck for PythonCheck {
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
         self.start_early(ctx, candidates.len())?;
+        // The first coverage run is one process (more only once it proves slow): with a second
+        // core, the rest of the suite starts beside it, and yields once it proves needed by a
+        // survivor alone. Begun or not, the second round measures what it needs: a failure to
+        // begin it costs only time.
+        if ctx.options.jobs.get() > 1 {
+            let _ = self.begin_rest(ctx, candidates.len(), false);
+        }
         // The compile check needs no tests: it overlaps the unmutated run.
         let (compiled, selected) = std::thread::scope(|scope| {
             let compiling = scope.spawn(|| {
@@ -669,6 +677,9 @@ impl LanguageCheck for PythonCheck {
         });
         if !matches!(&selected, Ok(selected) if !selected.jobs.is_empty()) {
             self.early.lock().unwrap_or_else(|e| e.into_inner()).take(); // no worker will need them
+        }
+        if selected.is_err() {
+            self.stop_rest();
         }
         // A changed file that does not compile explains a failing baseline: report that first.
         let Compiled { errors, took: compile } = compiled??;
@@ -687,9 +698,17 @@ impl LanguageCheck for PythonCheck {
             }
         }
         self.note_whole_suite(&runnable);
-        // Only a survivor could need it until a line is known to be left uncovered. Begun or
-        // not, the second round measures what it needs: a failure here costs only time.
-        let _ = self.begin_rest(ctx, &first_round, uncovered.is_empty());
+        // With every line covered, only a survivor could need the rest of the suite.
+        let begun = match self.rest.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(begun) if uncovered.is_empty() => {
+                begun.yield_the_cpu();
+                true
+            }
+            begun => begun.is_some(),
+        };
+        if !begun {
+            let _ = self.begin_rest(ctx, runnable.len(), uncovered.is_empty());
+        }
         for planned in uncovered {
             let outcome = compile_error(&planned)
                 .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));
@@ -818,13 +837,13 @@ impl LanguageCheck for PythonCheck {
         if open.is_empty() {
             return Ok(None);
         }
-        let (measured, beside) = match begun.map(|begun| (begun.idle, begun.finish())) {
-            Some((idle, Some(measured))) => (measured, Some(idle)),
-            _ => (self.measure_rest(ctx, first_round)?, None),
+        let (measured, beside) = match begun.map(|begun| (begun.yielded(), begun.finish())) {
+            Some((yielded, Some(measured))) => (measured, Some(yielded)),
+            _ => (self.measure_rest(ctx)?, None),
         };
         let what = "the rest of the test suite".to_string();
         let step = match beside {
-            Some(true) => "baseline of the rest of the suite (begun on idle CPU beside the first round)",
+            Some(true) => "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
             Some(false) => "baseline of the rest of the suite (begun beside the first round)",
             None => "baseline of the rest of the suite",
         };

@@ -32,15 +32,42 @@ _CHILDREN = glob.escape(os.environ["MUTDELTA_PROBE_OUT"]) + ".child-*"
 for _stale in glob.glob(_CHILDREN):
     os.remove(_stale)
 
-def pytest_collection_modifyitems(session, config, items):
-    done = set()
+def _ran_already(config):
+    """Whether a test's node id is one the selectors in MUTDELTA_PROBE_DESELECT name, as pytest
+    would select them on its command line: a directory or a file (relative to the directory
+    pytest runs in), or a node id within one, with its parametrizations and what it holds."""
     path = os.environ.get("MUTDELTA_PROBE_DESELECT")
-    if path:
-        with open(path) as spec:
-            done = set(json.load(spec))
-    kept = [item for item in items if item.nodeid not in done]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
+    if not path:
+        return lambda nodeid: False
+    with open(path) as spec:
+        selectors = json.load(spec)
+    root = os.path.realpath(str(config.rootpath))
+    named = set()
+    for selector in selectors:
+        file, sep, within = selector.partition("::")
+        relative = os.path.relpath(os.path.realpath(file), root).replace(os.sep, "/")
+        named.add(relative + sep + within)
+
+    def ran_already(nodeid):
+        if nodeid in named:
+            return True
+        # Every prefix of the node id ending where a part of it begins (a directory, a file, a
+        # class, a parametrization).
+        for at, char in enumerate(nodeid):
+            if char in "/:[" and nodeid[:at] in named:
+                return True
+        return False
+
+    return ran_already
+
+
+def pytest_collection_modifyitems(session, config, items):
+    ran_already = _ran_already(config)
+    kept, done = [], []
+    for item in items:
+        (done if ran_already(item.nodeid) else kept).append(item)
+    if done:
+        config.hook.pytest_deselected(items=done)
         items[:] = kept
 
 

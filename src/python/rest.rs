@@ -1,10 +1,10 @@
-//! The second round's coverage run over the rest of the suite, begun beside the first round's mutants in a copy of its own.
+//! The second round's coverage run over the rest of the suite, begun beside the first round in a copy of its own.
 //!
 //! The second round needs it when a mutant survives the change's tests or a line is left
-//! uncovered. An uncovered line is known as soon as the first coverage run ends, so the run
-//! then starts at once; a survivor is known only once the first round is over, so until then
-//! the run takes only the CPU time the first round leaves idle (nothing, where the first round
-//! keeps every core busy) and is stopped when no mutant needs it.
+//! uncovered. It begins with the first round's coverage run, on the cores that run leaves
+//! free. When that run ends with every line covered, only a survivor could need it: from then
+//! on it takes only the CPU time the first round's mutants leave idle (nothing, where they keep
+//! every core busy), and it is stopped when no mutant needs it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 
 use anyhow::Result;
 
-use super::coverage::{self, Measured, Memory};
+use super::coverage::{self, Alongside, Measured, Memory};
 use super::interpreter::Runner;
 use crate::run::process::{Beside, Exit};
 use crate::run::timeouts::BASELINE_LIMIT;
@@ -33,6 +33,8 @@ pub struct RestSpec {
     pub targets: BTreeMap<PathBuf, Vec<usize>>,
     pub memory: Arc<Memory>,
     pub shards: usize,
+    /// The shards that may run before it is waited for: the cores the first round leaves.
+    pub shards_at_first: usize,
     pub log: PathBuf,
 }
 
@@ -40,16 +42,22 @@ pub struct RestSpec {
 pub struct RestOfSuite {
     cancel: Arc<AtomicBool>,
     running: Option<JoinHandle<Result<Measured>>>,
-    /// Whether it was begun on idle CPU time, before anything was known to need it.
-    pub idle: bool,
+    /// Whether it runs on idle CPU time, nothing being known to need it.
+    idle: Arc<AtomicBool>,
+    /// Whether it may spread over its shards: it is waited for.
+    spread: Arc<AtomicBool>,
 }
 
 impl RestOfSuite {
-    /// Starts the run on its own thread; `idle` while nothing is known to need it.
+    /// Starts the run on its own thread; on idle CPU time when `idle`.
     pub fn begin(spec: RestSpec, idle: bool) -> Result<RestOfSuite> {
         std::fs::create_dir_all(&spec.files)?;
         let cancel = Arc::new(AtomicBool::new(false));
         let stop = Arc::clone(&cancel);
+        let idle = Arc::new(AtomicBool::new(idle));
+        let yielding = Arc::clone(&idle);
+        let spread = Arc::new(AtomicBool::new(false));
+        let spreading = Arc::clone(&spread);
         let running = std::thread::Builder::new().name("rest-of-suite".into()).spawn(move || {
             let probe = coverage::Probe {
                 python: &spec.python,
@@ -61,17 +69,32 @@ impl RestOfSuite {
                 deselect: &spec.deselect,
                 targets: spec.targets,
             };
-            let beside = Beside { cancel: &stop, idle };
-            coverage::measure_beside(&probe, &spec.memory, spec.shards, BASELINE_LIMIT, &spec.log, beside)
+            let alongside = Alongside {
+                beside: Beside { cancel: &stop, idle: &yielding },
+                at_first: spec.shards_at_first,
+                spread: &spreading,
+            };
+            coverage::measure_beside(&probe, &spec.memory, spec.shards, BASELINE_LIMIT, &spec.log, alongside)
         })?;
-        Ok(RestOfSuite { cancel, running: Some(running), idle })
+        Ok(RestOfSuite { cancel, running: Some(running), idle, spread })
     }
 
-    /// Waits for the run to end. Its measurement when the tests passed (or there were none
+    /// Gives the run only idle CPU time from now on: nothing is known to need it yet.
+    pub fn yield_the_cpu(&self) {
+        self.idle.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the run was given only idle CPU time, at its start or later.
+    pub fn yielded(&self) -> bool {
+        self.idle.load(Ordering::SeqCst)
+    }
+
+    /// Waits for the run to end, spread over its shards from now on. Its measurement when the tests passed (or there were none
     /// left to collect); none when they failed, timed out or were stopped: a test that fails
     /// only beside other work (a deadline, a port) must not decide, so the caller then runs
     /// them again on its own.
     pub fn finish(mut self) -> Option<Measured> {
+        self.spread.store(true, Ordering::SeqCst);
         let measured = self.running.take()?.join().ok()?.ok()?;
         let usable = match measured.decisive() {
             None => measured.map.is_some(),

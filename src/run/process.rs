@@ -50,11 +50,12 @@ pub struct TestCommand {
 }
 
 /// A run begun beside other work before it is known to be needed: stopped (as interrupted)
-/// once `cancel` is set, and, when `idle`, given only the CPU time nothing else wants.
+/// once `cancel` is set, and, once `idle` is set (at its start or while it runs), given only
+/// the CPU time nothing else wants.
 #[derive(Debug, Clone, Copy)]
 pub struct Beside<'a> {
     pub cancel: &'a AtomicBool,
-    pub idle: bool,
+    pub idle: &'a AtomicBool,
 }
 
 /// How many bytes of output are kept for a report.
@@ -78,7 +79,8 @@ impl TestCommand {
         let mut command = Command::new(&self.program);
         command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
         crate::scratch::keep_temporary_files_inside(&mut command);
-        if beside.is_some_and(|beside| beside.idle) {
+        let idle_from_start = beside.is_some_and(|beside| beside.idle.load(Ordering::SeqCst));
+        if idle_from_start {
             // SAFETY: between fork and exec only async-signal-safe calls are made, on this process.
             unsafe {
                 command.pre_exec(|| {
@@ -103,6 +105,7 @@ impl TestCommand {
         let group = child.id() as i32;
         let _watched = crate::watchdog::Watched::group(group);
         let mut pause = Duration::from_millis(2);
+        let mut yielded = idle_from_start;
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break match (status.code(), status.signal()) {
@@ -122,6 +125,10 @@ impl TestCommand {
                 kill_group(group);
                 child.wait()?;
                 break Exit::TimedOut;
+            }
+            if !yielded && beside.is_some_and(|beside| beside.idle.load(Ordering::SeqCst)) {
+                yield_the_cpu_as(group);
+                yielded = true;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(25));
@@ -151,6 +158,18 @@ fn yield_the_cpu() {
         if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
             libc::setpriority(libc::PRIO_PROCESS, 0, 19);
         }
+    }
+}
+
+/// `yield_the_cpu` for a running process group: its leader (the test command, where the
+/// tests run) gets `SCHED_IDLE`, and every process of the group nice 19. Lowering the priority
+/// of one's own processes needs no privilege; raising it again would.
+fn yield_the_cpu_as(group: i32) {
+    // SAFETY: both calls act on processes of the group we created and read only the parameter.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(group, libc::SCHED_IDLE, &param);
+        libc::setpriority(libc::PRIO_PGRP, group as libc::id_t, 19);
     }
 }
 

@@ -983,13 +983,22 @@ fn names_change(rest_test: &str, greeting: bool) -> tempfile::TempDir {
     repo
 }
 
-/// The second round's coverage run starts as soon as the first coverage run ends, in a copy
-/// no mutant is written to: at once when a line is left uncovered (the second round will run),
-/// on idle CPU time when only a survivor could need it.
+/// The second round's coverage run starts beside the first coverage run, in a copy no mutant is
+/// written to, and keeps its share of the CPU when a line is left uncovered (the second round
+/// will run); it is given idle CPU time when only a survivor could need it.
 #[test]
 fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
-    let fair =
-        "from pkg.names import initials\n\n\ndef test_one_name():\n    assert initials(\"Ada\") == \"A\"\n";
+    // The test of the rest of the suite writes down the tests of each run it is part of, by
+    // the directory the run is in.
+    let seen = tempfile::tempdir().unwrap();
+    let fair = format!(
+        "import json\nimport os\nimport pathlib\n\nfrom pkg.names import initials\n\n\n\
+         def test_one_name(request):\n    \
+         ran = [item.nodeid for item in request.session.items]\n    \
+         pathlib.Path({:?}, os.path.basename(os.getcwd())).write_text(json.dumps(ran))\n    \
+         assert initials(\"Ada\") == \"A\"\n",
+        seen.path().to_str().unwrap()
+    );
     for (name, repo, expected) in [
         // `fee` runs under no test of the change: known after the first coverage run.
         (
@@ -1001,8 +1010,8 @@ fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
         // which only the first round's end tells.
         (
             "names only",
-            names_only_change(fair),
-            "baseline of the rest of the suite (begun on idle CPU beside the first round)",
+            names_only_change(&fair),
+            "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
         ),
     ] {
         let out = tempfile::tempdir().unwrap();
@@ -1011,6 +1020,11 @@ fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
         assert_eq!(run.code, 1, "{name}: {run:?}");
         let report = read_valid_report(&json);
         assert_eq!(rest_of_suite_steps(&report), [(expected.to_string(), "copy-rest".to_string())], "{name}");
+        if name == "names only" {
+            // Asked before the first round ran, it leaves out the change's test files whole.
+            let ran = std::fs::read_to_string(seen.path().join("copy-rest")).unwrap();
+            assert_eq!(ran, r#"["tests/test_rest.py::test_one_name"]"#, "{name}");
+        }
         // A re-run of the same content has the measurement kept: nothing is begun beside.
         let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
         assert_eq!(again.code, 1, "{name}: {again:?}");
@@ -1023,7 +1037,7 @@ fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
     }
 }
 
-/// When the change's tests kill every mutant, the rest of the suite begun on idle CPU time is
+/// When the change's tests kill every mutant, the rest of the suite begun beside them is
 /// stopped, not waited for: here one of its tests would sleep for a minute.
 #[test]
 fn the_rest_of_the_suite_begun_beside_is_stopped_when_nothing_is_left_open() {
@@ -1042,11 +1056,19 @@ fn the_rest_of_the_suite_begun_beside_is_stopped_when_nothing_is_left_open() {
 }
 
 /// A test of the rest of the suite that fails only when starved of CPU (as one with a deadline
-/// would) fails the run begun on idle CPU time: that run does not decide. The rest of the
-/// suite runs again on its own, passes, and the verdicts are those of a check without it.
+/// would) fails the run begun beside the first round once it is given idle CPU time: that run
+/// does not decide. The rest of the suite runs again on its own, passes, and the verdicts are
+/// those of a check without it.
 #[test]
 fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own() {
-    let starved = "import os\n\n\ndef test_a_fair_share_of_the_cpu():\n    assert os.sched_getscheduler(0) != os.SCHED_IDLE\n";
+    // Begun beside the first round (in `copy-rest`), it waits to be given idle CPU time.
+    let starved = "import os\nimport time\n\n\ndef test_a_fair_share_of_the_cpu():\n    \
+                   beside = os.path.basename(os.getcwd()) == \"copy-rest\"\n    \
+                   deadline = time.monotonic() + (60 if beside else 0)\n    \
+                   while True:\n        \
+                   assert os.sched_getscheduler(0) != os.SCHED_IDLE\n        \
+                   if time.monotonic() >= deadline:\n            break\n        \
+                   time.sleep(0.02)\n";
     let repo = names_only_change(starved);
     let before = snapshot(repo.path());
     let out = tempfile::tempdir().unwrap();
@@ -1066,6 +1088,76 @@ fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own
         let covered: Vec<&str> =
             mutant["coveredBy"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         assert!(covered.contains(&"tests/test_rest.py::test_a_fair_share_of_the_cpu"), "{mutant}");
+    }
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// The rest of the suite starts beside the first coverage run. A test of the change that fails
+/// only beside it (its port is taken by a test of the rest of the suite, for as long as that
+/// runs) fails that run: the rest of the suite is stopped, the change's tests run again alone,
+/// pass, and the check goes on to the verdicts it would give without the rest of the suite
+/// beside.
+#[test]
+fn a_first_coverage_run_failing_only_beside_the_rest_of_the_suite_runs_again_alone() {
+    let shared = tempfile::tempdir().unwrap();
+    let clashed = shared.path().join("clashed");
+    let held = shared.path().join("held");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let header = format!(
+        "import pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         def bind():\n    \
+         sock = socket.socket()\n    \
+         deadline = time.monotonic() + 30\n    \
+         while True:\n        \
+         try:\n            sock.bind((\"127.0.0.1\", PORT))\n            return sock\n        \
+         except OSError:\n            \
+         if time.monotonic() > deadline:\n                raise\n            \
+         time.sleep(0.01)\n",
+        clashed.to_str().unwrap(),
+        held.to_str().unwrap()
+    );
+    // The first time it runs, holds the port for longer than the check should take.
+    let holder = format!(
+        "{header}\n\ndef test_holds_the_port():\n    \
+         if HELD.exists():\n        return\n    \
+         HELD.touch()\n    \
+         sock = bind()\n    sock.listen()\n    \
+         time.sleep(60)\n    \
+         sock.close()\n"
+    );
+    let repo = names_only_change(&holder);
+    // The change's test needs the port; until it has found it taken, it waits for that.
+    let needs_the_port = format!(
+        "\n\n{header}\n\ndef test_binds_the_port():\n    \
+         deadline = time.monotonic() + 30\n    \
+         while not CLASHED.exists() and time.monotonic() < deadline:\n        \
+         probe = socket.socket()\n        \
+         try:\n            probe.bind((\"127.0.0.1\", PORT))\n        \
+         except OSError:\n            \
+         CLASHED.touch()\n            \
+         raise AssertionError(\"the port is taken\")\n        \
+         finally:\n            probe.close()\n        \
+         time.sleep(0.02)\n    \
+         sock = socket.socket()\n    \
+         sock.bind((\"127.0.0.1\", PORT))\n    \
+         sock.close()\n"
+    );
+    let tests = repo.path().join("tests/test_names.py");
+    let mut source = std::fs::read_to_string(&tests).unwrap();
+    source.push_str(&needs_the_port);
+    std::fs::write(&tests, source).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(clashed.exists(), "the rest of the suite ran beside the first coverage run: {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors, not a failing baseline: {run:?}");
+    let report = read_valid_report(&json);
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
     }
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
