@@ -9,8 +9,10 @@ dependencies and the project installed):
   - `mutdelta check --commit HEAD --no-cache` (nothing reused from an earlier run), the same
     with --no-audit (no kill-loss audit of the tests the commit edits), and a re-run of the
     same content;
-and prints each ratio to the suite, the mutants and their verdicts, mutants per second, the
-phases mutdelta prints, the share of mutants on each path and what a swapped mutant costs.
+and prints each ratio to the suite (the suite runs just before each check; the ratio is the
+median of the pairs', which on a machine whose speed drifts met the same load), the mutants and
+their verdicts, mutants per second, the phases mutdelta prints, the share of mutants on each
+path and what a swapped mutant costs.
 With --also-no-swap, the same check importing every mutant fresh.
 
 Usage: python3 benches/python_real/run.py --repo PATH --commit SHA --python PATH
@@ -63,9 +65,21 @@ def mutdelta_binary(explicit):
     return ROOT / "target" / "release" / "mutdelta"
 
 
-def check(binary, python, repo, runs, extra):
+def whole_suite(python, repo):
+    """One run of the project's whole suite, as its own configuration collects it: seconds."""
+    seconds, result = timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], repo)
+    if result.returncode != 0:
+        sys.exit(f"the project's suite fails:\n{result.stdout[-3000:]}")
+    return seconds
+
+
+def check(binary, python, repo, runs, extra, suite=None):
+    """`runs` checks; with `suite` (a list), one run of the whole suite just before each, added
+    to it: a ratio is then taken between runs that met the same load on the machine."""
     times, phases, report, result = [], [], None, None
     for index in range(runs):
+        if suite is not None:
+            suite.append(whole_suite(python, repo))
         out = repo / ".git" / f"mutdelta-bench-{index}.json"
         command = [str(binary), "check", "--commit", "HEAD", "--python", str(python), "--json", str(out), *extra]
         seconds, result = timed(command, repo)
@@ -122,18 +136,11 @@ def main():
     binary = mutdelta_binary(args.mutdelta)
     jobs = ["-j", str(args.jobs)] if args.jobs else []
 
-    suite = []
-    for _ in range(args.runs):
-        seconds, result = timed([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], repo)
-        if result.returncode != 0:
-            sys.exit(f"the project's suite fails at {args.commit}:\n{result.stdout[-3000:]}")
-        suite.append(seconds)
-    suite_median = statistics.median(suite)
     subject = run(["git", "log", "-1", "--format=%h %s"], repo).stdout.strip()
     added = run(["git", "diff", "--numstat", "HEAD~1", "HEAD"], repo).stdout
     print(f"commit: {subject}")
     print(f"  {sum(int(line.split()[0]) for line in added.splitlines() if line.split()[0].isdigit())} lines added")
-    print(f"whole suite, one run: median {suite_median:.2f} s over {args.runs} runs ({', '.join(f'{t:.2f}' for t in suite)})")
+    all_suite_runs = []
 
     situations = [
         ("first run (--no-cache)", ["--no-cache"]),
@@ -146,18 +153,23 @@ def main():
     for name, extra in situations:
         if not extra:
             check(binary, python, repo, 1, jobs)
-        times, phases, report, result = check(binary, python, repo, args.runs, [*extra, *jobs])
+        suite = []
+        times, phases, report, result = check(binary, python, repo, args.runs, [*extra, *jobs], suite)
+        all_suite_runs += suite
         median = statistics.median(times)
+        ratio = statistics.median(check / whole for check, whole in zip(times, suite))
         statuses, lines = describe(report)
         first = first or statuses
         print(f"mutdelta check, {name}: median {median:.2f} s over {args.runs} runs ({', '.join(f'{t:.2f}' for t in times)})")
-        print(f"  ratio to one run of the whole suite: {median / suite_median:.2f}")
+        print(f"  the whole suite just before each: median {statistics.median(suite):.2f} s ({', '.join(f'{t:.2f}' for t in suite)})")
+        print(f"  ratio to one run of the whole suite (median of the pairs): {ratio:.2f}")
         print(f"  exit {result.returncode}; {sum(statuses.values()) / median:.1f} mutants/s")
         print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
         for line in lines:
             print(f"  {line}")
         if statuses != first:
             print(f"  verdict counts DIFFER from the first run's: {first}")
+    print(f"whole suite, one run: median {statistics.median(all_suite_runs):.2f} s over {len(all_suite_runs)} runs")
 
 
 if __name__ == "__main__":

@@ -260,15 +260,16 @@ fn slow_first(durations: &BTreeMap<String, f64>, shards: usize) -> Vec<String> {
 /// merges what they measured. The shards after the first start only if it is still running a
 /// second later (at once when the kept durations say the tests take that long). A test that
 /// fails in a shard may depend on a test that ran in another: then the selection runs again in
-/// one process, and that run decides.
+/// one process, and that run decides. `spreading` is called as the other shards start.
 pub fn measure(
     probe: &Probe,
     memory: &Memory,
     shards: usize,
     timeout: Duration,
     log: &Path,
+    spreading: &(dyn Fn() + Sync),
 ) -> Result<Measured> {
-    measure_as(probe, memory, shards, timeout, log, None)
+    measure_as(probe, memory, shards, timeout, log, None, spreading)
 }
 
 /// A measurement begun beside other work before it is known to be needed (`Beside`): split
@@ -290,7 +291,7 @@ pub fn measure_beside(
     log: &Path,
     alongside: Alongside,
 ) -> Result<Measured> {
-    measure_as(probe, memory, shards, timeout, log, Some(alongside))
+    measure_as(probe, memory, shards, timeout, log, Some(alongside), &|| {})
 }
 
 fn measure_as(
@@ -300,6 +301,7 @@ fn measure_as(
     timeout: Duration,
     log: &Path,
     alongside: Option<Alongside>,
+    spreading: &(dyn Fn() + Sync),
 ) -> Result<Measured> {
     let beside = alongside.map(|alongside| alongside.beside);
     let started = std::time::Instant::now();
@@ -362,6 +364,7 @@ fn measure_as(
                             return Ok(None); // the first shard ran every test
                         }
                         drop(done);
+                        spreading();
                         measure_one(probe, real_root, Some((shard, seed)), timeout, &log, beside).map(Some)
                     })
                 })

@@ -258,7 +258,20 @@ impl PythonCheck {
     /// The check's tests, unmutated, under the probe watching what the check watches (every
     /// source line when confined, else the plan's statements); their output goes to `log`.
     fn measure_tests(&self, ctx: &Context, log: &Path) -> Result<coverage::Measured> {
-        coverage::measure(&self.probe(ctx), &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, log)
+        // Spread over every core, it leaves none to the rest of the suite begun beside it.
+        let pause_the_rest = || {
+            if let Some(rest) = self.rest.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                rest.pause();
+            }
+        };
+        coverage::measure(
+            &self.probe(ctx),
+            &self.memory,
+            ctx.options.jobs.get(),
+            BASELINE_LIMIT,
+            log,
+            &pause_the_rest,
+        )
     }
 
     fn probe<'a>(&'a self, ctx: &'a Context) -> coverage::Probe<'a> {
@@ -600,7 +613,7 @@ impl PythonCheck {
     fn measure_rest(&self, ctx: &Context) -> Result<coverage::Measured> {
         let probe = self.rest_probe(ctx, ctx.base, &self.support);
         let log = ctx.logs.join("baseline-rest.log");
-        coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)
+        coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log, &|| {})
     }
 
     /// Stops the rest of the suite begun beside the first round; whether one was under way.
@@ -700,11 +713,14 @@ impl LanguageCheck for PythonCheck {
         self.note_whole_suite(&runnable);
         // With every line covered, only a survivor could need the rest of the suite.
         let begun = match self.rest.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            Some(begun) if uncovered.is_empty() => {
-                begun.yield_the_cpu();
+            Some(begun) => {
+                if uncovered.is_empty() {
+                    begun.yield_the_cpu();
+                }
+                begun.resume();
                 true
             }
-            begun => begun.is_some(),
+            None => false,
         };
         if !begun {
             let _ = self.begin_rest(ctx, runnable.len(), uncovered.is_empty());

@@ -2,9 +2,10 @@
 //!
 //! The second round needs it when a mutant survives the change's tests or a line is left
 //! uncovered. It begins with the first round's coverage run, on the cores that run leaves
-//! free. When that run ends with every line covered, only a survivor could need it: from then
-//! on it takes only the CPU time the first round's mutants leave idle (nothing, where they keep
-//! every core busy), and it is stopped when no mutant needs it.
+//! free, and pauses while that run is spread over every core. When that run ends with every
+//! line covered, only a survivor could need it: from then on it takes only the CPU time the
+//! first round's mutants leave idle (nothing, where they keep every core busy), and it is
+//! stopped when no mutant needs it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -46,6 +47,8 @@ pub struct RestOfSuite {
     idle: Arc<AtomicBool>,
     /// Whether it may spread over its shards: it is waited for.
     spread: Arc<AtomicBool>,
+    /// Whether it is paused: the first coverage run is spread over every core.
+    hold: Arc<AtomicBool>,
 }
 
 impl RestOfSuite {
@@ -58,6 +61,8 @@ impl RestOfSuite {
         let yielding = Arc::clone(&idle);
         let spread = Arc::new(AtomicBool::new(false));
         let spreading = Arc::clone(&spread);
+        let hold = Arc::new(AtomicBool::new(false));
+        let holding = Arc::clone(&hold);
         let running = std::thread::Builder::new().name("rest-of-suite".into()).spawn(move || {
             let probe = coverage::Probe {
                 python: &spec.python,
@@ -70,18 +75,28 @@ impl RestOfSuite {
                 targets: spec.targets,
             };
             let alongside = Alongside {
-                beside: Beside { cancel: &stop, idle: &yielding },
+                beside: Beside { cancel: &stop, idle: &yielding, hold: &holding },
                 at_first: spec.shards_at_first,
                 spread: &spreading,
             };
             coverage::measure_beside(&probe, &spec.memory, spec.shards, BASELINE_LIMIT, &spec.log, alongside)
         })?;
-        Ok(RestOfSuite { cancel, running: Some(running), idle, spread })
+        Ok(RestOfSuite { cancel, running: Some(running), idle, spread, hold })
     }
 
     /// Gives the run only idle CPU time from now on: nothing is known to need it yet.
     pub fn yield_the_cpu(&self) {
         self.idle.store(true, Ordering::SeqCst);
+    }
+
+    /// Pauses the run: the first coverage run needs every core.
+    pub fn pause(&self) {
+        self.hold.store(true, Ordering::SeqCst);
+    }
+
+    /// Lets a paused run go on.
+    pub fn resume(&self) {
+        self.hold.store(false, Ordering::SeqCst);
     }
 
     /// Whether the run was given only idle CPU time, at its start or later.
@@ -94,6 +109,7 @@ impl RestOfSuite {
     /// only beside other work (a deadline, a port) must not decide, so the caller then runs
     /// them again on its own.
     pub fn finish(mut self) -> Option<Measured> {
+        self.resume();
         self.spread.store(true, Ordering::SeqCst);
         let measured = self.running.take()?.join().ok()?.ok()?;
         let usable = match measured.decisive() {

@@ -50,12 +50,14 @@ pub struct TestCommand {
 }
 
 /// A run begun beside other work before it is known to be needed: stopped (as interrupted)
-/// once `cancel` is set, and, once `idle` is set (at its start or while it runs), given only
-/// the CPU time nothing else wants.
+/// once `cancel` is set; once `idle` is set (at its start or while it runs), given only the
+/// CPU time nothing else wants; paused (`SIGSTOP`) while `hold` is set, that time not counting
+/// towards its timeout.
 #[derive(Debug, Clone, Copy)]
 pub struct Beside<'a> {
     pub cancel: &'a AtomicBool,
     pub idle: &'a AtomicBool,
+    pub hold: &'a AtomicBool,
 }
 
 /// How many bytes of output are kept for a report.
@@ -104,8 +106,10 @@ impl TestCommand {
             })?;
         let group = child.id() as i32;
         let _watched = crate::watchdog::Watched::group(group);
-        let mut pause = Duration::from_millis(2);
+        let mut poll = Duration::from_millis(2);
         let mut yielded = idle_from_start;
+        let mut held_since: Option<Instant> = None;
+        let mut held_for = Duration::ZERO;
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break match (status.code(), status.signal()) {
@@ -121,17 +125,33 @@ impl TestCommand {
                 child.wait()?;
                 break Exit::Interrupted;
             }
-            if start.elapsed() > timeout {
+            let running_for =
+                start.elapsed() - held_for - held_since.map_or(Duration::ZERO, |since| since.elapsed());
+            if running_for > timeout {
                 kill_group(group);
                 child.wait()?;
                 break Exit::TimedOut;
             }
-            if !yielded && beside.is_some_and(|beside| beside.idle.load(Ordering::SeqCst)) {
-                yield_the_cpu_as(group);
-                yielded = true;
+            if let Some(beside) = beside {
+                if !yielded && beside.idle.load(Ordering::SeqCst) {
+                    yield_the_cpu_as(group);
+                    yielded = true;
+                }
+                match (beside.hold.load(Ordering::SeqCst), held_since) {
+                    (true, None) => {
+                        signal_group(group, libc::SIGSTOP);
+                        held_since = Some(Instant::now());
+                    }
+                    (false, Some(since)) => {
+                        signal_group(group, libc::SIGCONT);
+                        held_for += since.elapsed();
+                        held_since = None;
+                    }
+                    _ => {}
+                }
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(25));
+            std::thread::sleep(poll);
+            poll = (poll * 2).min(Duration::from_millis(25));
         };
         let duration = start.elapsed();
         // Whatever the tests left running in the background goes too.
@@ -175,9 +195,14 @@ fn yield_the_cpu_as(group: i32) {
 
 /// Kills every process in `group`.
 pub fn kill_group(group: i32) {
+    signal_group(group, libc::SIGKILL);
+}
+
+/// Sends `signal` to every process in `group`.
+fn signal_group(group: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid signals the process group we created; no memory is touched.
     unsafe {
-        libc::kill(-group, libc::SIGKILL);
+        libc::kill(-group, signal);
     }
 }
 

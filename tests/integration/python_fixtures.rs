@@ -1161,3 +1161,63 @@ fn a_first_coverage_run_failing_only_beside_the_rest_of_the_suite_runs_again_alo
     }
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
+
+/// While the first coverage run is spread over every core (its tests prove slow), the rest of
+/// the suite begun beside it is paused; it goes on afterwards and its measurement decides.
+#[test]
+fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() {
+    let seen = tempfile::tempdir().unwrap();
+    let paused = seen.path().join("paused");
+    // Long enough to be seen, where it runs beside the first round.
+    let rest_test = "import os\nimport time\n\n\ndef test_a_while():\n    \
+                     time.sleep(3 if os.path.basename(os.getcwd()) == \"copy-rest\" else 0)\n";
+    let repo = names_only_change(rest_test);
+    // The first test keeps the first process busy past the second after which the others
+    // start; the next one, in another, looks for the rest of the suite's process, once.
+    let slow_then_look = format!(
+        "\n\nimport os\nimport pathlib\nimport time\n\nPAUSED = pathlib.Path({:?})\n\n\n\
+         def test_slow():\n    time.sleep(2)\n\n\n\
+         def rest_of_suite_state():\n    \
+         for pid in filter(str.isdigit, os.listdir(\"/proc\")):\n        \
+         try:\n            \
+         if os.readlink(f\"/proc/{{pid}}/cwd\").endswith(\"copy-rest\"):\n                \
+         with open(f\"/proc/{{pid}}/stat\") as stat:\n                    \
+         return stat.read().rsplit(\")\", 1)[1].split()[0]\n        \
+         except OSError:\n            pass\n    \
+         return None\n\n\n\
+         def test_looks_at_the_rest_of_the_suite():\n    \
+         deadline = time.monotonic() + (10 if not PAUSED.exists() else 0)\n    \
+         while time.monotonic() < deadline:\n        \
+         if rest_of_suite_state() == \"T\":\n            \
+         PAUSED.touch()\n            break\n        \
+         time.sleep(0.02)\n",
+        paused.to_str().unwrap()
+    );
+    let tests = repo.path().join("tests/test_names.py");
+    let mut source = std::fs::read_to_string(&tests).unwrap();
+    source.push_str(&slow_then_look);
+    std::fs::write(&tests, source).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(paused.exists(), "the rest of the suite was seen paused (stopped): {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let beside = "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)";
+    assert_eq!(rest_of_suite_steps(&report), [(beside.to_string(), "copy-rest".to_string())]);
+    let baseline = report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["step"] == "baseline")
+        .unwrap();
+    assert_eq!(
+        baseline["commands"].as_array().unwrap().len(),
+        2,
+        "the first coverage run spread: {baseline}"
+    );
+    for mutant in mutants_on_line(&report, "pkg/names.py", 9) {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+}
