@@ -102,10 +102,24 @@ pub struct Probe<'a> {
     pub files: &'a Path,
     /// The tests to run (empty: the suite as the project's configuration collects it).
     pub tests: &'a [String],
-    /// Node ids not to run.
+    /// The tests not to run: directories, files or node ids, as pytest's command line names
+    /// them.
     pub deselect: &'a [String],
     /// The lines to watch, per file relative to `root`.
     pub targets: BTreeMap<PathBuf, Vec<usize>>,
+}
+
+/// Whether the test `id` is one that a run of `tests` (all, when empty) leaving out `deselect`
+/// runs, as far as its node id tells (a selector names a directory, a file, or a node id with
+/// what it holds and its parametrizations).
+fn selection_runs(tests: &[String], deselect: &[String], id: &str) -> bool {
+    let named = |selectors: &[String]| {
+        selectors.iter().any(|selector| {
+            id.strip_prefix(selector.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ':', '[']))
+        })
+    };
+    (tests.is_empty() || named(tests)) && !named(deselect)
 }
 
 /// The lines the probe watches for `plan`: every line of the added lines' statements.
@@ -318,10 +332,14 @@ fn measure_as(
     std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
     let shards = shards.max(1);
     let _ = std::fs::remove_file(probe.files.join(QUEUE));
-    let known = memory.durations();
+    let known: BTreeMap<String, f64> = memory
+        .durations()
+        .into_iter()
+        .filter(|(id, _)| selection_runs(probe.tests, probe.deselect, id))
+        .collect();
     let first = slow_first(&known, shards);
     std::fs::write(probe.files.join("probe-first.json"), serde_json::to_vec(&first)?)?;
-    // Unless the tests are known to be slow, the other shards wait a while: a probe that is
+    // Unless this run's tests are known to be slow, the other shards wait a while: a probe that is
     // over by then never pays for their interpreters and collections.
     let known_total: f64 = known.values().sum();
     let others_after = if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER };
@@ -554,6 +572,29 @@ fn ran(lines: Option<&BTreeSet<usize>>, statement: &RangeInclusive<usize>) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_selection_runs_the_tests_its_selectors_name_and_not_those_it_leaves_out() {
+        let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect::<Vec<_>>();
+        let change = strings(&["tests/test_a.py", "tests/test_b.py::test_one"]);
+        for (id, runs) in [
+            ("tests/test_a.py::test_x", true),
+            ("tests/test_a.py::TestK::test_y[1]", true),
+            ("tests/test_b.py::test_one", true),
+            ("tests/test_b.py::test_one[2]", true),
+            ("tests/test_b.py::test_ones", false),
+            ("tests/test_b.py::test_two", false),
+            ("tests/test_a.pyx::test_x", false),
+            ("tests/test_c.py::test_x", false),
+        ] {
+            assert_eq!(selection_runs(&change, &[], id), runs, "the change's tests: {id}");
+            assert_eq!(selection_runs(&[], &change, id), !runs, "the rest of the suite: {id}");
+        }
+        let directory = strings(&["tests/unit"]);
+        assert!(selection_runs(&directory, &[], "tests/unit/test_a.py::test_x"));
+        assert!(!selection_runs(&directory, &[], "tests/units/test_a.py::test_x"));
+        assert!(selection_runs(&[], &[], "docs/usage.rst::usage.rst"), "the whole suite runs every test");
+    }
 
     #[test]
     fn slow_tests_start_first_slowest_first_and_the_rest_keep_their_place() {

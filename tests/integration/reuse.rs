@@ -47,19 +47,21 @@ fn coverage_steps(report: &Value) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// Tells the repository's cache that the suite holds a test known to take seconds: every shard
-/// of a coverage run then starts at once (an id no run measures, so none forgets it).
-fn known_slow(repo: &Path) {
+/// Tells the repository's cache that `test_file` (the change's tests) holds a test known to
+/// take seconds: every shard of the first coverage run then starts at once (an id no run
+/// measures, so none forgets it).
+fn known_slow(repo: &Path, test_file: &str) {
     let memory = repo.join(".git/mutdelta/python");
     std::fs::create_dir_all(&memory).unwrap();
-    std::fs::write(memory.join("durations.json"), r#"{"tests/test_known_slow.py::test_slow": 5.0}"#).unwrap();
+    let durations = format!(r#"{{"{test_file}::test_known_slow": 5.0}}"#);
+    std::fs::write(memory.join("durations.json"), durations).unwrap();
 }
 
 /// The check of `fixture`'s change, which passes, with a slow test known (so its coverage run is
 /// split at once): the report, and the exit of each process of that first coverage run.
-fn passing_check_known_slow(fixture: &str) -> (Value, Vec<String>) {
+fn passing_check_known_slow(fixture: &str, test_file: &str) -> (Value, Vec<String>) {
     let repo = fixture_repo(fixture);
-    known_slow(repo.path());
+    known_slow(repo.path(), test_file);
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
 
@@ -102,7 +104,7 @@ fn a_rerun_of_the_same_content_reuses_the_coverage_runs_and_reaches_the_same_ver
         ],
     );
     assert_eq!(probe_files(repo.path()), 0, "--no-cache keeps nothing");
-    known_slow(repo.path());
+    known_slow(repo.path(), "tests/test_text.py");
     let first = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", &json("first.json")]);
     // The verdicts themselves are remembered too: without them, the re-run reaches its own.
     std::fs::remove_dir_all(repo.path().join(".git/mutdelta/verdicts")).unwrap();
@@ -202,7 +204,7 @@ fn a_shard_that_breaks_the_tests_order_is_run_again_in_one_process() {
 fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
     // A conftest shuffles the tests, as pytest-randomly does: each shard's order is its own,
     // so claiming "the next test" would run some tests twice and others never.
-    let (report, exits) = passing_check_known_slow("shuffled_order");
+    let (report, exits) = passing_check_known_slow("shuffled_order", "tests/test_calc.py");
     assert_eq!(exits.len(), 3, "two shards that disagree, then one process: {exits:?}");
     assert!(exits[..2].contains(&"exit code 1".to_string()), "{exits:?}");
     assert_eq!(exits[2], "exit code 0");
@@ -219,7 +221,7 @@ fn shards_that_collect_the_tests_in_different_orders_give_way_to_one_process() {
 fn shards_share_a_hash_seed_so_tests_parametrized_over_a_set_are_collected_in_one_order() {
     // Each interpreter orders a set of strings by its own hashes: shards that did not share a
     // seed would disagree on the order and give way to a third process.
-    let (report, exits) = passing_check_known_slow("set_parametrized");
+    let (report, exits) = passing_check_known_slow("set_parametrized", "tests/test_names.py");
     assert_eq!(exits, &["exit code 0", "exit code 0"], "two shards that agree: {report}");
     let mutants = mutants_on_line(&report, "pkg/names.py", 6);
     assert!(!mutants.is_empty(), "{report}");
@@ -259,6 +261,31 @@ fn a_coverage_run_over_within_a_second_starts_no_other_shard() {
             2 => assert!(first >= 900.0, "the second shard started before the first ran a second: {step}"),
             _ => panic!("{step}"),
         }
+    }
+}
+
+#[test]
+fn a_slow_test_known_elsewhere_in_the_suite_does_not_split_the_first_coverage_run_at_once() {
+    // The durations kept name a slow test of the rest of the suite only: the change's tests
+    // are not known to be slow, so their run's second shard still waits a second.
+    let repo = fixture_repo("suite_wide");
+    known_slow(repo.path(), "tests/test_elsewhere.py");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = report(&json);
+    let steps = report["mutdelta"]["steps"].as_array().unwrap();
+    let baseline = &steps.iter().find(|step| step["step"] == "baseline").unwrap()["commands"];
+    match baseline.as_array().unwrap().len() {
+        1 => {}
+        2 => assert!(
+            baseline[0]["duration"].as_f64().unwrap() >= 900.0,
+            "the second shard started before the first ran a second: {baseline}"
+        ),
+        _ => panic!("{baseline}"),
     }
 }
 
