@@ -671,10 +671,10 @@ impl LanguageCheck for PythonCheck {
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
         self.start_early(ctx, candidates.len())?;
-        // The first coverage run is one process (more only once it proves slow): with a second
-        // core, the rest of the suite starts beside it, and yields once it proves needed by a
-        // survivor alone. Begun or not, the second round measures what it needs: a failure to
-        // begin it costs only time.
+        // The first coverage run is one process until it proves slow (then the rest of the
+        // suite pauses until it ends): with a second core, the rest of the suite starts beside
+        // it. Begun or not, the second round measures what it needs: a failure to begin it
+        // costs only time.
         if ctx.options.jobs.get() > 1 {
             let _ = self.begin_rest(ctx, candidates.len(), false);
         }

@@ -104,10 +104,10 @@ impl RestOfSuite {
         self.idle.load(Ordering::SeqCst)
     }
 
-    /// Waits for the run to end, spread over its shards from now on. Its measurement when the tests passed (or there were none
-    /// left to collect); none when they failed, timed out or were stopped: a test that fails
-    /// only beside other work (a deadline, a port) must not decide, so the caller then runs
-    /// them again on its own.
+    /// Waits for the run to end, spread over its shards from now on. Its measurement when the
+    /// tests passed (or there were none left to collect); none when they failed, timed out or
+    /// were stopped: a test that fails only beside other work (a deadline, a port) must not
+    /// decide, so the caller then runs them again on its own.
     pub fn finish(mut self) -> Option<Measured> {
         self.resume();
         self.spread.store(true, Ordering::SeqCst);

@@ -125,8 +125,8 @@ impl TestCommand {
                 child.wait()?;
                 break Exit::Interrupted;
             }
-            let running_for =
-                start.elapsed() - held_for - held_since.map_or(Duration::ZERO, |since| since.elapsed());
+            let held = held_for + held_since.map_or(Duration::ZERO, |since| since.elapsed());
+            let running_for = start.elapsed().saturating_sub(held);
             if running_for > timeout {
                 kill_group(group);
                 child.wait()?;
