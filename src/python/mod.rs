@@ -596,13 +596,13 @@ pub struct FirstRound {
 /// mutants are left open, and is known before the first round runs, so that a run begun
 /// beside the first round, and a re-run, can answer it.
 impl PythonCheck {
-    fn rest_probe<'a>(&'a self, ctx: &'a Context, root: &'a Path, files: &'a Path) -> coverage::Probe<'a> {
+    fn rest_probe<'a>(&'a self, ctx: &'a Context) -> coverage::Probe<'a> {
         coverage::Probe {
             python: &self.python,
             runner: &self.runner,
-            root,
+            root: ctx.base,
             support: &self.support,
-            files,
+            files: &self.support,
             tests: &[],
             deselect: &self.tests,
             targets: coverage::plan_targets(ctx.plan),
@@ -611,7 +611,7 @@ impl PythonCheck {
 
     /// Measures the rest of the suite now, in the state under test.
     fn measure_rest(&self, ctx: &Context) -> Result<coverage::Measured> {
-        let probe = self.rest_probe(ctx, ctx.base, &self.support);
+        let probe = self.rest_probe(ctx);
         let log = ctx.logs.join("baseline-rest.log");
         coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log, &|| {})
     }
@@ -626,7 +626,7 @@ impl PythonCheck {
     /// on idle CPU time while only a survivor could need it. Not when an earlier run's
     /// measurement answers the question already.
     fn begin_rest(&self, ctx: &Context, mutants: usize, idle: bool) -> Result<()> {
-        let question = self.rest_probe(ctx, ctx.base, &self.support);
+        let question = self.rest_probe(ctx);
         if !self.second_round() || self.memory.remembers(&question) {
             return Ok(());
         }
