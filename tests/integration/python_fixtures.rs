@@ -983,6 +983,16 @@ fn names_change(rest_test: &str, greeting: bool) -> tempfile::TempDir {
     repo
 }
 
+/// Appends `source` to the change's test file (tests/test_names.py) of a `names_change`, within
+/// the change's commit.
+fn add_to_the_changes_tests(repo: &Path, source: &str) {
+    let tests = repo.join("tests/test_names.py");
+    let mut text = std::fs::read_to_string(&tests).unwrap();
+    text.push_str(source);
+    std::fs::write(&tests, text).unwrap();
+    git(repo, &["commit", "-q", "-a", "--amend", "--no-edit"]);
+}
+
 /// The second round's coverage run starts beside the first coverage run, in a copy no mutant is
 /// written to, and keeps its share of the CPU when a line is left uncovered (the second round
 /// will run); it is given idle CPU time when only a survivor could need it.
@@ -1142,11 +1152,7 @@ fn a_first_coverage_run_failing_only_beside_the_rest_of_the_suite_runs_again_alo
          sock.bind((\"127.0.0.1\", PORT))\n    \
          sock.close()\n"
     );
-    let tests = repo.path().join("tests/test_names.py");
-    let mut source = std::fs::read_to_string(&tests).unwrap();
-    source.push_str(&needs_the_port);
-    std::fs::write(&tests, source).unwrap();
-    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    add_to_the_changes_tests(repo.path(), &needs_the_port);
     let before = snapshot(repo.path());
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -1193,11 +1199,7 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
          time.sleep(0.02)\n",
         paused.to_str().unwrap()
     );
-    let tests = repo.path().join("tests/test_names.py");
-    let mut source = std::fs::read_to_string(&tests).unwrap();
-    source.push_str(&slow_then_look);
-    std::fs::write(&tests, source).unwrap();
-    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    add_to_the_changes_tests(repo.path(), &slow_then_look);
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
