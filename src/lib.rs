@@ -20,6 +20,7 @@ pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod scratch;
+pub mod seal;
 pub mod shard;
 pub mod watchdog;
 pub mod worktree;

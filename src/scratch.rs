@@ -69,16 +69,22 @@ pub fn keep_temporary_files_inside(command: &mut std::process::Command) {
         return;
     }
     let Some(dir) = command.get_current_dir().map(Path::to_path_buf) else { return };
-    let scratch = dir.ancestors().find(|dir| {
-        dir.file_name().is_some_and(|name| name.to_string_lossy().starts_with(PREFIX))
-            && dir.join(OWNER_FILE).is_file()
-    });
-    if let Some(scratch) = scratch {
+    if let Some(scratch) = enclosing(&dir) {
         let tmp = scratch.join("tmp");
         if fs::create_dir_all(&tmp).is_ok() {
             command.env("TMPDIR", tmp);
         }
     }
+}
+
+/// The scratch directory that `dir` lies in, if any.
+pub fn enclosing(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|dir| {
+            dir.file_name().is_some_and(|name| name.to_string_lossy().starts_with(PREFIX))
+                && dir.join(OWNER_FILE).is_file()
+        })
+        .map(Path::to_path_buf)
 }
 
 /// "pid start-time": start time (clock ticks since boot) tells a live owner from a reused pid.

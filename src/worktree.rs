@@ -155,6 +155,9 @@ fn copy_working_tree(repo: &Repository, root: &Path) -> Result<()> {
         }
         let Ok(relative) = entry.path() else { continue };
         let from = source.join(relative);
+        if inside_a_scratch(&source, &from) {
+            continue; // a run's own copies, when the temporary directory lies in the checkout
+        }
         let to = root.join(relative);
         let metadata = match fs::symlink_metadata(&from) {
             Ok(metadata) => metadata,
@@ -170,6 +173,11 @@ fn copy_working_tree(repo: &Repository, root: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `path` lies in a scratch directory that is itself inside the checkout at `source`.
+fn inside_a_scratch(source: &Path, path: &Path) -> bool {
+    crate::scratch::enclosing(path).is_some_and(|scratch| scratch.starts_with(source) && scratch != source)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {

@@ -62,9 +62,10 @@ pub struct Workspace {
 
 /// The workspace's own packages, found from the copy at `root` of the checkout at `repo_root`.
 pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
-    let output = Command::new("cargo")
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(root)
+    let mut command = Command::new("cargo");
+    command.args(["metadata", "--format-version", "1", "--no-deps"]).current_dir(root);
+    crate::seal::seal(&mut command);
+    let output = command
         .output()
         .context("could not run `cargo metadata`: is cargo installed and on PATH?")?;
     if !output.status.success() {

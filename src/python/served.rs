@@ -42,6 +42,7 @@ impl Served {
     /// to `log`. It dies with the thread that spawns it (`PR_SET_PDEATHSIG` follows threads),
     /// so spawn from a thread that outlives it.
     pub fn spawn(name: &'static str, command: &mut Command, log: PathBuf) -> Result<Served> {
+        crate::seal::seal(command);
         let mut process = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -81,6 +81,7 @@ impl TestCommand {
         let mut command = Command::new(&self.program);
         command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
         crate::scratch::keep_temporary_files_inside(&mut command);
+        crate::seal::seal(&mut command);
         let idle_from_start = beside.is_some_and(|beside| beside.idle.load(Ordering::SeqCst));
         if idle_from_start {
             // SAFETY: between fork and exec only async-signal-safe calls are made, on this process.

@@ -6,6 +6,7 @@ mod changes;
 mod common;
 mod config;
 mod git_lines;
+mod hostile;
 mod install_hook;
 mod interrupt;
 mod kill;
