@@ -165,11 +165,8 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
 fn merge(args: &MergeArgs) -> Result<Exit> {
     let mut documents = Vec::new();
     for path in &args.shards {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("could not read the shard report {}", path.display()))?;
-        let document: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
-            anyhow::anyhow!("{} is not JSON ({err}): give the file a shard's --json wrote", path.display())
-        })?;
+        let document: serde_json::Value =
+            report::input::read(path, "the shard report", "give the file a shard's --json wrote")?;
         documents.push((path.display().to_string(), document));
     }
     let named: Vec<(String, &serde_json::Value)> =

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
@@ -98,15 +98,36 @@ struct Found {
 }
 
 impl Found {
+    /// The mutant `id` of the report at `report`, which is untrusted: its file must be named by
+    /// a plain relative path, the mutant must lie within that file's recorded text, and each
+    /// variable its commands set must be named as a shell variable is.
     fn read(report: &Path, id: &str) -> Result<Found> {
-        let text = std::fs::read_to_string(report)
-            .map_err(|err| anyhow!("could not read the report {}: {err}", report.display()))?;
-        let document: ReportFile = serde_json::from_str(&text).map_err(|err| {
-            anyhow!(
-                "{} is not a mutdelta JSON report ({err}): give the file `check --json` wrote",
-                report.display()
-            )
-        })?;
+        let document: ReportFile =
+            crate::report::input::read(report, "the report", "give the file `check --json` wrote")?;
+        let found = Found::find(report, id, document)?;
+        relative_path(&found.path)?;
+        found.mutated()?;
+        for command in found.mutant.run.iter().flat_map(|run| &run.commands) {
+            if let Some(name) = command.env.keys().find(|name| !is_variable_name(name)) {
+                bail!(
+                    "mutant {id} of the report {} sets a variable named {}, which is no shell variable name: the report is damaged or hostile, so nothing of it is used",
+                    report.display(),
+                    inert(name)
+                );
+            }
+        }
+        Ok(found)
+    }
+
+    fn find(report: &Path, id: &str, document: ReportFile) -> Result<Found> {
+        let holding = document.files.values().flat_map(|file| &file.mutants).filter(|m| m.id == id).count();
+        if holding > 1 {
+            bail!(
+                "the report {} holds mutant {} {holding} times: it is damaged or hostile, so nothing of it is used",
+                report.display(),
+                inert(id)
+            );
+        }
         let count: usize = document.files.values().map(|file| file.mutants.len()).sum();
         if let Some(ShardPlace { index, count: shards }) =
             document.mutdelta.as_ref().and_then(|origin| origin.shard.as_ref())
@@ -126,13 +147,19 @@ impl Found {
         bail!("{} has no mutant {id}: it holds {count} mutants, numbered from 1", report.display())
     }
 
-    /// The file's source with the mutant applied.
+    /// The file's source with the mutant applied; refused when the mutant does not lie within
+    /// the recorded source.
     fn mutated(&self) -> Result<String> {
         let location = &self.mutant.location;
-        let start = byte_offset(&self.source, location.start)
-            .ok_or_else(|| anyhow!("mutant {} starts outside {}", self.mutant.id, self.path))?;
-        let end = byte_offset(&self.source, location.end)
-            .ok_or_else(|| anyhow!("mutant {} ends outside {}", self.mutant.id, self.path))?;
+        let outside = || {
+            anyhow!(
+                "mutant {} does not lie within the text the report records for {}: the report is damaged or hostile, so nothing of it is used",
+                inert(&self.mutant.id),
+                inert(&self.path)
+            )
+        };
+        let start = byte_offset(&self.source, location.start).ok_or_else(outside)?;
+        let end = byte_offset(&self.source, location.end).filter(|&end| end >= start).ok_or_else(outside)?;
         let replacement = self.mutant.replacement.as_deref().unwrap_or("");
         Ok(format!("{}{replacement}{}", &self.source[..start], &self.source[end..]))
     }
@@ -148,24 +175,33 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
     let _ = writeln!(
         out,
         "mutant {}: {}:{}:{}: {} ({})",
-        m.id, found.path, m.location.start.line, m.location.start.column, description, m.mutator_name
+        inert(&m.id),
+        inert(&found.path),
+        m.location.start.line,
+        m.location.start.column,
+        inert(&description),
+        inert(&m.mutator_name)
     );
     let reason = m.status_reason.as_deref().unwrap_or("");
     let _ = writeln!(
         out,
         "verdict: {}{}{}",
-        m.status,
-        m.likely_equivalent.as_ref().map(|rule| format!(" (likely equivalent: {rule})")).unwrap_or_default(),
-        if reason.is_empty() { String::new() } else { format!(": {reason}") }
+        inert(&m.status),
+        m.likely_equivalent
+            .as_ref()
+            .map(|rule| format!(" (likely equivalent: {})", inert(rule)))
+            .unwrap_or_default(),
+        if reason.is_empty() { String::new() } else { format!(": {}", inert(reason)) }
     );
-    for line in unified_diff(&found.path, &found.source, &found.mutated()?).lines() {
+    for line in unified_diff(&inert(&found.path), &found.source, &found.mutated()?).lines() {
         let _ = writeln!(out, "    {line}");
     }
+    let words = |tests: &[String]| tests.iter().map(|test| inert(test)).collect::<Vec<_>>().join(" ");
     if !m.covered_by.is_empty() {
-        let _ = writeln!(out, "tests run: {}", m.covered_by.join(" "));
+        let _ = writeln!(out, "tests run: {}", words(&m.covered_by));
     }
     if !m.killed_by.is_empty() {
-        let _ = writeln!(out, "failed: {}", m.killed_by.join(" "));
+        let _ = writeln!(out, "failed: {}", words(&m.killed_by));
     }
     let apply = format!(
         "cd \"$({} apply {} {})\"",
@@ -175,14 +211,14 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
     );
     match &m.run {
         Some(run) => {
-            let _ = writeln!(out, "how it ran: {}", run.how);
+            let _ = writeln!(out, "how it ran: {}", inert(&run.how));
             for command in &run.commands {
                 let _ = writeln!(
                     out,
                     "    in {}: {} -> {} after {:.0} ms",
-                    command.cwd.display(),
-                    shell_line(&command.env, &command.argv),
-                    command.exit,
+                    inert(&command.cwd.display().to_string()),
+                    inert(&shell_line(&command.env, &command.argv)),
+                    inert(&command.exit),
                     command.duration
                 );
             }
@@ -248,6 +284,36 @@ fn shell_line(env: &BTreeMap<String, String>, argv: &[String]) -> String {
         .join(" ")
 }
 
+/// `text` with every control character written as an escape, so that a report's strings
+/// cannot move the cursor, recolour the terminal or start a line of their own.
+fn inert(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
+}
+
+/// A name the shell takes as a variable's in `NAME=value command`.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// A report's file path as a path inside a repository: relative, in normal form (no `.`, `..`,
+/// empty or trailing parts), no NUL; anything else is refused, naming it.
+fn relative_path(path: &str) -> Result<&Path> {
+    let as_path = Path::new(path);
+    let normal = as_path.components().all(|part| matches!(part, Component::Normal(_)))
+        && as_path.components().collect::<PathBuf>().as_os_str() == as_path.as_os_str();
+    if path.is_empty() || path.contains('\0') || !normal {
+        bail!(
+            "the report names the file {}, which is not a plain relative path inside a repository: a report may only name the files it tested",
+            inert(&format!("{path:?}"))
+        );
+    }
+    Ok(as_path)
+}
+
 /// `text` as one shell word.
 fn quote(text: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c);
@@ -266,7 +332,7 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
     let found = Found::read(report, id)?;
     let mutated = found.mutated()?;
     if let Some(dir) = to {
-        write_over_original(&dir.join(&found.path), &found, &mutated)?;
+        write_over_original(&tracked_file(dir, &found.path)?, &found, &mutated)?;
         return Ok(dir.to_path_buf());
     }
     let origin = found.origin.as_ref();
@@ -279,13 +345,14 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
             anyhow!("the report does not say which state it tested: give --to DIR, a checkout of it")
         })?;
     let repo = lines::open_repository(&repository)?;
+    let plain_id: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     let copy = tempfile::Builder::new()
-        .prefix(&format!("mutdelta-apply-{id}-"))
+        .prefix(&format!("mutdelta-apply-{plain_id}-"))
         .tempdir()
         .context("could not create a temporary directory")?;
     worktree::materialize(&repo, state, copy.path())?;
     commit_unmutated(copy.path()).context("could not make the copy a git repository")?;
-    write_over_original(&copy.path().join(&found.path), &found, &mutated)?;
+    write_over_original(&tracked_file(copy.path(), &found.path)?, &found, &mutated)?;
     Ok(copy.keep())
 }
 
@@ -302,19 +369,60 @@ fn commit_unmutated(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The file a report's `path` names in the checkout at `dir`: a regular file git tracks there,
+/// reached without a symbolic link, inside `dir`, which must be the checkout's root. Anything
+/// else is refused, naming the path.
+fn tracked_file(dir: &Path, path: &str) -> Result<PathBuf> {
+    let relative = relative_path(path)?;
+    let shown = inert(path);
+    let root = dir.canonicalize().map_err(|err| anyhow!("could not open {}: {err}", dir.display()))?;
+    let repo = git2::Repository::open(&root)
+        .ok()
+        .filter(|repo| {
+            repo.workdir().and_then(|workdir| workdir.canonicalize().ok()).as_deref() == Some(&root)
+        })
+        .ok_or_else(|| {
+            anyhow!(
+                "{} is not the root of a git checkout: apply writes only into one, over a file it tracks",
+                dir.display()
+            )
+        })?;
+    let target = root.join(relative);
+    if target.canonicalize().ok().as_deref() != Some(target.as_path()) || !target.is_file() {
+        bail!(
+            "{shown} is not a file of {} reached without a symbolic link: apply writes only over a tracked file inside the checkout",
+            dir.display()
+        );
+    }
+    let tracked = repo.index().is_ok_and(|index| index.get_path(relative, 0).is_some());
+    if !tracked {
+        bail!("{shown} is not a file git tracks in {}: apply writes only over a tracked file", dir.display());
+    }
+    Ok(target)
+}
+
 /// Writes `mutated` to `path` if `path` still holds the report's source; else refuses, so that
-/// nothing is overwritten that the report did not see.
+/// nothing is overwritten that the report did not see. The file is opened without following a
+/// symbolic link, in case one took its place since it was checked.
 fn write_over_original(path: &Path, found: &Found, mutated: &str) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
     let current =
         std::fs::read_to_string(path).map_err(|err| anyhow!("could not read {}: {err}", path.display()))?;
     if current != found.source {
         bail!(
             "{} differs from the {} the report tested, so the mutant would not reproduce there: check out the state the report tested first",
             path.display(),
-            found.path
+            inert(&found.path)
         );
     }
-    std::fs::write(path, mutated).with_context(|| format!("could not write {}", path.display()))
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .and_then(|mut file| file.write_all(mutated.as_bytes()))
+        .with_context(|| format!("could not write {}", path.display()))
 }
 
 #[cfg(test)]
@@ -327,6 +435,49 @@ mod tests {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn quoted_words_come_back_from_sh_exactly_as_they_were_and_run_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let words = [
+            "a b",
+            "it's",
+            "$(touch pwned)",
+            "`touch pwned`",
+            "line\nbreak",
+            "né ü 日本",
+            "\"; touch pwned; \"",
+            "*",
+            "~",
+            "",
+            "-n",
+        ];
+        let line =
+            format!("printf '%s\\0' {}", words.iter().map(|word| quote(word)).collect::<Vec<_>>().join(" "));
+        let output =
+            std::process::Command::new("sh").args(["-c", &line]).current_dir(dir.path()).output().unwrap();
+        assert!(output.status.success());
+        let back: Vec<String> =
+            String::from_utf8(output.stdout).unwrap().split_terminator('\0').map(String::from).collect();
+        assert_eq!(back, words);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing ran");
+    }
+
+    #[test]
+    fn a_reports_strings_are_shown_with_their_control_characters_escaped() {
+        assert_eq!(inert("ok\x1b[2J\nnext\ttab é"), "ok\\u{1b}[2J\\nnext\\ttab é");
+    }
+
+    #[test]
+    fn only_plain_relative_paths_name_a_reports_files() {
+        for good in ["a.py", "pkg/a b/ç.py", "..a/b"] {
+            assert!(relative_path(good).is_ok(), "{good}");
+        }
+        for bad in ["", "/etc/passwd", "../a.py", "a/../b.py", "./a.py", "a/./b.py", "a//b.py", "a/", "a\0b"]
+        {
+            assert!(relative_path(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

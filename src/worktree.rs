@@ -155,7 +155,7 @@ fn copy_working_tree(repo: &Repository, root: &Path) -> Result<()> {
         }
         let Ok(relative) = entry.path() else { continue };
         let from = source.join(relative);
-        if inside_a_scratch(&source, &from) {
+        if inside_a_scratch(source, &from) {
             continue; // a run's own copies, when the temporary directory lies in the checkout
         }
         let to = root.join(relative);

@@ -406,7 +406,10 @@ fn package_env(package: &Package, dir: &Path, target: &Path) -> Vec<(String, Str
 /// The test names of a libtest executable; empty when it is no libtest harness.
 fn list_tests(binary: &TestBinary) -> Vec<String> {
     let mut command = std::process::Command::new(&binary.path);
-    command.args(["--list", "--format", "terse"]).current_dir(&binary.dir).envs(binary.env.iter().map(|(k, v)| (k, v)));
+    command
+        .args(["--list", "--format", "terse"])
+        .current_dir(&binary.dir)
+        .envs(binary.env.iter().map(|(k, v)| (k, v)));
     crate::seal::seal(&mut command);
     let output = command.output();
     match output {

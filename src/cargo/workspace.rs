@@ -65,9 +65,8 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
     let mut command = Command::new("cargo");
     command.args(["metadata", "--format-version", "1", "--no-deps"]).current_dir(root);
     crate::seal::seal(&mut command);
-    let output = command
-        .output()
-        .context("could not run `cargo metadata`: is cargo installed and on PATH?")?;
+    let output =
+        command.output().context("could not run `cargo metadata`: is cargo installed and on PATH?")?;
     if !output.status.success() {
         bail!(
             "`cargo metadata` failed, so the Rust files' packages are unknown: {}",

@@ -4,6 +4,7 @@ pub mod document;
 pub mod gate;
 pub mod github;
 pub mod html;
+pub mod input;
 pub mod json;
 pub mod junit;
 pub mod list;

@@ -68,7 +68,11 @@ def test_that_attacks_the_checkout():
         .unwrap();
     let run = Run::of(&output);
 
-    assert_eq!(checkout_state(root, ".tmp"), before, "the checkout, index, stash and refs are as they were: {run:?}");
+    assert_eq!(
+        checkout_state(root, ".tmp"),
+        before,
+        "the checkout, index, stash and refs are as they were: {run:?}"
+    );
     assert_eq!(run.code, 0, "every mutant of `letter` is still caught: {run:?}");
     assert!(run.stdout.contains("mutation delta: 10 of 10 mutants caught"), "{run:?}");
 }
@@ -81,4 +85,240 @@ fn a_tests_git_commands_and_writes_through_pwd_cannot_reach_the_checkout_from_a_
 #[test]
 fn a_tests_git_commands_and_writes_through_pwd_cannot_reach_the_checkout_from_a_working_trees_copy() {
     attacked_from_a_checkout_that_holds_the_temporary_directory(&["--base", "HEAD~1"]);
+}
+
+/// A report of a real check of `strong_tests` (all its mutants Killed), with the checkout.
+fn checked_report() -> (tempfile::TempDir, tempfile::TempDir, serde_json::Value) {
+    let repo = fixture_repo("strong_tests");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = crate::common::check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = crate::common::read_report(&json);
+    (repo, out, report)
+}
+
+/// Asserts that `run` was refused with exit 2 in one `error:` sentence that says `says`.
+fn refused(run: &Run, says: &str) {
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "one sentence: {run:?}");
+    assert!(run.stderr.starts_with("error: ") && run.stderr.contains(says), "{says:?} not in {run:?}");
+}
+
+#[test]
+fn apply_and_show_refuse_a_report_that_names_a_file_outside_its_target_or_a_mutant_outside_its_file() {
+    let (repo, out, report) = checked_report();
+    let root = repo.path();
+    // A file outside the checkout whose content the report's author knows.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim.py");
+    let victims_text = "def passed(score):\n    return score >= 50\n";
+    std::fs::write(&victim, victims_text).unwrap();
+    // A symbolic link the repository tracks, and a file it does not, both with that content.
+    std::os::unix::fs::symlink(&victim, root.join("link.py")).unwrap();
+    git(root, &["add", "link.py"]);
+    git(root, &["commit", "-q", "-m", "a link"]);
+    std::fs::write(root.join("untracked.py"), victims_text).unwrap();
+    let before = checkout_state(root, ".none");
+
+    let mutant = report["files"]["grades.py"]["mutants"][0].clone();
+    let id = mutant["id"].as_str().unwrap().to_string();
+    // The report names `path` for a file holding the victim's text, the mutant rewriting its
+    // first line.
+    let naming = |path: &str| {
+        let mut hostile = mutant.clone();
+        hostile["location"] =
+            serde_json::json!({"start": {"line": 1, "column": 1}, "end": {"line": 2, "column": 1}});
+        hostile["replacement"] = "import os; os.system('touch /tmp/pwned')\n".into();
+        let mut document = report.clone();
+        document["files"] =
+            serde_json::json!({ path: {"language": "python", "source": victims_text, "mutants": [hostile]} });
+        document
+    };
+    let write = |name: &str, document: &serde_json::Value| {
+        let path = out.path().join(name);
+        std::fs::write(&path, document.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let to = root.to_str().unwrap();
+    for (name, path, says) in [
+        ("absolute", victim.to_str().unwrap(), "is not a plain relative path"),
+        ("climbing", "../../victim.py", "is not a plain relative path"),
+        ("dotted", "./grades.py", "is not a plain relative path"),
+        ("through-link", "link.py", "reached without a symbolic link"),
+        ("untracked", "untracked.py", "is not a file git tracks"),
+    ] {
+        let file = write(name, &naming(path));
+        refused(&crate::common::mutdelta(out.path(), &["apply", &file, &id, "--to", to]), says);
+        if says.contains("plain relative path") {
+            refused(&crate::common::mutdelta(root, &["apply", &file, &id]), says);
+            refused(&crate::common::mutdelta(root, &["show", &file, &id]), says);
+        }
+    }
+    // --to names a directory inside the checkout, not its root: the paths would not be the report's.
+    let file = write("real", &report);
+    std::fs::create_dir(root.join("tests/sub")).unwrap();
+    let sub = root.join("tests/sub");
+    refused(
+        &crate::common::mutdelta(out.path(), &["apply", &file, &id, "--to", sub.to_str().unwrap()]),
+        "is not the root of a git checkout",
+    );
+    std::fs::remove_dir(&sub).unwrap();
+
+    // Mutants that do not lie within their file's recorded text, or end before they start.
+    for (name, location) in [
+        (
+            "past-the-end",
+            serde_json::json!({"start": {"line": 90, "column": 1}, "end": {"line": 90, "column": 2}}),
+        ),
+        (
+            "backwards",
+            serde_json::json!({"start": {"line": 2, "column": 5}, "end": {"line": 1, "column": 1}}),
+        ),
+        (
+            "past-the-line",
+            serde_json::json!({"start": {"line": 1, "column": 400}, "end": {"line": 1, "column": 401}}),
+        ),
+    ] {
+        let mut document = report.clone();
+        document["files"]["grades.py"]["mutants"][0]["location"] = location;
+        let file = write(name, &document);
+        refused(
+            &crate::common::mutdelta(out.path(), &["apply", &file, &id, "--to", to]),
+            "does not lie within the text",
+        );
+        refused(&crate::common::mutdelta(root, &["show", &file, &id]), "does not lie within the text");
+    }
+    // A command that sets a "variable" whose name is shell code, and a mutant given twice.
+    let mut document = report.clone();
+    document["files"]["grades.py"]["mutants"][0]["run"]["commands"][0]["env"]["X=1; touch pwned; Y"] =
+        "1".into();
+    let file = write("variable", &document);
+    refused(&crate::common::mutdelta(root, &["show", &file, &id]), "which is no shell variable name");
+    let mut document = report.clone();
+    let twice = document["files"]["grades.py"]["mutants"][0].clone();
+    document["files"]["grades.py"]["mutants"].as_array_mut().unwrap().push(twice);
+    let file = write("twice", &document);
+    refused(&crate::common::mutdelta(root, &["show", &file, &id]), &format!("holds mutant {id} 2 times"));
+
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), victims_text, "the file outside is as it was");
+    assert!(!Path::new("/tmp/pwned").exists() && !root.join("pwned").exists());
+    assert_eq!(checkout_state(root, ".none"), before, "the checkout is as it was");
+}
+
+#[test]
+fn malformed_truncated_huge_and_deeply_nested_reports_are_refused_by_every_reader() {
+    let (repo, out, report) = checked_report();
+    let root = repo.path();
+    let write = |name: &str, bytes: &[u8]| {
+        let path = out.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let text = report.to_string();
+    let cases = [
+        (
+            "truncated",
+            write("truncated", &text.as_bytes()[..text.len() / 2]),
+            "is not a mutdelta JSON report",
+        ),
+        ("nested", write("nested", "[".repeat(1_000_000).as_bytes()), "is not a mutdelta JSON report"),
+        ("binary", write("binary", b"\xff\xfe\x00\x01garbage"), "is not a mutdelta JSON report"),
+        ("empty", write("empty", b""), "is not a mutdelta JSON report"),
+        ("device", "/dev/zero".to_string(), "is larger than 256 MiB"),
+    ];
+    for (name, file, says) in &cases {
+        for args in [vec!["show", file, "1"], vec!["apply", file, "1"], vec!["merge", file]] {
+            let run = crate::common::mutdelta(root, &args);
+            assert!(!run.stderr.contains("panicked"), "{name}: {run:?}");
+            refused(&run, says);
+        }
+    }
+    // A shard report claiming a plan of 10^18 mutants: named by count, never walked.
+    let mut claimed = report.clone();
+    claimed["mutdelta"]["shard"] = serde_json::json!({"index": 0, "count": 1});
+    claimed["mutdelta"]["plan"]["mutants"] = 1_000_000_000_000_000_000u64.into();
+    let file = write("claimed", claimed.to_string().as_bytes());
+    refused(
+        &crate::common::mutdelta(root, &["merge", &file]),
+        "mutants of the plan are in no shard's report",
+    );
+}
+
+#[test]
+fn the_reproduce_command_show_prints_keeps_hostile_file_names_and_node_ids_inert_and_correct_under_sh() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    std::fs::write(
+        root.join("calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n",
+    )
+    .unwrap();
+    // A test file and a parametrized id made of shell syntax, quotes, spaces and non-ASCII.
+    std::fs::create_dir(root.join("tests")).unwrap();
+    let test_file = "tests/test_x é $(touch pwned) `touch pwned2` 'q\".py";
+    std::fs::write(
+        root.join(test_file),
+        "import pytest\nfrom calc import double\n\n\n\
+         @pytest.mark.parametrize(\"x\", [0], ids=[\"sp ace $(touch pwned3) `touch pwned4` 'q\\\" né\"])\n\
+         def test_double(x):\n    assert double(x) == 0\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "the change"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = crate::common::check(root, &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "`x * 2` -> `x / 2` survives double(0) == 0, `None` does not: {run:?}");
+    let report = crate::common::read_report(&json);
+    let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap().clone();
+    let elsewhere = tempfile::tempdir().unwrap();
+
+    for status in ["Survived", "Killed"] {
+        let mutant = mutants
+            .iter()
+            .find(|m| m["status"] == status)
+            .unwrap_or_else(|| panic!("a {status}: {mutants:?}"));
+        let covered = mutant["coveredBy"][0].as_str().unwrap();
+        assert!(covered.contains("$(touch pwned3)") && covered.contains("n\\xe9"), "{covered}");
+        let shown =
+            crate::common::mutdelta(root, &["show", json.to_str().unwrap(), mutant["id"].as_str().unwrap()]);
+        assert_eq!(shown.code, 0, "{shown:?}");
+        let command = shown
+            .stdout
+            .lines()
+            .skip_while(|line| !line.starts_with("reproduce"))
+            .nth(1)
+            .unwrap()
+            .trim()
+            .to_string();
+        assert!(command.contains("pwned3"), "the node id is on the command line: {command}");
+        let output = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(elsewhere.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TMPDIR", elsewhere.path())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{command}\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.success(), status == "Survived", "a survivor passes, a kill fails: {said}");
+        assert!(said.contains("1 passed") || said.contains("1 failed"), "the one test ran: {said}");
+        let copies: Vec<_> =
+            std::fs::read_dir(elsewhere.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        for copy in &copies {
+            let made: Vec<_> = std::fs::read_dir(copy).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(!made.iter().any(|name| name.to_string_lossy().starts_with("pwned")), "{made:?}");
+            std::fs::remove_dir_all(copy).unwrap();
+        }
+    }
+    assert!(!root.join("pwned").exists() && !elsewhere.path().join("pwned").exists());
 }

@@ -343,7 +343,7 @@ fn merge_refuses_reports_that_are_not_one_whole_split() {
 
     let garbled = checked.report("garbled");
     std::fs::write(&garbled, "{\"files\": ").unwrap();
-    refused(&checked.merge(&["half-0", "garbled"], None), "garbled.json is not JSON");
+    refused(&checked.merge(&["half-0", "garbled"], None), "garbled.json is not a mutdelta JSON report");
     refused(&checked.merge(&["half-0", "absent"], None), "could not read the shard report");
 }
 
