@@ -188,6 +188,10 @@ pub struct CheckArgs {
     /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Memory a mutant's tests may hold (all their processes), as 4G, 512M or none; default:
+    /// the machine's memory over (jobs + 1), at least 1G. A mutant stopped there is a Timeout.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     /// What runs the tests of a cargo package (Rust files); default: cargo.
     #[arg(long, value_enum)]
     pub test_tool: Option<TestToolArg>,

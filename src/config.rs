@@ -10,6 +10,7 @@ use toml::{Table, Value};
 
 use crate::choose::Exclude;
 use crate::options::{is_seconds, TestTool};
+use crate::run::memory::{parse_limit, Bytes};
 
 mod sources;
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};
@@ -29,6 +30,7 @@ pub const KEYS: &[&str] = &[
     "test-tool",
     "no-audit",
     "confirm-survivors",
+    "memory-limit",
 ];
 
 /// The file a configuration was read from.
@@ -80,6 +82,8 @@ pub struct Config {
     /// Read from the repository root (a bare name is a command looked up on `PATH`).
     pub python: Option<PathBuf>,
     pub timeout: Option<f64>,
+    /// `Some(None)`: no limit.
+    pub memory_limit: Option<Option<Bytes>>,
     pub jobs: Option<NonZeroUsize>,
     pub exclude: Option<Exclude>,
     pub disable_mutators: Option<Vec<Mutator>>,
@@ -147,6 +151,13 @@ impl Config {
                     Value::Integer(n) if is_seconds(*n as f64) => config.timeout = Some(*n as f64),
                     Value::Float(x) if is_seconds(*x) => config.timeout = Some(*x),
                     _ => return Err(wrong("a positive number of seconds")),
+                },
+                "memory-limit" => match &value {
+                    Value::String(text) => {
+                        config.memory_limit =
+                            Some(parse_limit(text).map_err(|err| anyhow!("{kind}: `memory-limit`: {err}"))?)
+                    }
+                    _ => return Err(wrong("an amount of memory such as \"4G\", or \"none\" (a string)")),
                 },
                 "jobs" => match &value {
                     Value::Integer(n) if *n > 0 => {
@@ -304,7 +315,8 @@ mod tests {
         let config = load(
             "test-cmd = \"make test\"\npython = \".venv/bin/python\"\ntimeout = 2.5\njobs = 3\n\
              exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\n\
-             no-arid = true\none-per-line = true\ninclude-reformatted = false\ntest-tool = \"nextest\"\nno-audit = true\n",
+             no-arid = true\none-per-line = true\ninclude-reformatted = false\ntest-tool = \"nextest\"\nno-audit = true\n\
+             memory-limit = \"2G\"\n",
         )
         .unwrap();
         assert_eq!(config.test_cmd.as_deref(), Some("make test"));
@@ -319,6 +331,8 @@ mod tests {
             (Some(true), Some(true), Some(false), Some(true))
         );
         assert_eq!(config.test_tool, Some(TestTool::Nextest));
+        assert_eq!(config.memory_limit, Some(Some(Bytes(2 << 30))));
+        assert_eq!(load("memory-limit = \"none\"").unwrap().memory_limit, Some(None));
     }
 
     #[test]
@@ -334,6 +348,11 @@ mod tests {
             ("timeout = -1", "`timeout` must be a positive number of seconds, not -1"),
             ("timeout = 1e300", "`timeout` must be a positive number of seconds, not 1e300"),
             ("timeout = nan", "`timeout` must be a positive number of seconds, not NaN"),
+            (
+                "memory-limit = 4",
+                "`memory-limit` must be an amount of memory such as \"4G\", or \"none\" (a string), not 4",
+            ),
+            ("memory-limit = \"lots\"", "mutdelta.toml: `memory-limit`: \"lots\" is not an amount of memory"),
             ("no-arid = \"yes\"", "`no-arid` must be true or false, not the string \"yes\""),
             ("exclude = \"docs\"", "`exclude` must be a list of globs (strings), not the string \"docs\""),
             (

@@ -52,6 +52,7 @@ pub fn prepare() -> Result<Demo> {
         jobs: default_jobs(),
         test_cmd,
         timeout: None,
+        memory_limit: crate::run::memory::default_limit(default_jobs().get()),
         shard: None,
         reports: Default::default(),
         format: Default::default(),

@@ -12,6 +12,7 @@ use crate::cli::{
     ChangeArgs, CheckArgs, ChoiceArgs, ConfigArgs, FormatArg, ListArgs, ReportArgs, TestToolArg,
 };
 use crate::config::{self, Config, Provenance, Resolver};
+use crate::run::memory::{self, parse_limit, Bytes};
 use crate::shard::Shard;
 
 /// What to check: which change is mutated, and so which state is tested.
@@ -122,6 +123,8 @@ pub struct Options {
     pub test_cmd: Option<String>,
     /// `--timeout`: per mutant.
     pub timeout: Option<Duration>,
+    /// `--memory-limit`: what a mutant's tests may hold; `None` is no limit.
+    pub memory_limit: Option<Bytes>,
     /// `--shard`: test only this shard's share of the mutants.
     pub shard: Option<Shard>,
     /// `--json`, `--html`, `--junit`, `--sarif`: the report files to write.
@@ -267,6 +270,18 @@ impl Options {
             t.map_or("(not set: max(10, 5 x the baseline run))".into(), |t| t.to_string())
         });
         let jobs = settings.value("jobs", cli_jobs, config.jobs, default_jobs(), |n| n.to_string());
+        let cli_memory_limit = args
+            .memory_limit
+            .as_deref()
+            .map(|text| parse_limit(text).map_err(|err| anyhow!("--memory-limit: {err}")))
+            .transpose()?;
+        let memory_limit = settings.value(
+            "memory-limit",
+            cli_memory_limit,
+            config.memory_limit,
+            memory::default_limit(jobs.get()),
+            |limit| limit.map_or("none".to_string(), |limit| limit.to_string()),
+        );
         let choice = Choice::resolve(&args.choice, &config, &mut settings);
         let extra_tests = settings.value(
             "tests",
@@ -295,6 +310,7 @@ impl Options {
             jobs,
             test_cmd,
             timeout: timeout.map(Duration::from_secs_f64),
+            memory_limit,
             shard: args.shard.as_deref().map(Shard::parse).transpose()?,
             reports: ReportFiles::resolve(&args.reports),
             format: match args.format {

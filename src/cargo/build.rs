@@ -63,7 +63,7 @@ impl Cargo {
         for package in packages {
             args.extend(["-p", package]);
         }
-        let mut run = self.invocation(&args).run(timeout, log)?;
+        let mut run = self.invocation(&args).run_build(timeout, log)?;
         if let Exit::Code(code) = run.exit {
             if code != 0 {
                 run.exit = Exit::Unviable;

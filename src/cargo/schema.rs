@@ -356,7 +356,7 @@ fn build(cargo: &Cargo, packages: &[String], log: &Path) -> Result<Built> {
     for package in packages {
         args.extend(["-p", package]);
     }
-    let run = cargo.invocation(&args).run(cargo.build_timeout, log)?;
+    let run = cargo.invocation(&args).run_build(cargo.build_timeout, log)?;
     let output = std::fs::read_to_string(log).unwrap_or_default();
     let mut artifacts = Vec::new();
     let mut errors = Vec::new();

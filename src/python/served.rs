@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 
-use crate::run::process::{kill_group, read_tail, DieWithParent};
+use crate::run::memory::{self, Bytes};
+use crate::run::process::{kill_group, read_tail, DieWithParent, MemoryWatch};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
 use crate::run::INTERRUPTED;
 use crate::watchdog::Watched;
@@ -80,7 +81,8 @@ impl Served {
     }
 
     /// Sends `request` and waits for its final answer, killing the child's process group when
-    /// the helper stops answering past `timeout` or on interrupt.
+    /// the helper stops answering past `timeout`, on interrupt, or when the child's processes
+    /// hold more than the run's memory limit (the answer then says `memory_limit`).
     pub fn request(&mut self, request: &Value, timeout: Duration) -> Result<Answer> {
         if writeln!(self.stdin, "{request}").and_then(|_| self.stdin.flush()).is_err() {
             bail!("{} exited; it said: {}", self.name, self.last_words());
@@ -89,6 +91,8 @@ impl Served {
         // The forked child's own group, registered with the watchdog until the request ends
         // (the helper kills the group before its final answer).
         let mut child_group: Option<(i32, Watched)> = None;
+        let mut memory: Option<MemoryWatch> = None;
+        let mut stopped_at: Option<Bytes> = None;
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 if let Some((group, _)) = child_group {
@@ -102,11 +106,22 @@ impl Served {
                 }
                 bail!("{} stopped answering", self.name);
             }
-            match self.answers.recv_timeout(Duration::from_millis(50)) {
+            if let (Some((group, _)), Some(watch), None) = (&child_group, &mut memory, stopped_at) {
+                if let Some(limit) = watch.over() {
+                    kill_group(*group);
+                    stopped_at = Some(limit);
+                }
+            }
+            match self.answers.recv_timeout(Duration::from_millis(25)) {
                 Ok(answer) => {
                     if let Some(pid) = answer["child"].as_i64() {
                         child_group = Some((pid as i32, Watched::group(pid as i32)));
+                        memory = Some(MemoryWatch::new(pid as i32, memory::limit()));
                         continue;
+                    }
+                    let mut answer = answer;
+                    if let Some(limit) = stopped_at {
+                        answer["memory_limit"] = limit.0.into();
                     }
                     return Ok(Answer::Done(answer));
                 }

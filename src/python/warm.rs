@@ -8,6 +8,7 @@ use anyhow::{anyhow, Result};
 use serde_json::json;
 
 use super::served::{Answer, Served};
+use crate::run::memory::Bytes;
 use crate::run::process::{read_tail, Exit, Finished};
 use crate::run::timeouts::WARM_START_LIMIT;
 
@@ -82,7 +83,9 @@ impl WarmWorker {
 
 /// How a forked child ended, from a helper's answer.
 pub fn read_exit(answer: &serde_json::Value) -> Result<Exit> {
-    if answer["timeout"] == true {
+    if let Some(limit) = answer["memory_limit"].as_u64() {
+        Ok(Exit::MemoryLimit(Bytes(limit)))
+    } else if answer["timeout"] == true {
         Ok(Exit::TimedOut)
     } else if let Some(signal) = answer["signal"].as_i64() {
         Ok(Exit::Signal(signal as i32))

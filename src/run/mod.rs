@@ -1,6 +1,7 @@
 //! Runs a check: plan the mutants, then for each language prove its baseline and test every mutant in parallel copies; emits events, never prints.
 
 pub mod language;
+pub mod memory;
 pub mod outcome;
 pub mod pool;
 pub mod process;
@@ -155,6 +156,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
     let mut timings = Timings::default();
+    memory::set_limit(options.memory_limit);
     let prepared = prepare(&options.directory, &options.target)?;
     timings.diff = lap();
     let plan = plan_of(&prepared, &options.target, &options.choice, options.shard)?;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::memory::Bytes;
 use super::process::{Exit, Finished};
 use super::record::RunRecord;
 use crate::plan::PlannedMutant;
@@ -59,11 +60,28 @@ pub fn read_common(run: &Finished, timeout: Duration) -> Option<Outcome> {
         Exit::TimedOut => {
             (Status::Timeout, format!("the tests ran past the {:.1} s timeout", timeout.as_secs_f64()))
         }
+        Exit::MemoryLimit(limit) => (Status::Timeout, memory_limit_reason(*limit)),
         Exit::Signal(signal) => (Status::Killed, format!("the test process died of signal {signal}")),
         Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
         Exit::Code(_) => return None,
     };
     Some(Outcome::of_run(run, status, reason))
+}
+
+/// How a verdict stopped at the memory limit begins.
+const MEMORY_LIMIT: &str = "the tests grew past the";
+
+/// A mutant whose tests were stopped at the memory limit: it made them run away as a hang
+/// does, so it counts as a Timeout, caught.
+fn memory_limit_reason(limit: Bytes) -> String {
+    format!("{MEMORY_LIMIT} {limit} memory limit and were stopped (set it with --memory-limit)")
+}
+
+impl Outcome {
+    /// Whether the tests were stopped at the memory limit rather than at a time limit.
+    pub fn hit_the_memory_limit(&self) -> bool {
+        self.status == Status::Timeout && self.reason.starts_with(MEMORY_LIMIT)
+    }
 }
 
 /// The verdict of a user's `--test-cmd`: any non-zero exit is the mutant's doing.

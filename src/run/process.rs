@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
+use super::memory::{self, Bytes};
 use super::record::CommandRecord;
 use super::INTERRUPTED;
 
@@ -21,6 +22,8 @@ pub enum Exit {
     Unviable,
     Signal(i32),
     TimedOut,
+    /// Stopped when it and what it started held more memory than the run's limit.
+    MemoryLimit(Bytes),
     Interrupted,
 }
 
@@ -66,15 +69,27 @@ const TAIL_BYTES: u64 = 4000;
 impl TestCommand {
     /// Runs the command to completion or `timeout`; output goes to `log`.
     pub fn run(&self, timeout: Duration, log: &Path) -> Result<Finished> {
-        self.run_as(timeout, log, None)
+        self.run_as(timeout, log, None, memory::limit())
+    }
+
+    /// Runs a build: as `run`, but free of the memory limit, which is the tests' (a compiler
+    /// may need more than a test, and a mutant does not change what it needs).
+    pub fn run_build(&self, timeout: Duration, log: &Path) -> Result<Finished> {
+        self.run_as(timeout, log, None, None)
     }
 
     /// Runs the command beside other work (`Beside`).
     pub fn run_beside(&self, timeout: Duration, log: &Path, beside: Beside) -> Result<Finished> {
-        self.run_as(timeout, log, Some(beside))
+        self.run_as(timeout, log, Some(beside), memory::limit())
     }
 
-    fn run_as(&self, timeout: Duration, log: &Path, beside: Option<Beside>) -> Result<Finished> {
+    fn run_as(
+        &self,
+        timeout: Duration,
+        log: &Path,
+        beside: Option<Beside>,
+        limit: Option<Bytes>,
+    ) -> Result<Finished> {
         let out = File::create(log)?;
         let err = out.try_clone()?;
         let start = Instant::now();
@@ -111,6 +126,7 @@ impl TestCommand {
         let mut yielded = idle_from_start;
         let mut held_since: Option<Instant> = None;
         let mut held_for = Duration::ZERO;
+        let mut memory = MemoryWatch::new(group, limit);
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break match (status.code(), status.signal()) {
@@ -132,6 +148,11 @@ impl TestCommand {
                 kill_group(group);
                 child.wait()?;
                 break Exit::TimedOut;
+            }
+            if let Some(limit) = memory.over() {
+                kill_group(group);
+                child.wait()?;
+                break Exit::MemoryLimit(limit);
             }
             if let Some(beside) = beside {
                 if !yielded && beside.idle.load(Ordering::SeqCst) {
@@ -165,6 +186,34 @@ impl TestCommand {
             duration,
         );
         Ok(Finished { exit, duration, tail: read_tail(log), command: Some(command) })
+    }
+}
+
+/// How often, at most, a running test's memory is read: a look costs two small reads per
+/// process, and a test that allocates without bound gains only some hundreds of megabytes
+/// between two looks.
+const MEMORY_EVERY: Duration = Duration::from_millis(20);
+
+/// The run's memory limit applied to one process tree, looked at every `MEMORY_EVERY`.
+pub struct MemoryWatch {
+    root: i32,
+    limit: Option<Bytes>,
+    last: Option<Instant>,
+}
+
+impl MemoryWatch {
+    pub fn new(root: i32, limit: Option<Bytes>) -> MemoryWatch {
+        MemoryWatch { root, limit, last: None }
+    }
+
+    /// The limit, when it is time to look and the tree holds more than it.
+    pub fn over(&mut self) -> Option<Bytes> {
+        let limit = self.limit?;
+        if self.last.is_some_and(|last| last.elapsed() < MEMORY_EVERY) {
+            return None;
+        }
+        self.last = Some(Instant::now());
+        (memory::resident(self.root) > limit).then_some(limit)
     }
 }
 

@@ -120,6 +120,7 @@ impl Exit {
             Exit::Unviable => "did not build".to_string(),
             Exit::Signal(signal) => format!("killed by signal {signal}"),
             Exit::TimedOut => "timed out".to_string(),
+            Exit::MemoryLimit(limit) => format!("stopped at the {limit} memory limit"),
             Exit::Interrupted => "interrupted".to_string(),
         }
     }

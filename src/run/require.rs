@@ -47,6 +47,9 @@ pub fn passed(run: &Finished, subject: Subject, limit: Duration) -> Result<()> {
             "the change's tests pass, but the rest of the test suite fails without any mutant, so no survivor can be checked against it: make those tests pass, or leave them out (PYTEST_ADDOPTS=\"--deselect NODE_ID\", or `addopts` in the project's pytest configuration). Their output ended with:\n{}",
             run.tail.trim_end()
         ),
+        (Exit::MemoryLimit(limit), _) => bail!(
+            "{tests} grew past the {limit} memory limit before any mutation: raise it with --memory-limit (or `memory-limit` in the configuration), or give --memory-limit none"
+        ),
         (Exit::TimedOut, Subject::Pytest | Subject::RestOfSuite | Subject::Command) => bail!(
             "the tests did not finish within {:.0} s before any mutation: name the tests that matter with --test",
             limit.as_secs_f64()

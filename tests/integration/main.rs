@@ -7,6 +7,7 @@ mod common;
 mod config;
 mod git_lines;
 mod hostile;
+mod hostile_tests;
 mod install_hook;
 mod interrupt;
 mod kill;
