@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::lines::{self, State};
 use crate::report::document::{byte_offset, Location};
-use crate::report::text::unified_diff;
+use crate::report::text::{unified_diff, within_a_screen};
 use crate::worktree;
 
 #[derive(Deserialize)]
@@ -194,7 +194,7 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
         if reason.is_empty() { String::new() } else { format!(": {}", inert(reason)) }
     );
     for line in unified_diff(&inert(&found.path), &found.source, &found.mutated()?).lines() {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", inert_code(&within_a_screen(line)));
     }
     let words = |tests: &[String]| tests.iter().map(|test| inert(test)).collect::<Vec<_>>().join(" ");
     if !m.covered_by.is_empty() {
@@ -290,6 +290,11 @@ fn inert(text: &str) -> String {
     text.chars()
         .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
         .collect()
+}
+
+/// A line of the report's source as `inert` makes it, its tabs kept as they are.
+fn inert_code(line: &str) -> String {
+    line.split('\t').map(inert).collect::<Vec<_>>().join("\t")
 }
 
 /// A name the shell takes as a variable's in `NAME=value command`.
@@ -467,6 +472,7 @@ mod tests {
     #[test]
     fn a_reports_strings_are_shown_with_their_control_characters_escaped() {
         assert_eq!(inert("ok\x1b[2J\nnext\ttab é"), "ok\\u{1b}[2J\\nnext\\ttab é");
+        assert_eq!(inert_code("+\tx = '\x1b[2J'\t# é"), "+\tx = '\\u{1b}[2J'\t# é");
     }
 
     #[test]

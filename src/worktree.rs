@@ -17,7 +17,34 @@ pub fn materialize(repo: &Repository, state: State, dest: &Path) -> Result<Vec<P
         State::Index => write_index(repo, dest),
         State::WorkTree => copy_working_tree(repo, dest),
     }?;
+    carry_submodules(repo, dest, 0)?;
     carry_generated(repo, dest)
+}
+
+/// How deep submodules of submodules are followed.
+const DEEPEST_SUBMODULE: usize = 8;
+
+/// Copies into `dest` the files of each submodule as the checkout has it checked out (its
+/// working tree, its own submodules too): no part of the change, but what the tests import and
+/// run as they do in the checkout. A submodule not checked out is left out, as in the checkout;
+/// one whose path leaves the repository (a hostile `.gitmodules`) too.
+fn carry_submodules(repo: &Repository, dest: &Path, depth: usize) -> Result<()> {
+    if depth >= DEEPEST_SUBMODULE {
+        return Ok(());
+    }
+    for submodule in repo.submodules().context("could not list the submodules")? {
+        let path = submodule.path();
+        let plain = path.components().all(|part| matches!(part, std::path::Component::Normal(_)));
+        if !plain || path.as_os_str().is_empty() {
+            continue;
+        }
+        let Ok(inner) = submodule.open() else { continue };
+        let to = dest.join(path);
+        copy_working_tree(&inner, &to)
+            .with_context(|| format!("could not copy the submodule {}", path.display()))?;
+        carry_submodules(&inner, &to, depth + 1)?;
+    }
+    Ok(())
 }
 
 /// Files larger than this are not carried: no build product a test imports is that large.

@@ -125,6 +125,13 @@ fn check_lines_exist(root: &Path, files: &BTreeMap<PathBuf, BTreeSet<usize>>) ->
                 path.display()
             )
         })?;
+        if bytes.contains(&0) || std::str::from_utf8(&bytes).is_err() {
+            bail!(
+                "the line list names {}, which is {}: mutdelta mutates UTF-8 source text only, so convert the file or leave it out of the list",
+                path.display(),
+                if bytes.contains(&0) { "a binary file" } else { "not UTF-8 text" }
+            );
+        }
         let line_count = bytes.split(|&b| b == b'\n').count() - usize::from(bytes.ends_with(b"\n"));
         if let Some(&last) = lines.iter().next_back() {
             if last > line_count {

@@ -32,10 +32,12 @@ change, tests that were not collected.
 
 import ast
 import atexit
+import bisect
 import functools
 import gc
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -138,7 +140,7 @@ class File:
         self.starts = [0]
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line) + 1)
-        tree = ast.parse(self.source)
+        tree = ast.parse(_readable(self.source))
         self.blocks = []
         for node in tree.body:
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
@@ -174,6 +176,13 @@ class File:
                 if type(wrapped) is types.FunctionType:
                     self.caches.setdefault(id(wrapped), []).append(obj)
 
+    def block_holding(self, first, last):
+        """The top-level statement's lines that hold lines first..last, by bisection."""
+        index = bisect.bisect_right(self.blocks, [first, math.inf]) - 1
+        if index >= 0 and self.blocks[index][0] <= first and last <= self.blocks[index][1]:
+            return self.blocks[index]
+        return None
+
     def offset(self, position):
         line, column = position
         return self.starts[line - 1] + column - 1
@@ -183,13 +192,20 @@ class File:
         their own line numbers; `from __future__` imports kept."""
         lines = source.split("\n")
         prefix = [self.lines[n - 1] if n in self.future else "" for n in range(1, first)]
-        return compile("\n".join(prefix + lines[first - 1 : last]), self.path, "exec", dont_inherit=True)
+        text = _readable("\n".join(prefix + lines[first - 1 : last]))
+        return compile(text, self.path, "exec", dont_inherit=True)
 
     def original_block_codes(self, first, last):
         """`codes` of lines first..last as collected, compiled once per statement."""
         if (first, last) not in self.original_codes:
             self.original_codes[first, last] = codes(self.block_code(first, last, self.source))
         return self.original_codes[first, last]
+
+
+def _readable(text):
+    """`text` as compile() takes it: without the byte order mark a file may begin with, which
+    Python reads past in a file but refuses in a string."""
+    return text.removeprefix("\ufeff")
 
 
 def same_file(filename, real):
@@ -247,7 +263,7 @@ def swap_plan(mutant):
     if len(file.source.encode("utf-8")) != mutant["source_bytes"]:
         raise Refused("the file collected is not the one the mutant was made from")
     start, end = mutant["start"], mutant["end"]
-    holder = next((b for b in file.blocks if b[0] <= start[0] and end[0] <= b[1]), None)
+    holder = file.block_holding(start[0], end[0])
     if holder is None or holder[0] in file.future:
         raise Refused("the mutant is not inside one top-level statement")
     first, last = holder
@@ -313,8 +329,8 @@ def defaults_change(file, first, last, growth, mutated):
     include one, and the mutant changes nothing that runs at import but that function's literal
     defaults: the function's key and its (`__defaults__`, `__kwdefaults__`) before and after."""
     try:
-        [old] = ast.parse("\n".join(file.lines[first - 1 : last])).body
-        [new] = ast.parse("\n".join(mutated.split("\n")[first - 1 : last + growth])).body
+        [old] = ast.parse(_readable("\n".join(file.lines[first - 1 : last]))).body
+        [new] = ast.parse(_readable("\n".join(mutated.split("\n")[first - 1 : last + growth]))).body
     except (SyntaxError, ValueError):
         return None
     prefix = ""

@@ -7,24 +7,29 @@ characters, end exclusive. Output on stdout, JSON: {"originals": [error or null 
 
 Whether a statement compiles never depends on the other top-level statements of its file (only
 on `from __future__` imports), so each mutant is compiled within the top-level statement that
-holds it, at its own line numbers: a mutant of a 5,000-line file costs a few lines' compile.
+holds it, after those imports alone (and again at its own line numbers when it fails, for the
+error to name the file's lines): a mutant of a 20,000-line file costs a few lines' compile.
 Nor does a method's depend on the rest of its class (a class body binds nothing a method's
 `nonlocal` could name), so a mutant in a method, or in a function of a class nested in classes
 only, is compiled within that function, under a stand-in `class _:` header on the line above.
 """
 
 import ast
+import bisect
 import json
 import sys
 
+BOM = "\ufeff"
 
 def describe(error):
     return f"{type(error).__name__}: {error}"
 
 
 def compile_error(source, name):
+    # A file may begin with a byte order mark, which Python reads past in a file but refuses
+    # in a string.
     try:
-        compile(source, name, "exec", dont_inherit=True)
+        compile(source.removeprefix(BOM), name, "exec", dont_inherit=True)
         return None
     except (SyntaxError, ValueError) as error:
         return describe(error)
@@ -41,6 +46,16 @@ def blocks_of(tree):
         else:
             ranges.append([first, last])
     return ranges
+
+
+def enclosing(ranges, starts, first, last):
+    """The range of `ranges` (sorted, not overlapping; `starts` their first lines) that holds
+    lines first..last, found by bisection: a file of thousands of statements costs no more per
+    mutant than a small one."""
+    index = bisect.bisect_right(starts, first) - 1
+    if index >= 0 and ranges[index][0] <= first and last <= ranges[index][1]:
+        return ranges[index]
+    return None
 
 
 def first_line(node):
@@ -79,29 +94,38 @@ def check_file(file):
     results = []
     if original is not None:
         return original, [original for _ in file["mutants"]]
-    tree = ast.parse(source)
+    tree = ast.parse(source.removeprefix(BOM))
     lines = source.split("\n")
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     blocks = blocks_of(tree)
-    methods = methods_of(tree, lines)
+    methods = sorted(methods_of(tree, lines))
+    block_starts = [first for first, _ in blocks]
+    method_starts = [first for first, _ in methods]
     future = future_lines(tree)
     for start_line, start_column, end_line, end_column, replacement in file["mutants"]:
         begin = starts[start_line - 1] + start_column - 1
         end = starts[end_line - 1] + end_column - 1
-        holder = next((b for b in blocks if b[0] <= start_line and end_line <= b[1]), None)
+        holder = enclosing(blocks, block_starts, start_line, end_line)
         if holder is None or holder[0] in future:
             results.append(compile_error(source[:begin] + replacement + source[end:], name))
             continue
-        method = next((m for m in methods if m[0] <= start_line and end_line <= m[1]), None)
+        method = enclosing(methods, method_starts, start_line, end_line)
         first, last = method or holder
         block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
-        prefix = [lines[n - 1] if n in future else "" for n in range(1, first)]
-        if method:
-            prefix[-1] = "class _:"
+        # The `from __future__` lines (at the top), then the stand-in header of a method, then
+        # the statement, at once; only a statement that does not compile so is compiled again
+        # at its own line numbers, for the error to name the file's lines.
+        kept = max((n for n in future if n < first), default=0)
+        header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
+        stand_in = ["class _:"] if method else []
         block = source[block_begin:begin] + replacement + source[end:block_end]
-        results.append(compile_error("\n".join(prefix + [block]), name))
+        if compile_error("\n".join(header + stand_in + [block]), name) is None:
+            results.append(None)
+            continue
+        padding = [""] * (first - 1 - kept - len(stand_in))
+        results.append(compile_error("\n".join(header + padding + stand_in + [block]), name))
     return None, results
 
 

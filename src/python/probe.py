@@ -21,8 +21,9 @@ every statement that holds a target line (for compound statements, their header:
 its decorators and defaults, an `if` with its condition, an `except` clause, a `case`). The
 rest of the program runs at full speed on every Python version, and a line counts as run when
 its statement did. Statements that run outside any test (at import, when a conftest imports
-the project, during collection) are reported as collection lines. A target file imported some
-other way (before this module, or by path) is reported as untraced.
+the project, during collection) are reported as collection lines. A target file loaded by its path
+(`spec_from_file_location`) is compiled with its probes too; one imported some other way
+(before this module, or by `exec` of its text) is reported as untraced when it is a module.
 
 What a test runs in other Python processes counts for it too: while it runs, its node id is in
 the environment (MUTDELTA_PROBE_TEST), a process it starts imports this module from
@@ -237,10 +238,27 @@ def _start():
     setattr(builtins, _PROBE, _hit)
     setattr(builtins, _CALLED, _called)
     sys.meta_path.insert(0, _Finder())
+    _watch_loads_by_path()
     os.register_at_fork(after_in_child=_forked)
     test = os.environ.get(CHILD_OF_TEST)
     if test:
         _child_file(test)
+
+
+def _watch_loads_by_path():
+    """A test that loads a target file by its path (`importlib.util.spec_from_file_location`,
+    as tests of scripts outside any package do) gets a plain `SourceFileLoader`, which no finder
+    sees: every such loader compiles a target file with its probes too, so the lines it runs
+    count for the test that runs them."""
+    original = importlib.machinery.SourceFileLoader.get_code
+
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        if _real(path) not in _targets:
+            return original(self, fullname)
+        return compile(_instrumented_tree(self.get_data(path), path), path, "exec", dont_inherit=True)
+
+    importlib.machinery.SourceFileLoader.get_code = get_code
 
 
 def _watch_what_pytest_rewrites(rewrite):

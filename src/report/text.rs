@@ -115,7 +115,7 @@ fn render_lost(out: &mut String, lost: &LostKill) {
     );
     let path = lost.path.display().to_string();
     for line in unified_diff(&path, &lost.source, &lost.mutant.apply(&lost.source)).lines() {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", within_a_screen(line));
     }
     if !lost.ran_after.is_empty() {
         let _ = writeln!(out, "    ran after the change: {}", shortened(&lost.ran_after, TESTS_SHOWN, ", "));
@@ -259,11 +259,28 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_t
     }
     let unified = unified_diff(&file.path.display().to_string(), &file.source, &mutant.apply(&file.source));
     for line in unified.lines() {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", within_a_screen(line));
     }
     if own_tests {
         ran_under(out, &result.outcome.covered_by);
     }
+}
+
+/// The most characters of one diff line the terminal report shows.
+const LONGEST_SHOWN: usize = 240;
+
+/// A diff line as the terminal shows it: a line longer than `LONGEST_SHOWN` characters (a
+/// minified file, a long literal) keeps its start and end, and says how much is left out; the
+/// reports written to files keep it whole.
+pub fn within_a_screen(line: &str) -> std::borrow::Cow<'_, str> {
+    let count = line.chars().count();
+    if count <= LONGEST_SHOWN {
+        return line.into();
+    }
+    let (head, tail) = (LONGEST_SHOWN * 2 / 3, LONGEST_SHOWN / 3);
+    let start: String = line.chars().take(head).collect();
+    let end: String = line.chars().skip(count - tail).collect();
+    format!("{start} … {} characters left out … {end}", count - head - tail).into()
 }
 
 /// The mutant as a unified diff of `path`, one line of context.
@@ -359,6 +376,16 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diff_line_longer_than_a_screen_keeps_its_ends_and_counts_what_it_leaves_out() {
+        assert_eq!(within_a_screen("-x = 1"), "-x = 1");
+        let long = format!("+BIG = '{}'", "é".repeat(5_000_000));
+        let shown = within_a_screen(&long);
+        assert!(shown.starts_with("+BIG = 'éé") && shown.ends_with("éé'"), "{shown}");
+        assert!(shown.contains(" … 4999769 characters left out … "), "{shown}");
+        assert_eq!(shown.chars().count(), 240 + " … 4999769 characters left out … ".chars().count());
+    }
     use crate::plan::{FilePlan, Plan, PlannedMutant};
     use crate::run::outcome::Outcome;
 

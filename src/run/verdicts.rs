@@ -85,11 +85,13 @@ impl Verdicts {
     }
 
     /// Keeps the verdicts of `results` that a re-run would reach again: Killed, Survived and
-    /// Timeout (a broken run is tried again next time).
+    /// Timeout (a broken run is tried again next time, and so is a run stopped at the memory
+    /// limit, which depends on the limit and the number of jobs, not on the tests alone).
     pub fn remember(&self, recalled: &Recalled, results: &[MutantResult]) {
         let mut kept = false;
         for result in results {
-            let keeps = matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout);
+            let keeps = matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout)
+                && !result.outcome.hit_the_memory_limit();
             if let (true, Some(key)) = (keeps, recalled.keys.get(&result.planned.id)) {
                 if let Ok(bytes) = serde_json::to_vec(&result.outcome) {
                     self.cache.write(key, &bytes);

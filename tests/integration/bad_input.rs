@@ -26,9 +26,13 @@ fn an_unknown_revision_is_refused() {
 #[test]
 fn line_lists_naming_what_is_not_there_are_refused() {
     let repo = fixture_repo("model_client");
+    std::fs::write(repo.path().join("latin1.py"), b"NAME = '\xe9t\xe9'\n").unwrap();
+    std::fs::write(repo.path().join("blob.py"), b"x = 1\n\x00\x01\x02\n").unwrap();
     let python = python();
     let cases = [
         ("missing.py:3\n", "missing.py, which is not in the working tree"),
+        ("latin1.py:1\n", "latin1.py, which is not UTF-8 text: mutdelta mutates UTF-8 source text only"),
+        ("blob.py:1\n", "blob.py, which is a binary file"),
         ("/etc/hosts:1\n", "/etc/hosts, which is outside the repository"),
         ("../model_client.py:1\n", "../model_client.py, which is outside the repository"),
         ("model_client.py:999\n", "model_client.py:999, but that file has 16 lines"),
