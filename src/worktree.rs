@@ -252,8 +252,18 @@ pub enum Stamp {
 }
 
 /// Writes `content` to a file of a copy, with its modification time set as `stamp` says.
+/// A symbolic link is never followed: a copy's link may point out of the copy.
 pub fn replace_file(path: &Path, content: &str, stamp: Stamp) -> Result<()> {
-    let file = fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| {
+            format!("could not write {} (a file of a copy, never a symbolic link)", path.display())
+        })?;
     std::io::Write::write_all(&mut &file, content.as_bytes())?;
     set_stamp(&file, stamp)
         .with_context(|| format!("could not set the modification time of {}", path.display()))?;

@@ -266,20 +266,112 @@ pub fn mutdelta(dir: &Path, args: &[&str]) -> Run {
 
 /// Runs mutdelta with its temporary files in `tmp`, which it may leave as it finds them.
 pub fn mutdelta_in_tmp(dir: &Path, tmp: &Path, args: &[&str]) -> Run {
+    let guard = Untouched::before(dir, args, &[tmp]);
     let output = hermetic(dir, tmp).args(args).stdin(std::process::Stdio::null()).output().unwrap();
-    Run::of(&output)
+    let run = Run::of(&output);
+    guard.assert_after(&run);
+    run
 }
 
 /// Runs mutdelta with `stdin`, and asserts that it left no temporary directory behind.
 pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
     let tmp = tempfile::tempdir().unwrap();
+    let guard = Untouched::before(dir, args, &[]);
     let output = assert_cmd::Command::from_std(hermetic(dir, tmp.path()))
         .args(args)
         .write_stdin(stdin)
         .output()
         .unwrap();
+    let run = Run::of(&output);
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    Run::of(&output)
+    guard.assert_after(&run);
+    run
+}
+
+/// The checkout a mutdelta command runs in, as it was before: every file's path, size,
+/// modification time and mode (`.git` included: refs, stash, index, HEAD), so that every test
+/// that runs mutdelta through these helpers also proves that the checkout was left alone. Left
+/// out: `.git/mutdelta` (the verdict cache), each path an argument names inside it (a report
+/// written there, `--out`, `apply --to`) and `also_written` (a temporary directory inside it).
+/// `apply` without `--to` and `install-hook` write into the checkout by design: not guarded.
+pub struct Untouched {
+    root: Option<PathBuf>,
+    skipped: Vec<PathBuf>,
+    before: BTreeMap<PathBuf, (u64, std::time::SystemTime, u32)>,
+}
+
+impl Untouched {
+    pub fn before(dir: &Path, args: &[&str], also_written: &[&Path]) -> Untouched {
+        let writes_by_design = match args.first() {
+            Some(&"install-hook") => true,
+            Some(&"apply") => !args.contains(&"--to"),
+            _ => false,
+        };
+        let dir = match args.iter().position(|arg| *arg == "-C") {
+            Some(at) if at + 1 < args.len() => dir.join(args[at + 1]),
+            _ => dir.to_path_buf(),
+        };
+        let toplevel = Command::new("git")
+            .args(["rev-parse", "--show-toplevel"])
+            .current_dir(&dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output();
+        let root = match toplevel {
+            Ok(out) if out.status.success() && !writes_by_design => {
+                Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim_end_matches('\n')))
+            }
+            _ => None,
+        };
+        let mut skipped: Vec<PathBuf> = args
+            .iter()
+            .map(|arg| arg.split_once('=').filter(|_| arg.starts_with("--")).map_or(*arg, |(_, value)| value))
+            .filter(|arg| !arg.starts_with('-'))
+            .map(|arg| dir.join(arg))
+            .chain(also_written.iter().map(|path| path.to_path_buf()))
+            .collect();
+        if let Some(root) = &root {
+            skipped.push(root.join(".git/mutdelta"));
+        }
+        let before = root.as_ref().map(|root| metadata_of(root, &skipped)).unwrap_or_default();
+        Untouched { root, skipped, before }
+    }
+
+    pub fn assert_after(&self, run: &Run) {
+        let Some(root) = &self.root else { return };
+        let after = metadata_of(root, &self.skipped);
+        let changed: Vec<&PathBuf> = self
+            .before
+            .keys()
+            .chain(after.keys())
+            .filter(|path| self.before.get(*path) != after.get(*path))
+            .collect();
+        assert!(changed.is_empty(), "the checkout {} was changed: {changed:?}\n{run:?}", root.display());
+    }
+}
+
+/// Path, size, modification time and mode of every file under `root`, but under `skipped`.
+fn metadata_of(root: &Path, skipped: &[PathBuf]) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if skipped.iter().any(|skip| path.starts_with(skip)) {
+                continue;
+            }
+            let Ok(metadata) = std::fs::symlink_metadata(&path) else { continue };
+            if metadata.is_dir() {
+                pending.push(path);
+            } else {
+                let modified = metadata.modified().unwrap_or(std::time::UNIX_EPOCH);
+                out.insert(path, (metadata.len(), modified, metadata.mode()));
+            }
+        }
+    }
+    out
 }
 
 /// The mutdelta command with a scrubbed environment, its temporary files going to `tmp`.
