@@ -173,8 +173,11 @@ fn tests_that_import_another_copy_are_refused_by_the_canary() {
     let repo = fixture_repo("model_client");
     let python = python();
     // The tests run against the user's checkout instead of the copy under test.
-    let cmd =
-        format!("cd {} && {} -m pytest -q -p no:cacheprovider", repo.path().display(), python.display());
+    let cmd = format!(
+        "cd {} && PYTHONDONTWRITEBYTECODE=1 {} -m pytest -q -p no:cacheprovider",
+        repo.path().display(),
+        python.display()
+    );
 
     let run = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
 
@@ -571,11 +574,23 @@ fn the_collectors_start_while_the_coverage_run_runs() {
     let repo = fixture_repo("early_collector");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-
-    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    // Its HOME, where the test writes, outside the checkout.
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let args = ["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"];
+    let guard = crate::common::Untouched::before(repo.path(), &args, &[]);
+    let output = crate::common::hermetic(repo.path(), tmp.path())
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = crate::common::Run::of(&output);
+    guard.assert_after(&run);
 
     assert_eq!(run.code, 0, "{run:?}");
-    let seen = std::fs::read_to_string(repo.path().join("collector-seen")).unwrap();
+    let seen = std::fs::read_to_string(home.path().join("collector-seen")).unwrap();
     assert_eq!(seen, "seen\n", "{run:?}");
     // Those collectors then swap the mutants in.
     let report = read_valid_report(&json);
