@@ -328,6 +328,50 @@ mod tests {
         time.duration_since(UNIX_EPOCH).unwrap().as_secs()
     }
 
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+    }
+
+    fn repository_with(dir: &Path, file: &str, text: &str) {
+        fs::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q"]);
+        fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "x"]);
+    }
+
+    #[test]
+    fn a_submodule_is_copied_as_checked_out_and_one_whose_path_leaves_the_repository_is_not() {
+        let holder = tempfile::tempdir().unwrap();
+        let (root, dest) = (holder.path().join("a/repo"), holder.path().join("a/copy"));
+        repository_with(&holder.path().join("vendor"), "helper.py", "H = 1\n");
+        repository_with(&root, "README", "x\n");
+        git(&root, &["submodule", "add", "-q", holder.path().join("vendor").to_str().unwrap(), "vendor"]);
+        git(&root, &["commit", "-q", "-m", "the submodule"]);
+        let repo = Repository::open(&root).unwrap();
+        materialize(&repo, State::WorkTree, &dest).unwrap();
+        assert_eq!(fs::read_to_string(dest.join("vendor/helper.py")).unwrap(), "H = 1\n");
+        assert!(!dest.join("vendor/.git").exists(), "the copy holds no way into the submodule's repository");
+
+        // A `.gitmodules` naming a repository beside the checkout, by a path out of it (libgit2
+        // lists no such submodule; the copy would not follow it either).
+        repository_with(&holder.path().join("a/escape"), "payload.py", "P = 1\n");
+        fs::write(root.join(".gitmodules"), "[submodule \"x\"]\n\tpath = ../escape\n\turl = ../escape\n")
+            .unwrap();
+        let repo = Repository::open(&root).unwrap();
+        let elsewhere = holder.path().join("b/copy");
+        materialize(&repo, State::WorkTree, &elsewhere).unwrap();
+        assert!(!holder.path().join("b/escape").exists(), "nothing is written beside the copy");
+    }
+
     #[test]
     fn writes_within_one_second_get_strictly_increasing_whole_seconds() {
         let dir = tempfile::tempdir().unwrap();
