@@ -56,6 +56,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_exactly_the_bound_is_read_and_one_byte_more_is_refused() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), vec![b' '; 1 << 20]).unwrap();
+        assert_eq!(read_bounded(file.path(), "the report", 1 << 20).unwrap().len(), 1 << 20);
+        std::fs::write(file.path(), vec![b' '; (1 << 20) + 1]).unwrap();
+        assert!(read_bounded(file.path(), "the report", 1 << 20).is_err());
+    }
+
+    #[test]
     fn a_device_that_never_ends_is_read_only_up_to_the_bound() {
         let err = read_bounded(Path::new("/dev/zero"), "the report", 1 << 20).unwrap_err();
         assert!(err.to_string().contains("is larger than 1 MiB"), "{err}");

@@ -135,27 +135,44 @@ mod tests {
         assert_eq!(parse_limit("512MiB").unwrap(), Some(Bytes(512 * MIB)));
         assert_eq!(parse_limit("1.5 g").unwrap(), Some(Bytes(3 * GIB / 2)));
         assert_eq!(parse_limit("2000000000").unwrap(), Some(Bytes(2_000_000_000)));
+        assert_eq!(parse_limit("2048k").unwrap(), Some(Bytes(2 * MIB)));
+        assert_eq!(parse_limit("1T").unwrap(), Some(Bytes(GIB * KIB)));
+        assert_eq!(parse_limit("1M").unwrap(), Some(Bytes(MIB)), "the smallest limit");
         assert_eq!(parse_limit("none").unwrap(), None);
-        for bad in ["4X", "G", "-1G", "10", "1e400G", ""] {
+        for bad in ["4X", "G", "-1G", "10", "1023k", "1e400G", "16777216T", ""] {
             let err = parse_limit(bad).unwrap_err().to_string();
             assert!(err.contains("memory"), "{bad}: {err}");
         }
         assert_eq!(Bytes(3 * GIB / 2).to_string(), "1.5 GiB");
         assert_eq!(Bytes(300 * MIB).to_string(), "300 MiB");
+        assert_eq!(Bytes(GIB).to_string(), "1.0 GiB");
+        assert_eq!(Bytes(MIB).to_string(), "1 MiB");
+        assert_eq!(Bytes(MIB - 1).to_string(), "1048575 bytes");
     }
 
     #[test]
     fn the_default_shares_the_machine_between_the_workers_and_never_goes_under_a_gibibyte() {
         let total = total_memory().expect("Linux has /proc/meminfo");
+        assert!(total > 64 * MIB, "{total} bytes: no machine runs this on less");
         assert_eq!(default_limit(1), Some(Bytes((total / 2).max(GIB))));
         assert_eq!(default_limit(100_000), Some(Bytes(GIB)));
     }
 
     #[test]
-    fn what_a_grandchild_holds_counts_for_the_process_that_started_it() {
-        // The shell starts a python that holds 200 MiB, then waits for it.
+    fn a_limit_set_is_the_runs_until_it_is_set_again() {
+        // Far above what any test process of this suite holds, as other tests may run now.
+        set_limit(Some(Bytes(GIB * KIB)));
+        assert_eq!(limit(), Some(Bytes(GIB * KIB)));
+        set_limit(None);
+        assert_eq!(limit(), None);
+    }
+
+    #[test]
+    fn what_every_child_holds_counts_for_the_process_that_started_them() {
+        // The shell starts two pythons that hold 100 MiB each, then waits for them.
+        let hold = "python3 -c 'import time; b = bytearray(100 << 20); time.sleep(30)'";
         let mut shell = Command::new("sh")
-            .args(["-c", "python3 -c 'import time; b = bytearray(200 << 20); time.sleep(30)'; :"])
+            .args(["-c", &format!("{hold} & {hold}; wait")])
             .stdout(Stdio::null())
             .process_group(0)
             .spawn()
