@@ -26,7 +26,7 @@ pub fn checkout_state(repo: &Path, skip: &str) -> Vec<String> {
 }
 
 /// A test of the change's that stashes, resets, branches, moves `main` and commits with git, and
-/// writes through `PWD` and `OLDPWD`; mutdelta run with `args` in a checkout that holds its
+/// writes through `PWD`, `OLDPWD` and `__file__`; mutdelta run with `args` in a checkout that holds its
 /// temporary directory (not ignored) and uncommitted work, and the user's `GIT_DIR`,
 /// `GIT_INDEX_FILE`, `PWD` and `OLDPWD` set. Asserts that the checkout is as it was and every
 /// mutant of `letter` is still caught.
@@ -44,6 +44,8 @@ def test_that_attacks_the_checkout():
         if os.environ.get(variable):
             with open(os.path.join(os.environ[variable], "written-through-" + variable), "w") as f:
                 f.write("a test wrote here\n")
+    with open(os.path.join(os.path.dirname(__file__), "..", "written-beside-the-test-file"), "w") as f:
+        f.write("a test wrote here\n")
 "#;
     let tests = root.join("tests/test_grades.py");
     let text = std::fs::read_to_string(&tests).unwrap() + attack;
