@@ -169,25 +169,28 @@ mod tests {
 
     #[test]
     fn what_every_child_holds_counts_for_the_process_that_started_them() {
-        // The shell starts two pythons that hold 100 MiB each, then waits for them.
+        // The shell starts two pythons that hold 100 MiB each and one that maps 2 GiB it never
+        // touches (resident memory counts, address space does not), then waits for them.
         let hold = "python3 -c 'import time; b = bytearray(100 << 20); time.sleep(30)'";
+        let reserve = "python3 -c 'import mmap, time; m = mmap.mmap(-1, 2 << 30); time.sleep(30)'";
         let mut shell = Command::new("sh")
-            .args(["-c", &format!("{hold} & {hold}; wait")])
+            .args(["-c", &format!("{hold} & {hold} & {reserve}; wait")])
             .stdout(Stdio::null())
             .process_group(0)
             .spawn()
             .unwrap();
         let root = shell.id() as i32;
-        let mut seen = Bytes(0);
         for _ in 0..200 {
-            seen = resident(root);
-            if seen.0 >= 200 * MIB {
+            if resident(root).0 >= 200 * MIB {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
+        // By now the third python has mapped its 2 GiB too.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let seen = resident(root);
         let _ = shell.kill();
-        // SAFETY: kill(2) on the group this test created; the python the shell started is in it.
+        // SAFETY: kill(2) on the group this test created; the pythons the shell started are in it.
         unsafe { libc::kill(-root, libc::SIGKILL) };
         let _ = shell.wait();
         assert!(seen.0 >= 200 * MIB && seen.0 < 400 * MIB, "{seen}");

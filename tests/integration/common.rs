@@ -374,6 +374,26 @@ fn metadata_of(root: &Path, skipped: &[PathBuf]) -> BTreeMap<PathBuf, (u64, std:
     out
 }
 
+/// The command line under `show`'s `reproduce` heading.
+pub fn reproduce_command(shown: &str) -> String {
+    let mut lines = shown.lines().skip_while(|line| !line.starts_with("reproduce"));
+    lines.next().expect("a reproduce heading");
+    lines.next().expect("a command under it").trim().to_string()
+}
+
+/// `command` run by `sh` as a user would paste it: from the unrelated directory `dir`, in a
+/// clean environment (`PATH` alone, `TMPDIR` in `dir`).
+pub fn sh_as_a_user(command: &str, dir: &Path) -> Output {
+    Command::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TMPDIR", dir)
+        .output()
+        .unwrap()
+}
+
 /// The mutdelta command with a scrubbed environment, its temporary files going to `tmp`.
 pub fn hermetic(dir: &Path, tmp: &Path) -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin!("mutdelta"));

@@ -290,23 +290,9 @@ fn the_reproduce_command_show_prints_keeps_hostile_file_names_and_node_ids_inert
         let shown =
             crate::common::mutdelta(root, &["show", json.to_str().unwrap(), mutant["id"].as_str().unwrap()]);
         assert_eq!(shown.code, 0, "{shown:?}");
-        let command = shown
-            .stdout
-            .lines()
-            .skip_while(|line| !line.starts_with("reproduce"))
-            .nth(1)
-            .unwrap()
-            .trim()
-            .to_string();
+        let command = crate::common::reproduce_command(&shown.stdout);
         assert!(command.contains("pwned3"), "the node id is on the command line: {command}");
-        let output = std::process::Command::new("sh")
-            .args(["-c", &command])
-            .current_dir(elsewhere.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("TMPDIR", elsewhere.path())
-            .output()
-            .unwrap();
+        let output = crate::common::sh_as_a_user(&command, elsewhere.path());
         let said = format!(
             "{command}\n{}{}",
             String::from_utf8_lossy(&output.stdout),

@@ -4,7 +4,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, mutdelta, read_report, snapshot};
+use crate::common::{
+    check, fixture_repo, git, mutdelta, read_report, reproduce_command, sh_as_a_user, snapshot,
+};
 
 /// The model client's mutants in a report: one survivor (the `raise` deleted) and kills.
 fn mutants(report: &Value) -> Vec<Value> {
@@ -20,12 +22,6 @@ fn first_with(mutants: &[Value], status: &str) -> Value {
 }
 
 /// The command `show` prints under its "reproduce" heading.
-fn reproduce_command(shown: &str) -> String {
-    let mut lines = shown.lines().skip_while(|line| !line.starts_with("reproduce"));
-    lines.next().expect("a reproduce heading");
-    lines.next().expect("a command under it").trim().to_string()
-}
-
 #[test]
 fn a_survivor_and_a_kill_reproduce_with_the_command_show_prints() {
     let repo = fixture_repo("model_client");
@@ -50,14 +46,7 @@ fn a_survivor_and_a_kill_reproduce_with_the_command_show_prints() {
 
         // Run it as a user would paste it, from an unrelated directory, in a clean environment.
         let elsewhere = tempfile::tempdir().unwrap();
-        let output = Command::new("sh")
-            .args(["-c", &command])
-            .current_dir(elsewhere.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("TMPDIR", elsewhere.path())
-            .output()
-            .unwrap();
+        let output = sh_as_a_user(&command, elsewhere.path());
         let printed =
             format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         assert_eq!(
