@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use mutators::Mutant;
 
 use crate::choose::{self, Choice};
@@ -122,6 +122,10 @@ impl Plan {
             plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
         }
         for path in &added.binary {
+            let source = Language::of(path).filter(|language| !language.is_test_file(path));
+            if source.is_some() && !choice.exclude.matches(path) {
+                bail!("{}", unreadable_source(path, "a binary file"));
+            }
             plan.notes.push(format!("{}: binary file, skipped", path.display()));
         }
         let mut sources = Vec::new();
@@ -143,7 +147,7 @@ impl Plan {
                 other_files.push(path.display().to_string());
                 continue;
             };
-            match read_source(root, path) {
+            match read_source(root, path)? {
                 Ok(source) => sources.push((path, language, source, lines)),
                 Err(note) => plan.notes.push(note),
             }
@@ -244,18 +248,29 @@ impl Plan {
     }
 }
 
-/// A changed file's text in the copy, or the note saying why it is passed over.
-fn read_source(root: &Path, path: &Path) -> Result<String, String> {
+/// A changed source file's text in the copy, or the note saying why it is passed over; an
+/// error when it holds added lines that cannot be read as text, which a check must not pass
+/// over in silence.
+fn read_source(root: &Path, path: &Path) -> Result<Result<String, String>> {
     if std::fs::symlink_metadata(root.join(path)).is_ok_and(|metadata| metadata.file_type().is_symlink()) {
         // Its target is outside the copy or another file of it, mutated under its own name.
-        return Err(format!("{}: a symbolic link, skipped", path.display()));
+        return Ok(Err(format!("{}: a symbolic link, skipped", path.display())));
     }
-    let bytes = std::fs::read(root.join(path))
-        .map_err(|_| format!("{}: not in the state under test, skipped", path.display()))?;
+    let Ok(bytes) = std::fs::read(root.join(path)) else {
+        return Ok(Err(format!("{}: not in the state under test, skipped", path.display())));
+    };
     if bytes.contains(&0) {
-        return Err(format!("{}: binary file, skipped", path.display()));
+        bail!("{}", unreadable_source(path, "a binary file"));
     }
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text, skipped", path.display()))
+    String::from_utf8(bytes).map(Ok).map_err(|_| anyhow!("{}", unreadable_source(path, "not UTF-8 text")))
+}
+
+/// Why a changed source file's added lines cannot be mutated, and what to do.
+fn unreadable_source(path: &Path, what: &str) -> String {
+    format!(
+        "{} is {what}, so its added lines cannot be mutated (mutdelta reads UTF-8 source only): convert it to UTF-8, or leave it out with `exclude` in the configuration",
+        path.display()
+    )
 }
 
 /// The added lines of `sources` that are old code, reformatted or moved.

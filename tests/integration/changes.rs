@@ -220,16 +220,34 @@ fn crlf_files_are_mutated_and_reported_like_any_other() {
 }
 
 #[test]
-fn binary_and_non_utf8_files_are_skipped_with_a_note() {
+fn a_source_file_that_is_not_utf8_text_is_refused_unless_excluded_and_other_binaries_are_noted() {
+    for (name, bytes, what) in [
+        ("latin1.py", &b"NAME = '\xe9t\xe9'\n"[..], "latin1.py is not UTF-8 text"),
+        ("blob.py", &b"x = 1\n\x00\x01\x02\n"[..], "blob.py is a binary file"),
+    ] {
+        let repo = fixture_repo("model_client");
+        std::fs::write(repo.path().join(name), bytes).unwrap();
+        git(repo.path(), &["add", name]);
+
+        let run = check(repo.path(), &[]);
+
+        assert_eq!(run.code, 2, "its added lines are not passed over in silence: {run:?}");
+        let error = crate::common::error_line(&run);
+        assert!(error.contains(what) && error.contains("leave it out with `exclude`"), "{run:?}");
+    }
+    // Left out by the configuration, it is a note; a binary that is no source file always is.
     let repo = fixture_repo("model_client");
     std::fs::write(repo.path().join("latin1.py"), b"NAME = '\xe9t\xe9'\n").unwrap();
-    std::fs::write(repo.path().join("blob.py"), b"x = 1\n\x00\x01\x02\n").unwrap();
-    git(repo.path(), &["add", "latin1.py", "blob.py"]);
+    std::fs::write(repo.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\x00\x00").unwrap();
+    std::fs::write(repo.path().join("mutdelta.toml"), "exclude = [\"latin1.py\"]\n").unwrap();
+    git(repo.path(), &["add", "latin1.py", "logo.png", "mutdelta.toml"]);
 
     let run = check(repo.path(), &[]);
 
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("note: latin1.py: not UTF-8 text, skipped"), "{run:?}");
-    assert!(run.stdout.contains("note: blob.py: binary file, skipped"), "{run:?}");
-    assert!(run.stdout.contains("nothing to mutate"), "{run:?}");
+    assert!(
+        run.stdout.contains("note: latin1.py: matches `exclude` in the configuration, skipped"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("note: logo.png: binary file, skipped"), "{run:?}");
 }
