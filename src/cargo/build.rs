@@ -40,14 +40,40 @@ pub struct Cargo {
     /// `--test-cmd`: run this instead of cargo's tests, once the mutant builds.
     pub command: Option<String>,
     pub build_timeout: Duration,
+    /// The workspace's packages, to name each by a spec no other package matches.
+    pub packages: Vec<super::workspace::Package>,
 }
 
 impl Cargo {
+    /// `-p SPEC` for each of `packages` (by name): a package id spec with the package's path in
+    /// this copy, its name and version, since a bare name is ambiguous when a dependency pulls
+    /// the same crate from the registry (`criterion` → `serde_json` → `itoa`, for `itoa`).
+    pub fn package_args(&self, packages: &[impl AsRef<str>]) -> Vec<String> {
+        packages.iter().flat_map(|name| ["-p".to_string(), self.spec(name.as_ref())]).collect()
+    }
+
+    /// `cargo test --doc` of the package `name`.
+    pub fn doc_tests(&self, name: &str) -> TestCommand {
+        let mut args = vec!["test".to_string(), "--doc".to_string()];
+        args.extend(self.package_args(&[name]));
+        self.invocation(&args)
+    }
+
+    fn spec(&self, name: &str) -> String {
+        let Some(package) = self.packages.iter().find(|package| package.name == name) else {
+            return name.to_string();
+        };
+        let root = std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone());
+        // No trailing `/` for the package at the root: cargo matches the path exactly.
+        let dir = if package.dir.as_os_str().is_empty() { root } else { root.join(&package.dir) };
+        format!("path+file://{}#{}@{}", dir.display(), package.name, package.version)
+    }
+
     /// `cargo` with `args`, in the copy, with its own target directory.
-    pub fn invocation(&self, args: &[&str]) -> TestCommand {
+    pub fn invocation(&self, args: &[impl AsRef<str>]) -> TestCommand {
         TestCommand {
             program: PathBuf::from("cargo"),
-            args: args.iter().map(|arg| arg.to_string()).collect(),
+            args: args.iter().map(|arg| arg.as_ref().to_string()).collect(),
             dir: self.root.clone(),
             env: vec![
                 // Never the user's target directory, whatever their cargo configuration says.
@@ -59,10 +85,9 @@ impl Cargo {
 
     /// Builds the tests of `packages`; `Exit::Unviable` when they do not build.
     pub fn build(&self, packages: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let specs = self.package_args(packages);
         let mut args = vec!["test", "--no-run"];
-        for package in packages {
-            args.extend(["-p", package]);
-        }
+        args.extend(specs.iter().map(String::as_str));
         let mut run = self.invocation(&args).run_build(timeout, log)?;
         if let Exit::Code(code) = run.exit {
             if code != 0 {
@@ -73,23 +98,20 @@ impl Cargo {
     }
 
     /// Runs the (built) tests of `packages`.
-    pub fn test<'a>(&self, packages: &'a [String], timeout: Duration, log: &Path) -> Result<Finished> {
-        let with_packages = |mut args: Vec<&'a str>| {
-            for package in packages {
-                args.extend(["-p", package.as_str()]);
-            }
-            args
+    pub fn test(&self, packages: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
+        let with_packages = |args: &[&str]| -> Vec<String> {
+            args.iter().map(|arg| arg.to_string()).chain(self.package_args(packages)).collect()
         };
         match (&self.command, self.tool) {
             (Some(command), _) => TestCommand {
                 program: PathBuf::from("/bin/sh"),
                 args: vec!["-c".to_string(), command.clone()],
-                ..self.invocation(&[])
+                ..self.invocation(&[] as &[&str])
             }
             .run(timeout, log),
-            (None, TestTool::Cargo) => self.invocation(&with_packages(vec!["test"])).run(timeout, log),
+            (None, TestTool::Cargo) => self.invocation(&with_packages(&["test"])).run(timeout, log),
             (None, TestTool::Nextest) => {
-                self.invocation(&with_packages(vec!["nextest", "run", "--no-fail-fast"])).run(timeout, log)
+                self.invocation(&with_packages(&["nextest", "run", "--no-fail-fast"])).run(timeout, log)
             }
         }
     }

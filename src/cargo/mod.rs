@@ -62,6 +62,7 @@ impl CargoCheck {
             tool: ctx.options.rust.test_tool,
             command: ctx.options.test_cmd.clone(),
             build_timeout,
+            packages: self.workspace.packages.clone(),
         }
     }
 
@@ -427,7 +428,7 @@ impl CargoWorker {
                 let run = {
                     let _held =
                         self.shared.first_target.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    let mut command = switched.cargo.invocation(&["test", "--doc", "-p", package]);
+                    let mut command = switched.cargo.doc_tests(package);
                     command.env.push((MUTANT_VAR.to_string(), id.clone()));
                     command.run(job.timeout, log)?
                 };

@@ -352,10 +352,8 @@ struct Built {
 
 /// `cargo test --no-run` of `packages`, read from its JSON messages.
 fn build(cargo: &Cargo, packages: &[String], log: &Path) -> Result<Built> {
-    let mut args = vec!["test", "--no-run", "--message-format=json"];
-    for package in packages {
-        args.extend(["-p", package]);
-    }
+    let mut args = vec!["test".to_string(), "--no-run".to_string(), "--message-format=json".to_string()];
+    args.extend(cargo.package_args(packages));
     let run = cargo.invocation(&args).run_build(cargo.build_timeout, log)?;
     let output = std::fs::read_to_string(log).unwrap_or_default();
     let mut artifacts = Vec::new();
@@ -496,7 +494,7 @@ fn record(
     let mut doctests_took = BTreeMap::new();
     for package in &with_doctests {
         let file = records.join(format!("doctests-{package}"));
-        let mut command = cargo.invocation(&["test", "--doc", "-p", package]);
+        let mut command = cargo.doc_tests(package);
         command.env.push((switch::RECORD_VAR.to_string(), file.display().to_string()));
         let run = command.run(cargo.build_timeout * 4, log)?;
         steps.push(StepRecord {
@@ -565,7 +563,7 @@ fn canary(
     doctests.sort();
     doctests.dedup();
     for package in doctests {
-        let mut command = cargo.invocation(&["test", "--doc", "-p", package]);
+        let mut command = cargo.doc_tests(package);
         command.env.push((switch::MUTANT_VAR.to_string(), canary.clone()));
         runs.push(command.run(cargo.build_timeout * 4, log)?);
     }

@@ -178,3 +178,15 @@ fn a_users_own_build_seeds_the_baseline_and_is_never_written() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_crate_whose_dev_dependency_pulls_another_crate_of_its_name_is_built_and_checked() {
+    // `-p digits` is ambiguous there: mutdelta names the package by its path in the copy.
+    let (run, report) = run_with_report("rust_same_name", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    assert!(verdicts.len() >= 8, "{verdicts:?}");
+    let caught = |status: &str| status == "Killed" || status == "Timeout";
+    assert!(verdicts.iter().all(|(_, _, status)| caught(status) || status == "CompileError"), "{verdicts:?}");
+    assert!(verdicts.iter().any(|(_, _, status)| status == "Killed"), "{verdicts:?}");
+}
