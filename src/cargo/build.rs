@@ -63,8 +63,9 @@ impl Cargo {
         let Some(package) = self.packages.iter().find(|package| package.name == name) else {
             return name.to_string();
         };
-        let root = std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone());
-        // No trailing `/` for the package at the root: cargo matches the path exactly.
+        // Resolved as cargo sees it from its working directory (a TMPDIR behind a symbolic link
+        // too); no trailing `/` for the package at the root: cargo matches the path exactly.
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
         let dir = if package.dir.as_os_str().is_empty() { root } else { root.join(&package.dir) };
         format!("path+file://{}#{}@{}", dir.display(), package.name, package.version)
     }
