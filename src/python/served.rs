@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 
-use crate::run::memory::{self, Bytes};
-use crate::run::process::{kill_group, read_tail, DieWithParent, MemoryWatch};
+use crate::run::memory::{self, Bytes, MemoryWatch};
+use crate::run::process::{kill_group, read_tail, DieWithParent};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
 use crate::run::INTERRUPTED;
 use crate::watchdog::Watched;
@@ -90,23 +90,23 @@ impl Served {
         let start = Instant::now();
         // The forked child's own group, registered with the watchdog until the request ends
         // (the helper kills the group before its final answer).
-        let mut child_group: Option<(i32, Watched)> = None;
-        let mut memory: Option<MemoryWatch> = None;
+        // Its memory is watched too, and the limit it was stopped at kept for the answer.
+        let mut child_group: Option<(i32, Watched, MemoryWatch)> = None;
         let mut stopped_at: Option<Bytes> = None;
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                if let Some((group, _)) = child_group {
+                if let Some((group, _, _)) = child_group {
                     kill_group(group);
                 }
                 return Ok(Answer::Interrupted(start.elapsed()));
             }
             if start.elapsed() > timeout + WARM_ANSWER_GRACE {
-                if let Some((group, _)) = child_group {
+                if let Some((group, _, _)) = child_group {
                     kill_group(group);
                 }
                 bail!("{} stopped answering", self.name);
             }
-            if let (Some((group, _)), Some(watch), None) = (&child_group, &mut memory, stopped_at) {
+            if let (Some((group, _, watch)), None) = (&mut child_group, stopped_at) {
                 if let Some(limit) = watch.over() {
                     kill_group(*group);
                     stopped_at = Some(limit);
@@ -115,8 +115,9 @@ impl Served {
             match self.answers.recv_timeout(Duration::from_millis(25)) {
                 Ok(answer) => {
                     if let Some(pid) = answer["child"].as_i64() {
-                        child_group = Some((pid as i32, Watched::group(pid as i32)));
-                        memory = Some(MemoryWatch::new(pid as i32, memory::limit()));
+                        let group = pid as i32;
+                        child_group =
+                            Some((group, Watched::group(group), MemoryWatch::new(group, memory::limit())));
                         continue;
                     }
                     let mut answer = answer;

@@ -232,7 +232,7 @@ impl PythonWorker {
         let mut outcome = self.run_mutant_within(file, job, tests, short.unwrap_or(job.timeout), log)?;
         let Some(short) = short else { return Ok(outcome) };
         let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
-        if outcome.status != Status::Timeout || outcome.hit_the_memory_limit() || !swapped {
+        if outcome.status != Status::Timeout || outcome.memory_limit.is_some() || !swapped {
             return Ok(outcome);
         }
         if let Some(unmutated) = self.quick_unmutated(tests, short, log)? {

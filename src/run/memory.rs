@@ -1,8 +1,9 @@
-//! The per-mutant memory limit: what a test process and everything it started hold in memory, read from /proc, and the limit a run sets.
+//! The per-mutant memory limit: what a test process and everything it started hold in memory, read from /proc, the limit a run sets, and the watch that applies it to a running test.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
@@ -121,6 +122,34 @@ fn page_size() -> u64 {
     // SAFETY: sysconf reads a constant of the system and touches no memory of ours.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).unwrap_or(4096)
+}
+
+/// How often, at most, a running test's memory is read: a look costs two small reads per
+/// process, and a test that allocates without bound gains only some hundreds of megabytes
+/// between two looks.
+const MEMORY_EVERY: Duration = Duration::from_millis(20);
+
+/// The run's memory limit applied to one process tree, looked at every `MEMORY_EVERY`.
+pub struct MemoryWatch {
+    root: i32,
+    limit: Option<Bytes>,
+    last: Option<Instant>,
+}
+
+impl MemoryWatch {
+    pub fn new(root: i32, limit: Option<Bytes>) -> MemoryWatch {
+        MemoryWatch { root, limit, last: None }
+    }
+
+    /// The limit, when it is time to look and the tree holds more than it.
+    pub fn over(&mut self) -> Option<Bytes> {
+        let limit = self.limit?;
+        if self.last.is_some_and(|last| last.elapsed() < MEMORY_EVERY) {
+            return None;
+        }
+        self.last = Some(Instant::now());
+        (resident(self.root) > limit).then_some(limit)
+    }
 }
 
 #[cfg(test)]

@@ -540,6 +540,7 @@ mod tests {
                 split: None,
             }),
             reused: false,
+            memory_limit: None,
         };
         outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
     }

@@ -25,6 +25,9 @@ pub struct Outcome {
     /// Reached by an earlier run of the same content, tests and settings, and reused.
     #[serde(default)]
     pub reused: bool,
+    /// The limit its tests were stopped at, when they outgrew the memory limit (a Timeout).
+    #[serde(default)]
+    pub memory_limit: Option<Bytes>,
 }
 
 impl Outcome {
@@ -38,6 +41,7 @@ impl Outcome {
             killed_by: Vec::new(),
             record: None,
             reused: false,
+            memory_limit: None,
         }
     }
 
@@ -60,7 +64,12 @@ pub fn read_common(run: &Finished, timeout: Duration) -> Option<Outcome> {
         Exit::TimedOut => {
             (Status::Timeout, format!("the tests ran past the {:.1} s timeout", timeout.as_secs_f64()))
         }
-        Exit::MemoryLimit(limit) => (Status::Timeout, memory_limit_reason(*limit)),
+        Exit::MemoryLimit(limit) => {
+            return Some(Outcome {
+                memory_limit: Some(*limit),
+                ..Outcome::of_run(run, Status::Timeout, memory_limit_reason(*limit))
+            })
+        }
         Exit::Signal(signal) => (Status::Killed, format!("the test process died of signal {signal}")),
         Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
         Exit::Code(_) => return None,
@@ -68,20 +77,10 @@ pub fn read_common(run: &Finished, timeout: Duration) -> Option<Outcome> {
     Some(Outcome::of_run(run, status, reason))
 }
 
-/// How a verdict stopped at the memory limit begins.
-const MEMORY_LIMIT: &str = "the tests grew past the";
-
 /// A mutant whose tests were stopped at the memory limit: it made them run away as a hang
 /// does, so it counts as a Timeout, caught.
 fn memory_limit_reason(limit: Bytes) -> String {
-    format!("{MEMORY_LIMIT} {limit} memory limit and were stopped (set it with --memory-limit)")
-}
-
-impl Outcome {
-    /// Whether the tests were stopped at the memory limit rather than at a time limit.
-    pub fn hit_the_memory_limit(&self) -> bool {
-        self.status == Status::Timeout && self.reason.starts_with(MEMORY_LIMIT)
-    }
+    format!("the tests grew past the {limit} memory limit and were stopped (set it with --memory-limit)")
 }
 
 /// The verdict of a user's `--test-cmd`: any non-zero exit is the mutant's doing.
@@ -121,6 +120,19 @@ mod tests {
         let unviable = read_common(&build, Duration::from_secs(1)).unwrap();
         assert_eq!(unviable.status, Status::CompileError);
         assert_eq!(unviable.reason, "does not build: error[E0308]: mismatched types");
+    }
+
+    #[test]
+    fn tests_stopped_at_the_memory_limit_are_a_timeout_that_names_the_limit() {
+        let stopped =
+            read_common(&finished(Exit::MemoryLimit(Bytes(300 << 20)), ""), Duration::from_secs(1)).unwrap();
+        assert_eq!((stopped.status, stopped.memory_limit), (Status::Timeout, Some(Bytes(300 << 20))));
+        assert_eq!(
+            stopped.reason,
+            "the tests grew past the 300 MiB memory limit and were stopped (set it with --memory-limit)"
+        );
+        let timed_out = read_common(&finished(Exit::TimedOut, ""), Duration::from_secs(1)).unwrap();
+        assert_eq!((timed_out.status, timed_out.memory_limit), (Status::Timeout, None));
     }
 
     #[test]

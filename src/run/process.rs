@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
-use super::memory::{self, Bytes};
+use super::memory::{self, Bytes, MemoryWatch};
 use super::record::CommandRecord;
 use super::INTERRUPTED;
 
@@ -186,34 +186,6 @@ impl TestCommand {
             duration,
         );
         Ok(Finished { exit, duration, tail: read_tail(log), command: Some(command) })
-    }
-}
-
-/// How often, at most, a running test's memory is read: a look costs two small reads per
-/// process, and a test that allocates without bound gains only some hundreds of megabytes
-/// between two looks.
-const MEMORY_EVERY: Duration = Duration::from_millis(20);
-
-/// The run's memory limit applied to one process tree, looked at every `MEMORY_EVERY`.
-pub struct MemoryWatch {
-    root: i32,
-    limit: Option<Bytes>,
-    last: Option<Instant>,
-}
-
-impl MemoryWatch {
-    pub fn new(root: i32, limit: Option<Bytes>) -> MemoryWatch {
-        MemoryWatch { root, limit, last: None }
-    }
-
-    /// The limit, when it is time to look and the tree holds more than it.
-    pub fn over(&mut self) -> Option<Bytes> {
-        let limit = self.limit?;
-        if self.last.is_some_and(|last| last.elapsed() < MEMORY_EVERY) {
-            return None;
-        }
-        self.last = Some(Instant::now());
-        (memory::resident(self.root) > limit).then_some(limit)
     }
 }
 

@@ -91,7 +91,7 @@ impl Verdicts {
         let mut kept = false;
         for result in results {
             let keeps = matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout)
-                && !result.outcome.hit_the_memory_limit();
+                && result.outcome.memory_limit.is_none();
             if let (true, Some(key)) = (keeps, recalled.keys.get(&result.planned.id)) {
                 if let Ok(bytes) = serde_json::to_vec(&result.outcome) {
                     self.cache.write(key, &bytes);
