@@ -48,6 +48,17 @@ pub fn check_in(root: &Path, args: &[&str]) -> Run {
     run
 }
 
+/// `check_in` with `args` and `--json`, and the JSON report it wrote.
+pub fn check_reporting(root: &Path, args: &[&str]) -> (Run, serde_json::Value) {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let mut all = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap()]);
+    let run = check_in(root, &all);
+    let report = read_report(&json);
+    (run, report)
+}
+
 /// Each mutant of `report`: its replacement (or description) and status and reason.
 fn verdicts(report: &serde_json::Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
@@ -75,13 +86,11 @@ const FILL_TEST: &str =
 fn a_mutant_that_makes_a_test_allocate_without_bound_is_stopped_at_the_memory_limit_on_every_path() {
     let repo = repo_of(&[("README", "x\n")], &[("fill.py", FILL), ("tests/test_fill.py", FILL_TEST)]);
     let root = repo.path();
-    let out = tempfile::tempdir().unwrap();
     for path in [&[][..], &["--no-swap"][..], &["--no-fork"][..]] {
-        let json = out.path().join("r.json");
-        let mut args = vec!["--memory-limit", "300M", "--timeout", "60", "--json", json.to_str().unwrap()];
+        let mut args = vec!["--commit", "HEAD", "--memory-limit", "300M", "--timeout", "60"];
         args.extend_from_slice(path);
-        let run = check_unchanged(root, &args);
-        let verdicts = verdicts(&read_report(&json));
+        let (run, report) = check_reporting(root, &args);
+        let verdicts = verdicts(&report);
         let stopped: Vec<_> = verdicts.iter().filter(|(_, status, _)| status == "Timeout").collect();
         // `i += 2` deleted, `i -= 2`, `i += 0`, `i += 3`: the loop never meets `n`.
         assert!(stopped.len() >= 3, "{path:?}: {verdicts:#?}\n{run:?}");
@@ -146,11 +155,9 @@ fn a_mutant_that_loops_forever_is_a_timeout_and_a_child_that_ignores_sigterm_is_
         &[("README", "x\n"), ("tests/linger.py", linger)],
         &[("steps.py", STEPS), ("tests/test_steps.py", &test)],
     );
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_unchanged(repo.path(), &["--timeout", "3", "--json", json.to_str().unwrap()]);
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD", "--timeout", "3"]);
 
-    let verdicts = verdicts(&read_report(&json));
+    let verdicts = verdicts(&report);
     let timeouts: Vec<_> = verdicts.iter().filter(|(_, status, _)| status == "Timeout").collect();
     // `i = 1`, `i -= 2`, `i = 2`, `i += 0`, `i += 3`, `i += 2` deleted: the loop never meets `n`.
     assert!(timeouts.len() >= 4, "{verdicts:#?}\n{run:?}");
@@ -259,11 +266,9 @@ const PLUS_ONE_TEST: &str = "from calc import f\n\n\ndef test_f():\n    assert f
 fn a_file_that_begins_with_a_byte_order_mark_is_mutated_and_every_mutant_caught() {
     let source = "\u{feff}STEP = 1\n\n\ndef f(x):\n    return x + STEP\n";
     let repo = repo_of(&[("README", "x\n")], &[("calc.py", source), ("tests/test_calc.py", PLUS_ONE_TEST)]);
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_unchanged(repo.path(), &["--json", json.to_str().unwrap(), "-v"]);
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD", "-v"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let statuses = statuses(&read_report(&json));
+    let statuses = statuses(&report);
     assert!(statuses.len() >= 5 && statuses.values().all(|status| status == "Killed"), "{statuses:?}");
     assert!(run.stderr.contains("(swap, "), "the swap path reads the file too: {run:?}");
 }
@@ -273,13 +278,10 @@ fn a_five_megabyte_line_is_shown_shortened_on_the_terminal_and_whole_in_the_repo
     let big = format!("BIG = '{}'\n", "a".repeat(5_000_000));
     let source = format!("{big}\n\ndef f(x):\n    return x + 1\n");
     let repo = repo_of(&[("README", "x\n")], &[("calc.py", &source), ("tests/test_calc.py", PLUS_ONE_TEST)]);
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_unchanged(repo.path(), &["--json", json.to_str().unwrap()]);
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD"]);
     assert_eq!(run.code, 1, "the unused constant's mutants survive: {run:?}");
     assert!(run.stdout.len() < 32 << 10, "{} bytes printed", run.stdout.len());
     assert!(run.stdout.contains("characters left out"), "{run:?}");
-    let report = read_report(&json);
     assert_eq!(report["files"]["calc.py"]["source"], source.as_str(), "the report keeps the source whole");
 }
 
@@ -290,11 +292,8 @@ fn twenty_thousand_added_lines_get_every_verdict_right() {
         source.push_str(&format!("\n\ndef f{i}(x):\n    return x * {i}\n"));
     }
     let repo = repo_of(&[("README", "x\n")], &[("calc.py", &source), ("tests/test_calc.py", PLUS_ONE_TEST)]);
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_unchanged(repo.path(), &["--json", json.to_str().unwrap()]);
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD"]);
     assert_eq!(run.code, 1, "{run:?}");
-    let report = read_report(&json);
     let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
     let status_of = |line: u64| -> BTreeSet<&str> {
         mutants
@@ -329,11 +328,9 @@ fn a_file_with_spaces_and_non_ascii_in_its_path_loaded_by_its_path_is_traced_and
                 spec.loader.exec_module(m)\n\n\ndef test_f():\n    assert m.f(3) == 4\n";
     let repo =
         repo_of(&[("README", "x\n")], &[("src dir/módulo $x.py", PLUS_ONE), ("tests/test_m.py", test)]);
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_unchanged(repo.path(), &["--json", json.to_str().unwrap()]);
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let statuses = statuses(&read_report(&json));
+    let statuses = statuses(&report);
     assert!(statuses.len() >= 3 && statuses.values().all(|status| status == "Killed"), "{statuses:?}");
 }
 
@@ -363,13 +360,9 @@ fn a_submodule_the_tests_import_is_in_every_copy() {
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "the change"]);
     for state in [&["--commit", "HEAD"][..], &["--base", "HEAD~1"][..]] {
-        let out = tempfile::tempdir().unwrap();
-        let json = out.path().join("r.json");
-        let mut args = state.to_vec();
-        args.extend(["--json", json.to_str().unwrap()]);
-        let run = check_in(root, &args);
+        let (run, report) = check_reporting(root, state);
         assert_eq!(run.code, 0, "{state:?}: {run:?}");
-        let statuses = statuses(&read_report(&json));
+        let statuses = statuses(&report);
         assert!(statuses.values().all(|status| status == "Killed"), "{state:?}: {statuses:?}");
     }
 }
@@ -384,11 +377,8 @@ fn a_check_in_a_linked_worktree_checks_its_change_and_leaves_both_checkouts_as_t
     std::fs::write(linked.join("calc.py"), format!("{PLUS_ONE}\n\ndef g(x):\n    return x * 2\n")).unwrap();
     let test = format!("{PLUS_ONE_TEST}\n\ndef test_g():\n    from calc import g\n    assert g(3) == 6\n");
     std::fs::write(linked.join("tests/test_calc.py"), test).unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check_in(&linked, &["--base", "HEAD", "--json", json.to_str().unwrap()]);
+    let (run, report) = check_reporting(&linked, &["--base", "HEAD"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let report = read_report(&json);
     let lines: BTreeSet<u64> = report["files"]["calc.py"]["mutants"]
         .as_array()
         .unwrap()
