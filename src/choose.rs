@@ -6,7 +6,7 @@ use std::path::Path;
 use mutators::catalog::Mutator::{self, *};
 use mutators::Mutant;
 
-/// `--no-arid`, `--one-per-line`, `--include-reformatted` and the configuration's `exclude` and
+/// `--no-arid`, `--one-per-line`, `--include-reformatted`, `--mutate-unsafe` and the configuration's `exclude` and
 /// `disable-mutators`, resolved.
 #[derive(Debug, Clone)]
 pub struct Choice {
@@ -16,6 +16,8 @@ pub struct Choice {
     pub one_per_line: bool,
     /// Added lines that only reformat or move removed code are mutated too (else passed over).
     pub include_reformatted: bool,
+    /// Rust `unsafe` code is mutated like other code (else only bounds-checked indexes in it).
+    pub mutate_unsafe: bool,
     /// Families whose mutants are not made at all.
     pub disabled: BTreeSet<Mutator>,
     /// Files whose added lines are not mutated.
@@ -28,6 +30,7 @@ impl Default for Choice {
             arid: true,
             one_per_line: false,
             include_reformatted: false,
+            mutate_unsafe: false,
             disabled: BTreeSet::new(),
             exclude: Exclude::default(),
         }

@@ -127,6 +127,11 @@ pub struct ChoiceArgs {
     /// lines, alone or as a run); by default they are passed over as old code.
     #[arg(long)]
     pub include_reformatted: bool,
+    /// Mutate Rust `unsafe` blocks and `unsafe fn`s like other code; by default only the
+    /// arithmetic of a bounds-checked index `a[i]` is, since a mutant elsewhere may cause
+    /// undefined behaviour rather than a failing test.
+    #[arg(long)]
+    pub mutate_unsafe: bool,
 }
 
 /// The configuration file: whether it is read, and a look at what it resolves to.

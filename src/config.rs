@@ -27,6 +27,7 @@ pub const KEYS: &[&str] = &[
     "no-arid",
     "one-per-line",
     "include-reformatted",
+    "mutate-unsafe",
     "test-tool",
     "no-audit",
     "confirm-survivors",
@@ -91,6 +92,7 @@ pub struct Config {
     pub no_arid: Option<bool>,
     pub one_per_line: Option<bool>,
     pub include_reformatted: Option<bool>,
+    pub mutate_unsafe: Option<bool>,
     pub test_tool: Option<TestTool>,
     pub no_audit: Option<bool>,
     pub confirm_survivors: Option<bool>,
@@ -193,6 +195,9 @@ impl Config {
                 }
                 "include-reformatted" => {
                     config.include_reformatted = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
+                }
+                "mutate-unsafe" => {
+                    config.mutate_unsafe = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
                 }
                 "no-audit" => config.no_audit = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?),
                 "confirm-survivors" => {
@@ -315,7 +320,7 @@ mod tests {
         let config = load(
             "test-cmd = \"make test\"\npython = \".venv/bin/python\"\ntimeout = 2.5\njobs = 3\n\
              exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\n\
-             no-arid = true\none-per-line = true\ninclude-reformatted = false\ntest-tool = \"nextest\"\nno-audit = true\n\
+             no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\ntest-tool = \"nextest\"\nno-audit = true\n\
              memory-limit = \"2G\"\n",
         )
         .unwrap();
@@ -330,6 +335,7 @@ mod tests {
             (config.no_arid, config.one_per_line, config.include_reformatted, config.no_audit),
             (Some(true), Some(true), Some(false), Some(true))
         );
+        assert_eq!(config.mutate_unsafe, Some(true));
         assert_eq!(config.test_tool, Some(TestTool::Nextest));
         assert_eq!(config.memory_limit, Some(Some(Bytes(2 << 30))));
         assert_eq!(load("memory-limit = \"none\"").unwrap().memory_limit, Some(None));

@@ -178,6 +178,7 @@ impl Choice {
         let one_per_line = settings.flag("one-per-line", args.one_per_line, config.one_per_line);
         let include_reformatted =
             settings.flag("include-reformatted", args.include_reformatted, config.include_reformatted);
+        let mutate_unsafe = settings.flag("mutate-unsafe", args.mutate_unsafe, config.mutate_unsafe);
         let exclude =
             settings.value("exclude", None, config.exclude.clone(), Default::default(), |exclude| {
                 config::quoted_list(exclude.patterns())
@@ -193,6 +194,7 @@ impl Choice {
             arid: !no_arid,
             one_per_line,
             include_reformatted,
+            mutate_unsafe,
             disabled: disabled.into_iter().collect(),
             exclude,
         }

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
+use mutators::rust::UnsafeCode;
 use mutators::Mutant;
 
 use crate::choose::{self, Choice};
@@ -35,10 +36,19 @@ impl Language {
         }
     }
 
-    fn mutate(self, source: &str, lines: &[usize]) -> Result<mutators::FileMutants, mutators::MutateError> {
+    fn mutate(
+        self,
+        source: &str,
+        lines: &[usize],
+        choice: &Choice,
+    ) -> Result<mutators::FileMutants, mutators::MutateError> {
         match self {
             Language::Python => mutators::python::mutate(source, lines),
-            Language::Rust => mutators::rust::mutate(source, lines),
+            Language::Rust => {
+                let unsafe_code =
+                    if choice.mutate_unsafe { UnsafeCode::Mutated } else { UnsafeCode::Guarded };
+                mutators::rust::mutate_with(source, lines, unsafe_code)
+            }
         }
     }
 
@@ -108,6 +118,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Added executable lines passed over as old code, reformatted or moved (`reformat`), per file.
     pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
+    /// Added executable lines left without a mutant for lying in Rust `unsafe` code, per file.
+    pub unsafe_lines: BTreeMap<PathBuf, Vec<usize>>,
     /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
     pub share: Option<crate::shard::Share>,
 }
@@ -180,15 +192,20 @@ impl Plan {
                 .filter(|line| !passed.is_some_and(|passed| passed.contains(line)))
                 .collect();
             let found = language
-                .mutate(&source, &requested)
+                .mutate(&source, &requested, choice)
                 .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
             if let Some(passed) = passed {
                 let passed: Vec<usize> = passed.iter().copied().collect();
-                let executable =
-                    language.mutate(&source, &passed).map(|found| found.executable_lines).unwrap_or_default();
+                let executable = language
+                    .mutate(&source, &passed, choice)
+                    .map(|found| found.executable_lines)
+                    .unwrap_or_default();
                 if !executable.is_empty() {
                     plan.reformatted.insert(path.clone(), executable);
                 }
+            }
+            if !found.unsafe_lines.is_empty() {
+                plan.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());
             }
             if found.executable_lines.is_empty() {
                 continue;
@@ -201,6 +218,14 @@ impl Plan {
                 statements: found.statements,
                 mutants: choose::apply(found.mutants, choice),
             });
+        }
+        let unsafe_lines: usize = plan.unsafe_lines.values().map(Vec::len).sum();
+        if unsafe_lines > 0 {
+            plan.notes.push(format!(
+                "{unsafe_lines} added executable {} in `unsafe` code got no mutant: a mutant there could cause undefined behaviour rather than a failing test (--mutate-unsafe mutates {} anyway)",
+                if unsafe_lines == 1 { "line" } else { "lines" },
+                if unsafe_lines == 1 { "it" } else { "them" },
+            ));
         }
         let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
         if reformatted > 0 {

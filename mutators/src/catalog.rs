@@ -184,9 +184,10 @@ pub const PYTHON: &[Rule] = &[
     rule(ConditionForcing, "while <condition>:", &["False"], "never True: the loop would hang"),
 ];
 
-/// Rust. Nothing is mutated in test code (`#[cfg(test)]` items, `#[test]` functions), `unsafe`
-/// blocks and functions, `const` and `static` items, attributes, types, patterns and macro
-/// bodies; a whole macro statement may be deleted.
+/// Rust. Nothing is mutated in test code (`#[cfg(test)]` items, `#[test]` functions), `const`
+/// and `static` items, attributes, types, patterns and macro bodies; a whole macro statement
+/// may be deleted. In `unsafe` blocks and functions only the index of a bounds-checked `a[i]`
+/// made of plain arithmetic is, unless `--mutate-unsafe`.
 #[rustfmt::skip]
 pub const RUST: &[Rule] = &[
     rule(ArithmeticOperator, "+", &["-"], "binary only"),
@@ -246,7 +247,7 @@ pub const RUST: &[Rule] = &[
 
     rule(MatchArmDeletion, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
 
-    rule(FunctionBody, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn, const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
+    rule(FunctionBody, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn (unless --mutate-unsafe), const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
     rule(FunctionBody, "fn f() -> bool { <body> }", &["true", "false"], ""),
     rule(FunctionBody, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
     rule(FunctionBody, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),
@@ -309,6 +310,7 @@ pub const RUST_ARID: &[Marker] = &[
 pub const EQUIVALENT: &[Marker] = &[
     marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "not not x: removing either not gives one mutant"),
     marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
+    marker("identity-operand", "not made (Rust): an operator swap that keeps the value, its right operand an integer literal: `x + 0` and `x - 0`, `x << 0` and `x >> 0`, `x * 1` and `x / 1` (and their assignments)", "buf[OFFSET + 0] → buf[OFFSET - 0]"),
     marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false (in Rust, also its `return` deleted): the rest of the function usually gives the same answer", "if self is other: return True"),
 ];
 

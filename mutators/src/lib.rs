@@ -71,6 +71,8 @@ pub struct FileMutants {
     pub statements: Vec<std::ops::RangeInclusive<usize>>,
     /// Every mutant on those lines, in source order.
     pub mutants: Vec<Mutant>,
+    /// Executable lines left without a mutant because they lie in unsafe code (Rust).
+    pub unsafe_lines: Vec<usize>,
 }
 
 /// Why a file could not be mutated.

@@ -21,8 +21,30 @@ use walk::Walker;
 /// and which of those lines are executable. Mutants covered by a `// mutdelta: skip <reason>`
 /// comment (on their line, or alone on a line above their item, statement or match arm)
 /// are marked ignored; those in arid code carry its rule, those that force a fast-path guard
-/// to false their likely-equivalence rule.
+/// to false their likely-equivalence rule. Unsafe code is guarded (see `UnsafeCode`).
 pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError> {
+    mutate_with(source, lines, UnsafeCode::Guarded)
+}
+
+/// What is mutated inside `unsafe` blocks and `unsafe fn`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnsafeCode {
+    /// Only the arithmetic inside the index of a bounds-checked `a[i]`: a mutant there cannot
+    /// reach outside the slice by itself. Lines left without a mutant for lying in unsafe code
+    /// are listed in `FileMutants::unsafe_lines`.
+    #[default]
+    Guarded,
+    /// Everything, as in safe code: a mutant may then cause undefined behaviour (a crash, or a
+    /// test that passes by chance) rather than a failing test.
+    Mutated,
+}
+
+/// `mutate`, with unsafe code treated as `unsafe_code` says.
+pub fn mutate_with(
+    source: &str,
+    lines: &[usize],
+    unsafe_code: UnsafeCode,
+) -> Result<FileMutants, MutateError> {
     let _spans = SpanScope;
     let parsed = source::parse(source)?;
     let Pragmas { mut by_line, above } = Pragmas::read(&parsed)?;
@@ -32,7 +54,7 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
             *slot = true;
         }
     }
-    let mut walker = Walker::new(&parsed.source, &wanted, above);
+    let mut walker = Walker::new(&parsed.source, &wanted, above, unsafe_code == UnsafeCode::Mutated);
     walker.walk(&parsed.file);
     let executable = parsed.code_lines_within(&walker.bodies);
     let executable_lines: Vec<usize> = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
@@ -44,7 +66,13 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     crate::sort_and_dedup(source, &mut mutants);
     walker.marks.apply(&mut mutants);
     let statements = executable_lines.iter().map(|&line| line..=line).collect();
-    Ok(FileMutants { executable_lines, statements, mutants })
+    let mutated: std::collections::HashSet<usize> = mutants.iter().map(|mutant| mutant.line).collect();
+    let unsafe_lines = executable_lines
+        .iter()
+        .copied()
+        .filter(|line| walker.refused_as_unsafe.contains(line) && !mutated.contains(line))
+        .collect();
+    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines })
 }
 
 /// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or
@@ -52,7 +80,7 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
 pub fn executable_lines(source: &str) -> Result<Vec<usize>, MutateError> {
     let _spans = SpanScope;
     let parsed = source::parse(source)?;
-    let mut walker = Walker::new(&parsed.source, &[], HashMap::new());
+    let mut walker = Walker::new(&parsed.source, &[], HashMap::new(), false);
     walker.walk(&parsed.file);
     let mask = parsed.code_lines_within(&walker.bodies);
     Ok((1..mask.len()).filter(|&l| mask[l]).collect())

@@ -1,6 +1,6 @@
 //! Focused checks of the tricky corners of the Rust mutant generator.
 
-use mutators::rust::{executable_lines, mutate};
+use mutators::rust::{executable_lines, mutate, UnsafeCode};
 use mutators::{Mutant, MutateError, Position};
 
 /// Mutants of every line, as for a new file.
@@ -191,9 +191,7 @@ fn a_pragma_needs_a_reason() {
     assert_eq!(of(&all_mutants(source), "StatementDeletion").len(), 1);
 }
 
-#[test]
-fn unsafe_blocks_and_functions_are_left_alone() {
-    let source = "\
+const UNSAFE: &str = "\
 fn f(p: *const u8, n: usize) -> u8 {
     let k = n + 1;
     unsafe { *p.add(n - 1) + 1 }
@@ -201,10 +199,40 @@ fn f(p: *const u8, n: usize) -> u8 {
 unsafe fn g(p: *const u8) -> u8 {
     *p + 1
 }
+fn h(buf: &mut [u8], p: *mut u8, i: usize) {
+    unsafe {
+        buf[i + 1] = *p.add(i * 2);
+        buf[*p.add(i + 2) as usize] = 0;
+    }
+}
 ";
-    let mutants = all_mutants(source);
-    assert_eq!(lines_of(&mutants), [1, 2], "{mutants:?}");
-    assert_eq!(executable_lines(source).unwrap(), [2, 3, 6]);
+
+#[test]
+fn unsafe_code_is_mutated_only_in_bounds_checked_indexes() {
+    let found = mutate(UNSAFE, &(1..=14).collect::<Vec<_>>()).unwrap();
+    let mutants = &found.mutants;
+    // Line 10: `i + 1` in the checked `buf[..]` only, never `i * 2` in the pointer offset.
+    let line_10: Vec<String> = mutants
+        .iter()
+        .filter(|m| m.line == 10)
+        .map(|m| format!("{}→{}", m.original, m.replacement))
+        .collect();
+    assert_eq!(line_10, ["+→-", "1→0", "1→2"], "{mutants:?}");
+    // Line 11's index holds a call: nothing of it. The bodies of `f` and `h` are still replaced.
+    assert_eq!(lines_of(mutants), [1, 2, 8, 10], "{mutants:?}");
+    assert_eq!(executable_lines(UNSAFE).unwrap(), [2, 3, 6, 9, 10, 11]);
+    // Lines left without a mutant for being unsafe: the unsafe block of `f`, `g`'s body and line 11.
+    assert_eq!(found.unsafe_lines, [3, 6, 11]);
+}
+
+#[test]
+fn unsafe_code_is_mutated_like_any_other_when_asked() {
+    let found =
+        mutators::rust::mutate_with(UNSAFE, &(1..=14).collect::<Vec<_>>(), UnsafeCode::Mutated).unwrap();
+    let lines = lines_of(&found.mutants);
+    assert_eq!(lines, [1, 2, 3, 5, 6, 8, 10, 11], "{:?}", found.mutants);
+    assert!(of(&found.mutants, "FunctionBody").iter().any(|m| m.starts_with("5:")), "g's body is replaced");
+    assert!(found.unsafe_lines.is_empty());
 }
 
 #[test]
@@ -456,4 +484,22 @@ fn a_pragma_wins_over_an_arid_rule_and_a_tail_macro_is_no_statement_to_delete() 
         .map(|m| (m.line, m.ignored.as_deref(), m.arid.is_some()))
         .collect();
     assert_eq!(deletions, [(2, Some("shown to users"), true)]);
+}
+
+#[test]
+fn an_operator_swap_that_keeps_the_value_is_not_made() {
+    let source = "\
+fn f(x: u32, y: f64) -> (u32, u32, u32, f64) {
+    let mut z = x << 0;
+    z += 0;
+    (x + 0, x * (1), x + 1, y + 0.0)
+}
+";
+    let operators: Vec<String> = all_mutants(source)
+        .iter()
+        .filter(|m| m.mutator().name().ends_with("Operator"))
+        .map(|m| format!("{}:{}→{}", m.line, m.original, m.replacement))
+        .collect();
+    // `x + 1` and `y + 0.0` (-0.0 - 0.0 is -0.0) keep their swap.
+    assert_eq!(operators, ["4:+→-", "4:+→-"]);
 }

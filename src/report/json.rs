@@ -134,6 +134,10 @@ fn origin(report: &Report) -> Value {
         // Added lines passed over as reformatted or moved code, per file.
         value["reformatted"] = json!(report.plan.reformatted);
     }
+    if !report.plan.unsafe_lines.is_empty() {
+        // Added executable lines left without a mutant for lying in `unsafe` code, per file.
+        value["unsafeLines"] = json!(report.plan.unsafe_lines);
+    }
     value
 }
 

@@ -42,9 +42,9 @@ pub fn render_text(plan: &Plan) -> String {
     out
 }
 
-/// `{"mutants": [...], "addedLines": {"path": [lines]}, "reformatted": {"path": [lines]}}`: the
+/// `{"mutants": [...], "addedLines": {"path": [lines]}, "reformatted": {..}, "unsafeLines": {..}}`: the
 /// mutants, the added executable lines of each mutated file (as in the check's report), and
-/// those passed over as reformatted or moved code; with `--shard`, `"shard": {"index", "count",
+/// those passed over as reformatted or moved code or left without a mutant as unsafe; with `--shard`, `"shard": {"index", "count",
 /// "planned"}` (the plan's mutants in all).
 pub fn render_json(plan: &Plan) -> Value {
     let items: Vec<Value> = plan
@@ -70,7 +70,14 @@ pub fn render_json(plan: &Plan) -> Value {
         .collect();
     let reformatted: serde_json::Map<String, Value> =
         plan.reformatted.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
-    let mut value = json!({ "mutants": items, "addedLines": plan.added_lines(), "reformatted": reformatted });
+    let unsafe_lines: serde_json::Map<String, Value> =
+        plan.unsafe_lines.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
+    let mut value = json!({
+        "mutants": items,
+        "addedLines": plan.added_lines(),
+        "reformatted": reformatted,
+        "unsafeLines": unsafe_lines,
+    });
     if let Some(share) = &plan.share {
         value["shard"] =
             json!({ "index": share.shard.index, "count": share.shard.count, "planned": share.planned });

@@ -117,6 +117,7 @@ fn options_json(options: &Options) -> Value {
         "arid": options.choice.arid,
         "onePerLine": options.choice.one_per_line,
         "includeReformatted": options.choice.include_reformatted,
+        "mutateUnsafe": options.choice.mutate_unsafe,
         "disableMutators": options.choice.disabled.iter().map(|family| family.name()).collect::<Vec<_>>(),
         "exclude": options.choice.exclude.patterns(),
         "jobs": options.jobs.get(),

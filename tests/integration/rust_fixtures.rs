@@ -127,6 +127,60 @@ fn list_and_check_say_the_same_of_executable_lines_without_a_mutant() {
     assert_eq!(report["mutdelta"]["addedLines"], plan["addedLines"], "{report}");
     assert_eq!(last, "0 mutants on 2 added executable lines (no mutator applies to them)");
     assert!(run.stdout.contains(&format!("mutation delta: {last}\n")), "{run:?}");
+    // The write is in an unsafe block, but no mutator would apply to it in safe code either:
+    // it is not counted as passed over for being unsafe.
+    assert_eq!(plan["unsafeLines"], serde_json::json!({}), "{plan}");
+    assert!(!run.stdout.contains("`unsafe`"), "{run:?}");
+}
+
+#[test]
+fn in_unsafe_code_only_bounds_checked_indexes_are_mutated_and_their_mutants_are_caught() {
+    let repo = fixture_repo("rust_unsafe");
+
+    let (run, report) = run_in(&repo, &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    let in_block: Vec<(u64, String)> = verdicts
+        .iter()
+        .filter(|(line, ..)| (29..=30).contains(line))
+        .map(|(line, description, _)| (*line, description.clone()))
+        .collect();
+    // `OFFSET + 0` → `OFFSET - 0` changes nothing and is not made; `pair * 2 + 1`, a pointer
+    // offset, is not touched.
+    let expected = [
+        (29, "replace 0 with 1"),
+        (30, "replace + with -"),
+        (30, "replace 1 with 0"),
+        (30, "replace 1 with 2"),
+    ];
+    assert_eq!(in_block, expected.map(|(line, text)| (line, text.to_string())), "{verdicts:?}");
+    // Dividing by a literal 0 does not compile (rustc's unconditional-panic lint); all else is caught.
+    let caught = |(_, description, status): &&(u64, String, String)| {
+        status == "Killed" || (status == "CompileError" && description == "replace 100 with 0")
+    };
+    assert!(verdicts.iter().all(|verdict| caught(&verdict)), "{verdicts:?}");
+    // `thousands_digit`'s read through a pointer offset gets no mutant, and the check says so.
+    assert_eq!(report["mutdelta"]["unsafeLines"], serde_json::json!({"src/lib.rs": [37]}), "{report}");
+    let note = "1 added executable line in `unsafe` code got no mutant: a mutant there could cause \
+                undefined behaviour rather than a failing test (--mutate-unsafe mutates it anyway)";
+    assert!(run.stdout.contains(&format!("note: {note}\n")), "{run:?}");
+
+    let listed = mutdelta(repo.path(), &["list", "--commit", "HEAD", "--json", "--mutate-unsafe"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let plan: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let on_30: Vec<&Value> = plan["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|mutant| mutant["line"] == 30)
+        .map(|mutant| &mutant["description"])
+        .collect();
+    assert!(
+        on_30.contains(&&Value::from("replace * with /")),
+        "the pointer offset is mutated too: {on_30:?}"
+    );
+    assert_eq!(plan["unsafeLines"], serde_json::json!({}), "{plan}");
 }
 
 #[test]

@@ -41,8 +41,13 @@ impl Walker<'_, '_> {
         let text = self.source.text;
         // `x as u8 < y` reads as the start of `u8<...>`: no `<`, `<=`, `<<` after a cast.
         let after_cast = ends_with_cast(&expr.left);
+        let from = &text[span.clone()];
+        let right = integer_value(&expr.right);
         for mutator in BINARY_FAMILIES {
-            self.swaps(mutator, &text[span.clone()], span.clone(), |to| !(after_cast && to.starts_with('<')));
+            let fuses_with_cast = |to: &str| after_cast && to.starts_with('<');
+            self.swaps(mutator, from, span.clone(), |to| {
+                !(fuses_with_cast(to) || keeps_the_value(from, to, right))
+            });
         }
     }
 
@@ -200,6 +205,30 @@ fn is_assignment(op: &BinOp) -> bool {
 }
 
 /// `let` in a condition, alone or in a `&&` chain.
+/// Operators that leave their left operand as it is when the right one is 0, and when it is 1
+/// (`identity-operand` in `catalog::EQUIVALENT`): swapping one for another of its set changes
+/// nothing. Integer literals only: `-0.0` tells `x + 0.0` from `x - 0.0`.
+const IDENTITY_WITH_0: &[&str] = &["+", "-", "<<", ">>", "+=", "-=", "<<=", ">>="];
+const IDENTITY_WITH_1: &[&str] = &["*", "/", "*=", "/="];
+
+fn keeps_the_value(from: &str, to: &str, right: Option<u128>) -> bool {
+    let set = match right {
+        Some(0) => IDENTITY_WITH_0,
+        Some(1) => IDENTITY_WITH_1,
+        _ => return false,
+    };
+    set.contains(&from) && set.contains(&to)
+}
+
+/// The value of an integer literal, also in parentheses.
+fn integer_value(expr: &Expr) -> Option<u128> {
+    match expr {
+        Expr::Lit(syn::ExprLit { lit: Lit::Int(int), .. }) => int.base10_digits().parse().ok(),
+        Expr::Paren(inner) => integer_value(&inner.expr),
+        _ => None,
+    }
+}
+
 fn has_let(expr: &Expr) -> bool {
     match expr {
         Expr::Let(_) => true,

@@ -35,6 +35,15 @@ pub(crate) struct Walker<'p, 'a> {
     /// Where the blocks whose value is `()` and discarded start: loop bodies, the block of
     /// an `if` without `else`.
     unit_blocks: HashSet<usize>,
+    /// Whether code inside `unsafe` blocks and `unsafe fn`s is mutated like any other.
+    mutate_unsafe: bool,
+    /// Inside an `unsafe` block or `unsafe fn` (and `mutate_unsafe` is off).
+    in_unsafe: bool,
+    /// Inside the index of a bounds-checked `a[i]` made of plain arithmetic, within unsafe code:
+    /// a mutant there cannot step outside the slice by itself.
+    in_checked_index: bool,
+    /// Wanted lines where a mutant was not made because it lay in unsafe code.
+    pub refused_as_unsafe: HashSet<usize>,
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
@@ -42,6 +51,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         source: &'p Source<'a>,
         wanted: &'p [bool],
         pragma_targets: HashMap<usize, String>,
+        mutate_unsafe: bool,
     ) -> Self {
         Walker {
             source,
@@ -53,6 +63,10 @@ impl<'p, 'a> Walker<'p, 'a> {
             marks: Marks::default(),
             targets: Vec::new(),
             unit_blocks: HashSet::new(),
+            mutate_unsafe,
+            in_unsafe: false,
+            in_checked_index: false,
+            refused_as_unsafe: HashSet::new(),
         }
     }
 
@@ -67,7 +81,8 @@ impl<'p, 'a> Walker<'p, 'a> {
         self.wanted.get(line).copied().unwrap_or(false)
     }
 
-    /// Records an edit if it starts on a wanted line.
+    /// Records an edit if it starts on a wanted line, unless it lies in unsafe code outside a
+    /// checked index.
     pub(crate) fn push(
         &mut self,
         span: Range<usize>,
@@ -75,9 +90,15 @@ impl<'p, 'a> Walker<'p, 'a> {
         rule: &'static Rule,
         description: String,
     ) {
-        if self.is_wanted(self.source.line(span.start)) {
-            self.edits.push(Edit { span, replacement, rule, description });
+        let line = self.source.line(span.start);
+        if !self.is_wanted(line) {
+            return;
         }
+        if self.in_unsafe && !self.in_checked_index {
+            self.refused_as_unsafe.insert(line);
+            return;
+        }
+        self.edits.push(Edit { span, replacement, rule, description });
     }
 
     /// A node starting on a line a pragma points at is covered by it, whole.
@@ -99,14 +120,16 @@ impl<'p, 'a> Walker<'p, 'a> {
         let braces = self.source.range(block.brace_token.span.open()).start
             ..self.source.range(block.brace_token.span.close()).end;
         self.bodies.push(braces.clone());
-        if matches!(sig.safety, syn::Safety::Unsafe(_)) {
-            return; // mutating it could break memory safety rather than a test
-        }
+        // A nested `fn` is safe code of its own, whatever surrounds it.
+        let outside = (self.in_unsafe, self.in_checked_index);
+        self.in_unsafe = matches!(sig.safety, syn::Safety::Unsafe(_)) && !self.mutate_unsafe;
+        self.in_checked_index = false;
         if let Some(rule) = super::arid::body_rule(block) {
             self.marks.arid(braces.clone(), rule);
         }
         self.replace_body(sig, block, braces);
         self.apart(|walker| walker.visit_block(block));
+        (self.in_unsafe, self.in_checked_index) = outside;
     }
 
     /// Visits a function, closure or async block body: no `break` in it leaves a loop outside.
@@ -275,7 +298,22 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
         self.visit_expr(&expr.expr);
     }
 
-    fn visit_expr_unsafe(&mut self, _: &'ast syn::ExprUnsafe) {}
+    /// Unsafe code is mutated only where a mutant cannot make undefined behaviour by itself
+    /// (`a[i]`'s bounds-checked index), unless `mutate_unsafe`.
+    fn visit_expr_unsafe(&mut self, expr: &'ast syn::ExprUnsafe) {
+        let outside = std::mem::replace(&mut self.in_unsafe, !self.mutate_unsafe);
+        visit::visit_expr_unsafe(self, expr);
+        self.in_unsafe = outside;
+    }
+
+    fn visit_expr_index(&mut self, expr: &'ast syn::ExprIndex) {
+        self.visit_expr(&expr.expr);
+        let checked = self.in_checked_index || (self.in_unsafe && is_plain_arithmetic(&expr.index));
+        let outside = std::mem::replace(&mut self.in_checked_index, checked);
+        self.visit_expr(&expr.index);
+        self.in_checked_index = outside;
+    }
+
     fn visit_expr_const(&mut self, _: &'ast syn::ExprConst) {}
     fn visit_attribute(&mut self, _: &'ast Attribute) {}
     /// Macro bodies are tokens, not syntax: never mutated (a whole macro statement may be deleted).
@@ -285,6 +323,25 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     fn visit_generics(&mut self, _: &'ast syn::Generics) {}
     fn visit_path(&mut self, _: &'ast syn::Path) {}
     fn visit_angle_bracketed_generic_arguments(&mut self, _: &'ast syn::AngleBracketedGenericArguments) {}
+}
+
+/// Arithmetic on names, fields, literals and bounds-checked indexing alone: no call, method,
+/// dereference or macro, any of which could be an unchecked operation.
+fn is_plain_arithmetic(expr: &syn::Expr) -> bool {
+    use syn::{Expr, UnOp};
+    match expr {
+        Expr::Lit(_) | Expr::Path(_) => true,
+        Expr::Field(field) => is_plain_arithmetic(&field.base),
+        Expr::Paren(inner) => is_plain_arithmetic(&inner.expr),
+        Expr::Group(inner) => is_plain_arithmetic(&inner.expr),
+        Expr::Cast(cast) => is_plain_arithmetic(&cast.expr),
+        Expr::Binary(binary) => is_plain_arithmetic(&binary.left) && is_plain_arithmetic(&binary.right),
+        Expr::Unary(unary) => {
+            matches!(unary.op, UnOp::Neg(_) | UnOp::Not(_)) && is_plain_arithmetic(&unary.expr)
+        }
+        Expr::Index(index) => is_plain_arithmetic(&index.expr) && is_plain_arithmetic(&index.index),
+        _ => false,
+    }
 }
 
 /// `#[test]`, `#[tokio::test]`-like, `#[bench]`, `#[rstest]`, `#[test_case(..)]`, or a `#[cfg(..)]`
