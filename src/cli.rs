@@ -200,6 +200,16 @@ pub struct CheckArgs {
     /// What runs the tests of a cargo package (Rust files); default: cargo.
     #[arg(long, value_enum)]
     pub test_tool: Option<TestToolArg>,
+    /// Cargo features to build and test the packages with (Rust files): names separated by
+    /// commas or spaces, `package/feature` for a feature of one package; repeatable.
+    #[arg(long, short = 'F', value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Build and test the packages with all their cargo features.
+    #[arg(long)]
+    pub all_features: bool,
+    /// Build and test the packages without their default cargo features.
+    #[arg(long)]
+    pub no_default_features: bool,
     /// Run each mutant's tests in a new interpreter instead of forking a warm one.
     #[arg(long)]
     pub no_fork: bool,

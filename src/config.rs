@@ -29,6 +29,9 @@ pub const KEYS: &[&str] = &[
     "include-reformatted",
     "mutate-unsafe",
     "test-tool",
+    "features",
+    "all-features",
+    "no-default-features",
     "no-audit",
     "confirm-survivors",
     "memory-limit",
@@ -94,6 +97,9 @@ pub struct Config {
     pub include_reformatted: Option<bool>,
     pub mutate_unsafe: Option<bool>,
     pub test_tool: Option<TestTool>,
+    pub features: Option<Vec<String>>,
+    pub all_features: Option<bool>,
+    pub no_default_features: Option<bool>,
     pub no_audit: Option<bool>,
     pub confirm_survivors: Option<bool>,
 }
@@ -202,6 +208,22 @@ impl Config {
                 "no-audit" => config.no_audit = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?),
                 "confirm-survivors" => {
                     config.confirm_survivors = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
+                }
+                "features" => {
+                    let lists = match &value {
+                        Value::String(names) => vec![names.clone()],
+                        _ => {
+                            strings(&value).ok_or_else(|| wrong("a list of cargo feature names (strings)"))?
+                        }
+                    };
+                    config.features =
+                        Some(crate::options::feature_names(&lists, &format!("{kind}: `features`"))?);
+                }
+                "all-features" => {
+                    config.all_features = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
+                }
+                "no-default-features" => {
+                    config.no_default_features = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
                 }
                 "test-tool" => match &value {
                     Value::String(tool) if tool == "cargo" => config.test_tool = Some(TestTool::Cargo),
@@ -320,7 +342,7 @@ mod tests {
         let config = load(
             "test-cmd = \"make test\"\npython = \".venv/bin/python\"\ntimeout = 2.5\njobs = 3\n\
              exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\n\
-             no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\ntest-tool = \"nextest\"\nno-audit = true\n\
+             no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\nfeatures = [\"a\", \"pkg/b\"]\nall-features = false\nno-default-features = true\ntest-tool = \"nextest\"\nno-audit = true\n\
              memory-limit = \"2G\"\n",
         )
         .unwrap();
@@ -336,6 +358,12 @@ mod tests {
             (Some(true), Some(true), Some(false), Some(true))
         );
         assert_eq!(config.mutate_unsafe, Some(true));
+        assert_eq!(config.features, Some(vec!["a".to_string(), "pkg/b".to_string()]));
+        assert_eq!((config.all_features, config.no_default_features), (Some(false), Some(true)));
+        assert_eq!(
+            load("features = \"a, b c\"").unwrap().features,
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
         assert_eq!(config.test_tool, Some(TestTool::Nextest));
         assert_eq!(config.memory_limit, Some(Some(Bytes(2 << 30))));
         assert_eq!(load("memory-limit = \"none\"").unwrap().memory_limit, Some(None));
@@ -366,6 +394,13 @@ mod tests {
                 "`tests` must be a list of test files or pytest node ids (strings), not a list holding 1",
             ),
             ("test-tool = \"pytest\"", "`test-tool` must be \"cargo\" or \"nextest\""),
+            // A feature name that cargo would read as an option never reaches cargo.
+            (
+                "features = [\"rounding\", \"--config=build.rustc-wrapper='x'\"]",
+                "mutdelta.toml: `features` holds \"--config=build.rustc-wrapper='x'\", which is not a cargo feature name",
+            ),
+            ("features = [1]", "`features` must be a list of cargo feature names (strings)"),
+            ("all-features = 1", "`all-features` must be true or false"),
             ("test-cmd = \" \"", "`test-cmd` must be a shell command"),
             ("exclude = [\"docs/[conf.py\"]", "`exclude` holds \"docs/[conf.py\", which is not a glob"),
             ("jbos = 2", "unknown key `jbos` (did you mean `jobs`?); the keys are test-cmd, python,"),

@@ -68,7 +68,7 @@ pub fn prepare() -> Result<Demo> {
             swap: true,
             confirm_survivors: false,
         },
-        rust: RustSettings { test_tool: TestTool::Cargo, schema: true },
+        rust: RustSettings { test_tool: TestTool::Cargo, schema: true, features: Default::default() },
         config: Default::default(),
     };
     Ok(Demo { _repository: dir, options, intro })

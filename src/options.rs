@@ -42,6 +42,59 @@ impl TestTool {
     }
 }
 
+/// The cargo features the packages are built and tested with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Features {
+    /// `--features`: names, `package/feature` for one package's.
+    pub named: Vec<String>,
+    pub all: bool,
+    pub no_default: bool,
+}
+
+impl Features {
+    /// What each cargo build and test command is given: the names as one word of their own,
+    /// so none can be read as another option.
+    pub fn cargo_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if !self.named.is_empty() {
+            args.push(format!("--features={}", self.named.join(",")));
+        }
+        if self.all {
+            args.push("--all-features".to_string());
+        }
+        if self.no_default {
+            args.push("--no-default-features".to_string());
+        }
+        args
+    }
+}
+
+/// The feature names in `lists` (each names features separated by commas or spaces), or the
+/// first that is not a cargo feature name (`where_` says which setting held it).
+pub fn feature_names(lists: &[String], where_: &str) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for name in lists.iter().flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace())) {
+        if name.is_empty() {
+            continue;
+        }
+        // Cargo's rule for a feature name (letters, digits, `_`, `-`, `+`, `.`, a word start),
+        // with one `/` after a package name.
+        let word = |part: &str| {
+            part.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && part.chars().all(|c| c.is_alphanumeric() || "_-+.".contains(c))
+        };
+        let valid = match name.split_once('/') {
+            Some((package, feature)) => word(package) && word(feature),
+            None => word(name),
+        };
+        if !valid {
+            bail!("{where_} holds {name:?}, which is not a cargo feature name: give names such as `serde` or `package/feature`, separated by commas");
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
+}
+
 /// Whether a check audits the change's edits to tests for lost kills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
@@ -107,6 +160,7 @@ pub struct RustSettings {
     pub test_tool: TestTool,
     /// Mutants switched into one build per package (`--no-schema`: each built alone).
     pub schema: bool,
+    pub features: Features,
 }
 
 /// Everything `check` needs, resolved.
@@ -302,6 +356,23 @@ impl Options {
             TestTool::Cargo,
             |tool| config::quoted(tool.name()),
         );
+        let features = Features {
+            named: settings.value(
+                "features",
+                (!args.features.is_empty())
+                    .then(|| feature_names(&args.features, "--features"))
+                    .transpose()?,
+                config.features.clone(),
+                Vec::new(),
+                |names| config::quoted_list(names),
+            ),
+            all: settings.flag("all-features", args.all_features, config.all_features),
+            no_default: settings.flag(
+                "no-default-features",
+                args.no_default_features,
+                config.no_default_features,
+            ),
+        };
         let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
         let confirm_survivors =
             settings.flag("confirm-survivors", args.confirm_survivors, config.confirm_survivors);
@@ -331,7 +402,7 @@ impl Options {
                 swap: !args.no_swap,
                 confirm_survivors,
             },
-            rust: RustSettings { test_tool, schema: !args.no_schema },
+            rust: RustSettings { test_tool, schema: !args.no_schema, features },
             config: settings.finish(),
         })
     }

@@ -120,6 +120,8 @@ pub struct Plan {
     pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
     /// Added executable lines left without a mutant for lying in Rust `unsafe` code, per file.
     pub unsafe_lines: BTreeMap<PathBuf, Vec<usize>>,
+    /// Added executable lines compiled only with cargo features, with those features, per file.
+    pub feature_gated: BTreeMap<PathBuf, BTreeMap<usize, Vec<String>>>,
     /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
     pub share: Option<crate::shard::Share>,
 }
@@ -203,6 +205,9 @@ impl Plan {
                 if !executable.is_empty() {
                     plan.reformatted.insert(path.clone(), executable);
                 }
+            }
+            if !found.feature_gated.is_empty() {
+                plan.feature_gated.insert(path.clone(), found.feature_gated.iter().cloned().collect());
             }
             if !found.unsafe_lines.is_empty() {
                 plan.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());

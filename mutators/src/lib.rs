@@ -73,6 +73,9 @@ pub struct FileMutants {
     pub mutants: Vec<Mutant>,
     /// Executable lines left without a mutant because they lie in unsafe code (Rust).
     pub unsafe_lines: Vec<usize>,
+    /// Executable lines and lines with mutants compiled only with cargo features, with those
+    /// features (Rust).
+    pub feature_gated: Vec<(usize, Vec<String>)>,
 }
 
 /// Why a file could not be mutated.

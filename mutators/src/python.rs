@@ -42,7 +42,13 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     arid::find(&code, &mut marks);
     equivalent::find(&code, &mut marks);
     marks.apply(&mut mutants);
-    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines: Vec::new() })
+    Ok(FileMutants {
+        executable_lines,
+        statements,
+        mutants,
+        unsafe_lines: Vec::new(),
+        feature_gated: Vec::new(),
+    })
 }
 
 /// All executable lines of the file, sorted: lines where code starts, outside docstrings

@@ -72,7 +72,28 @@ pub fn mutate_with(
         .copied()
         .filter(|line| walker.refused_as_unsafe.contains(line) && !mutated.contains(line))
         .collect();
-    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines })
+    // The lines that hold code or a mutant (a body replacement starts on the `fn` line).
+    let mut code_lines: Vec<usize> =
+        executable_lines.iter().copied().chain(mutated.iter().copied()).collect();
+    code_lines.sort_unstable();
+    code_lines.dedup();
+    let feature_gated = code_lines
+        .into_iter()
+        .filter_map(|line| {
+            let mut features: Vec<String> = walker
+                .gated
+                .iter()
+                .filter(|(range, _)| {
+                    (parsed.source.line(range.start)..=parsed.source.line(range.end)).contains(&line)
+                })
+                .flat_map(|(_, features)| features.iter().cloned())
+                .collect();
+            features.sort();
+            features.dedup();
+            (!features.is_empty()).then_some((line, features))
+        })
+        .collect();
+    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines, feature_gated })
 }
 
 /// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or

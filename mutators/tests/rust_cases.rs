@@ -503,3 +503,38 @@ fn f(x: u32, y: f64) -> (u32, u32, u32, f64) {
     // `x + 1` and `y + 0.0` (-0.0 - 0.0 is -0.0) keep their swap.
     assert_eq!(operators, ["4:+→-", "4:+→-"]);
 }
+
+#[test]
+fn lines_compiled_only_with_features_name_them() {
+    let source = "\
+#[cfg(feature = \"rounding\")]
+pub mod rounding {
+    #[cfg(all(unix, feature = \"fast\"))]
+    pub fn f(x: u8) -> u8 {
+        x + 1
+    }
+    pub fn g(x: u8) -> u8 {
+        x + 2
+    }
+}
+#[cfg(any(feature = \"a\", feature = \"b\"))]
+fn h(x: u8) -> u8 {
+    x + 3
+}
+";
+    let found = mutate(source, &(1..=15).collect::<Vec<_>>()).unwrap();
+    let gated: Vec<(usize, Vec<&str>)> = found
+        .feature_gated
+        .iter()
+        .map(|(line, features)| (*line, features.iter().map(String::as_str).collect()))
+        .collect();
+    // `any(..)` needs no one feature in particular: line 13 is not listed.
+    // The `fn` lines hold the body replacements.
+    let expected = [
+        (4, vec!["fast", "rounding"]),
+        (5, vec!["fast", "rounding"]),
+        (7, vec!["rounding"]),
+        (8, vec!["rounding"]),
+    ];
+    assert_eq!(gated, expected);
+}

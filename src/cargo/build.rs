@@ -42,20 +42,24 @@ pub struct Cargo {
     pub build_timeout: Duration,
     /// The workspace's packages, to name each by a spec no other package matches.
     pub packages: Vec<super::workspace::Package>,
+    /// `--features=..`, `--all-features`, `--no-default-features` as asked.
+    pub features: Vec<String>,
 }
 
 impl Cargo {
-    /// `-p SPEC` for each of `packages` (by name): a package id spec with the package's path in
-    /// this copy, its name and version, since a bare name is ambiguous when a dependency pulls
-    /// the same crate from the registry (`criterion` → `serde_json` → `itoa`, for `itoa`).
-    pub fn package_args(&self, packages: &[impl AsRef<str>]) -> Vec<String> {
-        packages.iter().flat_map(|name| ["-p".to_string(), self.spec(name.as_ref())]).collect()
+    /// `-p SPEC` for each of `packages` (by name), then the features asked for. The spec holds
+    /// the package's path in this copy, its name and version, since a bare name is ambiguous
+    /// when a dependency pulls the same crate from the registry (`criterion` → `serde_json` →
+    /// `itoa`, for `itoa`).
+    pub fn selection_args(&self, packages: &[impl AsRef<str>]) -> Vec<String> {
+        let specs = packages.iter().flat_map(|name| ["-p".to_string(), self.spec(name.as_ref())]);
+        specs.chain(self.features.iter().cloned()).collect()
     }
 
     /// `cargo test --doc` of the package `name`.
     pub fn doc_tests(&self, name: &str) -> TestCommand {
         let mut args = vec!["test".to_string(), "--doc".to_string()];
-        args.extend(self.package_args(&[name]));
+        args.extend(self.selection_args(&[name]));
         self.invocation(&args)
     }
 
@@ -86,7 +90,7 @@ impl Cargo {
 
     /// Builds the tests of `packages`; `Exit::Unviable` when they do not build.
     pub fn build(&self, packages: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
-        let specs = self.package_args(packages);
+        let specs = self.selection_args(packages);
         let mut args = vec!["test", "--no-run"];
         args.extend(specs.iter().map(String::as_str));
         let mut run = self.invocation(&args).run_build(timeout, log)?;
@@ -101,7 +105,7 @@ impl Cargo {
     /// Runs the (built) tests of `packages`.
     pub fn test(&self, packages: &[String], timeout: Duration, log: &Path) -> Result<Finished> {
         let with_packages = |args: &[&str]| -> Vec<String> {
-            args.iter().map(|arg| arg.to_string()).chain(self.package_args(packages)).collect()
+            args.iter().map(|arg| arg.to_string()).chain(self.selection_args(packages)).collect()
         };
         match (&self.command, self.tool) {
             (Some(command), _) => TestCommand {

@@ -26,6 +26,19 @@ fn failed_tests(output: &str) -> Vec<String> {
         .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
         .map(str::to_string)
         .collect();
+    // nextest: `        FAIL [   0.004s] (1/3) package::binary tests::name` (also `SIGSEGV`, ...).
+    for line in output.lines() {
+        let Some((status, rest)) = line.trim_start().split_once(" [") else { continue };
+        let is_failure = matches!(status, "FAIL" | "SIGSEGV" | "SIGABRT" | "SIGKILL" | "ABORT" | "TIMEOUT");
+        let Some((_, names)) = rest.split_once("] ") else { continue };
+        let mut words =
+            names.split_whitespace().filter(|word| !(word.starts_with('(') && word.ends_with(')')));
+        if let (true, Some(test)) = (is_failure, words.nth(1)) {
+            if !failed.iter().any(|known| known == test) {
+                failed.push(test.to_string());
+            }
+        }
+    }
     if let Some(at) = output.rfind("\nfailures:\n") {
         let listed = output[at + "\nfailures:\n".len()..]
             .lines()
@@ -44,7 +57,7 @@ fn failed_tests(output: &str) -> Vec<String> {
 fn first_panic(output: &str) -> Option<String> {
     let mut lines = output.lines();
     while let Some(line) = lines.next() {
-        let Some(rest) = line.strip_prefix("thread '") else { continue };
+        let Some(rest) = line.trim_start().strip_prefix("thread '") else { continue };
         // `thread 'name' panicked at`, or with the thread's id: `thread 'name' (4711) panicked at`.
         let Some((name, after)) = rest.split_once('\'') else { continue };
         let Some((_, place)) = after.split_once(" panicked at ") else { continue };
@@ -65,6 +78,12 @@ mod tests {
     fn failed_tests_are_read_from_libtest_output() {
         let output = "running 2 tests\ntest parse::ok ... ok\ntest parse::rejects_empty ... FAILED\n";
         assert_eq!(failed_tests(output), ["parse::rejects_empty"]);
+    }
+
+    #[test]
+    fn failed_tests_are_read_from_nextest_output() {
+        let output = "        PASS [   0.002s] (1/3) digits tests::pairs\n        FAIL [   0.108s] (2/3) digits tests::digits\n    test tests::digits ... FAILED\n     SIGSEGV [   0.010s] digits::it crash::deref\n";
+        assert_eq!(failed_tests(output), ["tests::digits", "crash::deref"]);
     }
 
     #[test]

@@ -63,14 +63,15 @@ impl CargoCheck {
             command: ctx.options.test_cmd.clone(),
             build_timeout,
             packages: self.workspace.packages.clone(),
+            features: ctx.options.rust.features.cargo_args(),
         }
     }
 
-    /// Whether mutants are switched into one build: cargo's own test runner, no test command.
+    /// Whether mutants are switched into one build: not with a test command, which the schema
+    /// cannot see into. With nextest, the schema's recording still says which tests reach each
+    /// mutant; nextest then runs those.
     fn schema_wanted(ctx: &Context) -> bool {
-        ctx.options.rust.schema
-            && ctx.options.test_cmd.is_none()
-            && ctx.options.rust.test_tool == TestTool::Cargo
+        ctx.options.rust.schema && ctx.options.test_cmd.is_none()
     }
 }
 
@@ -147,6 +148,19 @@ impl LanguageCheck for CargoCheck {
             }
             steps = attempt.steps;
         }
+        // Without the schema's recording, a mutant compiled out by a feature left off would build
+        // unchanged and pass every test: it is settled here. A test command may turn features
+        // on itself, so then it runs.
+        let mut settled = Vec::new();
+        if ctx.options.test_cmd.is_none() {
+            let (off, on): (Vec<Owned>, Vec<Owned>) =
+                owned.into_iter().partition(|o| feature_off(ctx, &o.planned, &o.package).is_some());
+            for o in off {
+                let reason = not_reached(ctx, &o.planned, &o.package);
+                settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(o.planned));
+            }
+            owned = on;
+        }
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
         steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
@@ -173,7 +187,7 @@ impl LanguageCheck for CargoCheck {
             .collect();
         Ok(Proven {
             jobs,
-            settled: Vec::new(),
+            settled,
             baseline: tests_took.values().sum(),
             what: format!("the tests of {}", names.join(", ")),
             reused: false,
@@ -271,6 +285,34 @@ struct Schema {
     rewritten: Vec<usize>,
 }
 
+/// The features the mutant's line is compiled only with that this check leaves off, if any.
+fn feature_off<'p>(
+    ctx: &Context<'p>,
+    planned: &PlannedMutant,
+    package: &workspace::Package,
+) -> Option<Vec<&'p String>> {
+    let path = &ctx.plan.files[planned.file].path;
+    let needed = ctx.plan.feature_gated.get(path)?.get(&planned.mutant.line)?;
+    let enabled = package.enabled_features(&ctx.options.rust.features);
+    let off: Vec<&String> = needed.iter().filter(|feature| !enabled.contains(*feature)).collect();
+    (!off.is_empty()).then_some(off)
+}
+
+/// Why no test reaches a mutant: none does, or its line is compiled only with features this
+/// check leaves off.
+fn not_reached(ctx: &Context, planned: &PlannedMutant, package: &workspace::Package) -> String {
+    let Some(off) = feature_off(ctx, planned, package) else {
+        return "no test reaches this line".to_string();
+    };
+    let names: Vec<String> = off.iter().map(|feature| format!("`{feature}`")).collect();
+    let list: Vec<&str> = off.iter().map(|feature| feature.as_str()).collect();
+    format!(
+        "no test reaches this line: it is compiled only with feature {}, which this check leaves off (--features {} or --all-features turns it on)",
+        names.join(" and "),
+        list.join(",")
+    )
+}
+
 fn switched_jobs(
     ctx: &Context,
     owned: Vec<Owned>,
@@ -290,19 +332,24 @@ fn switched_jobs(
     };
     let mut jobs = Vec::new();
     let mut settled = Vec::new();
-    for Owned { planned, tested, .. } in owned {
+    for Owned { planned, tested, package } in owned {
         if let Some((_, reason)) = unviable.iter().find(|(id, _)| *id == planned.id) {
             settled.push(Outcome::settled(Status::CompileError, reason.clone()).for_mutant(planned));
             continue;
         }
         if !switched.ids.contains(&planned.id) {
+            if feature_off(ctx, &planned, &package).is_some() {
+                let reason = not_reached(ctx, &planned, &package);
+                settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(planned));
+                continue;
+            }
             let cost = tested.iter().map(|package| binaries_took(package)).sum();
             jobs.push(built_job(ctx, planned, tested, cost));
             continue;
         }
         let Some(reach) = switched.reach.get(&planned.id) else {
-            let outcome = Outcome::settled(Status::NoCoverage, "no test reaches this line");
-            settled.push(outcome.for_mutant(planned));
+            let reason = not_reached(ctx, &planned, &package);
+            settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(planned));
             continue;
         };
         let mut cost: Duration = reach.tests.keys().map(|&index| switched.binaries[index].duration).sum();
@@ -406,6 +453,14 @@ impl CargoWorker {
     /// reached it.
     fn switched(&self, switched: &Switched, reach: &schema::Reach, job: &Job, log: &Path) -> Result<Outcome> {
         let id = schema::mutant_switch(&job.planned);
+        if self.cargo.tool == TestTool::Nextest && !reach.tests.is_empty() {
+            if let Some(run) = self.with_nextest(switched, reach, &id, job, log)? {
+                let mut outcome = read_runs(std::slice::from_ref(&run), job, false)?;
+                outcome.covered_by = job.tests.clone();
+                outcome.record = Some(RunRecord::of(How::Schema, &[&run]));
+                return Ok(outcome);
+            }
+        }
         let mut order: Vec<(&usize, &Vec<String>)> = reach.tests.iter().collect();
         order.sort_by_key(|(index, _)| switched.binaries[**index].duration);
         let mut runs: Vec<Finished> = Vec::new();
@@ -444,6 +499,79 @@ impl CargoWorker {
         outcome.record = Some(RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()));
         Ok(outcome)
     }
+}
+
+impl CargoWorker {
+    /// `cargo nextest run` of the tests that reached the mutant, switched on; None when nextest
+    /// finds none of them (a harness it does not list), for libtest to run them instead. The
+    /// doctests that reached it run after, as cargo runs them.
+    fn with_nextest(
+        &self,
+        switched: &Switched,
+        reach: &schema::Reach,
+        id: &str,
+        job: &Job,
+        log: &Path,
+    ) -> Result<Option<Finished>> {
+        /// nextest's exit status when its filter leaves no test to run.
+        const NO_TESTS_RUN: i32 = 4;
+        let mut packages: Vec<&str> = Vec::new();
+        for binary in &switched.binaries {
+            if !packages.contains(&binary.package.as_str()) {
+                packages.push(&binary.package);
+            }
+        }
+        let filter = nextest_filter(switched, reach);
+        let mut args = vec!["nextest".to_string(), "run".to_string()];
+        // Every package the schema built, so that cargo finds the build fresh.
+        args.extend(switched.cargo.selection_args(&packages));
+        args.extend(["--no-tests=fail".to_string(), "-E".to_string(), filter]);
+        let mut command = switched.cargo.invocation(&args);
+        command.env.push((MUTANT_VAR.to_string(), id.to_string()));
+        let run = command.run(job.timeout, log)?;
+        if run.exit == Exit::Code(NO_TESTS_RUN) {
+            return Ok(None);
+        }
+        if !run.passed() || reach.doctests.is_empty() {
+            return Ok(Some(run));
+        }
+        let mut runs = vec![run];
+        for package in &reach.doctests {
+            let mut command = switched.cargo.doc_tests(package);
+            command.env.push((MUTANT_VAR.to_string(), id.to_string()));
+            let run = {
+                let _held = self.shared.first_target.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                command.run(job.timeout, log)?
+            };
+            let passed = run.passed();
+            runs.push(run);
+            if !passed {
+                break;
+            }
+        }
+        let last = runs.pop().expect("one run at least");
+        let took = runs.iter().map(|run| run.duration).sum::<Duration>() + last.duration;
+        Ok(Some(Finished { duration: took, ..last }))
+    }
+}
+
+/// A nextest filterset of the tests in `reach`: each test by its package and exact name, or
+/// every test of a package where an executable's tests were not told apart.
+fn nextest_filter(switched: &Switched, reach: &schema::Reach) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for (&index, tests) in &reach.tests {
+        let package = &switched.binaries[index].package;
+        let part = if tests.is_empty() {
+            format!("package(={package})")
+        } else {
+            let names: Vec<String> = tests.iter().map(|test| format!("test(={test})")).collect();
+            format!("(package(={package}) & ({}))", names.join(" | "))
+        };
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(" | ")
 }
 
 /// The verdict of a mutant's runs, read from the last (the first to fail, if one did), with

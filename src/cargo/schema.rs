@@ -353,7 +353,7 @@ struct Built {
 /// `cargo test --no-run` of `packages`, read from its JSON messages.
 fn build(cargo: &Cargo, packages: &[String], log: &Path) -> Result<Built> {
     let mut args = vec!["test".to_string(), "--no-run".to_string(), "--message-format=json".to_string()];
-    args.extend(cargo.package_args(packages));
+    args.extend(cargo.selection_args(packages));
     let run = cargo.invocation(&args).run_build(cargo.build_timeout, log)?;
     let output = std::fs::read_to_string(log).unwrap_or_default();
     let mut artifacts = Vec::new();

@@ -1,11 +1,13 @@
 //! The cargo workspace: its packages, the one that owns each mutated file, and where the user's build lives.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+use crate::options::Features;
 use crate::run::outcome::last_line;
 
 /// A package of the cargo workspace, as `cargo metadata` describes it.
@@ -21,6 +23,45 @@ pub struct Package {
     pub proc_macro: bool,
     /// Its build script, relative to the copy's root: it runs while building, not in the tests.
     pub build_script: Option<PathBuf>,
+    /// Its features, each with what it enables (`cargo metadata`'s `features`).
+    pub features: BTreeMap<String, Vec<String>>,
+}
+
+impl Package {
+    /// The features of this package that `asked` turns on: those named (plainly or as
+    /// `package/feature`), `default` unless left out, or all; and what they enable in turn.
+    pub fn enabled_features(&self, asked: &Features) -> BTreeSet<String> {
+        if asked.all {
+            return self.features.keys().cloned().collect();
+        }
+        let mut pending: Vec<String> = asked
+            .named
+            .iter()
+            .filter_map(|name| match name.split_once('/') {
+                Some((package, feature)) => (package == self.name).then(|| feature.to_string()),
+                None => Some(name.clone()),
+            })
+            .collect();
+        if !asked.no_default {
+            pending.push("default".to_string());
+        }
+        let mut enabled = BTreeSet::new();
+        while let Some(feature) = pending.pop() {
+            if !enabled.insert(feature.clone()) {
+                continue;
+            }
+            for enables in self.features.get(&feature).into_iter().flatten() {
+                // `dep:x` turns on the optional dependency x, whose implicit feature is x;
+                // `other/x` and `x?/y` are another package's.
+                match enables.strip_prefix("dep:") {
+                    Some(dependency) => pending.push(dependency.to_string()),
+                    None if !enables.contains('/') => pending.push(enables.clone()),
+                    None => {}
+                }
+            }
+        }
+        enabled
+    }
 }
 
 #[derive(Deserialize)]
@@ -38,6 +79,8 @@ struct MetadataPackage {
     dependencies: Vec<MetadataDependency>,
     #[serde(default)]
     targets: Vec<MetadataTarget>,
+    #[serde(default)]
+    features: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -103,6 +146,7 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
                 depends_on,
                 proc_macro,
                 build_script,
+                features: package.features,
             })
         })
         .collect();
@@ -160,7 +204,34 @@ mod tests {
             depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
             proc_macro: false,
             build_script: None,
+            features: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn the_features_asked_for_turn_on_what_they_enable_and_default_unless_left_out() {
+        let mut featured = package("featured", "", &[]);
+        let table = [
+            ("default", &["std"][..]),
+            ("std", &["alloc", "serde?/std"]),
+            ("alloc", &[]),
+            ("fast", &["dep:simd"]),
+            ("simd", &["dep:simd"]),
+            ("rounding", &[]),
+        ];
+        featured.features = table
+            .iter()
+            .map(|(name, enables)| (name.to_string(), enables.iter().map(|e| e.to_string()).collect()))
+            .collect();
+        let enabled = |named: &[&str], all: bool, no_default: bool| -> Vec<String> {
+            let asked = Features { named: named.iter().map(|n| n.to_string()).collect(), all, no_default };
+            featured.enabled_features(&asked).into_iter().collect()
+        };
+        assert_eq!(enabled(&[], false, false), ["alloc", "default", "std"]);
+        assert_eq!(enabled(&["fast"], false, true), ["fast", "simd"]);
+        assert_eq!(enabled(&["featured/rounding", "other/rounding"], false, true), ["rounding"]);
+        assert_eq!(enabled(&["other/rounding"], false, true), Vec::<String>::new());
+        assert_eq!(enabled(&[], true, true).len(), table.len());
     }
 
     #[test]

@@ -39,10 +39,16 @@ pub fn passed(run: &Finished, subject: Subject, limit: Duration) -> Result<()> {
         (Exit::Code(5), Subject::Pytest) => bail!(
             "pytest collected no tests, so no mutant could be caught: add tests or name them with --test"
         ),
-        (Exit::Unviable | Exit::Code(_), Subject::CargoBuild) => bail!(
-            "the crate does not build before any mutation: fix the build first. Cargo's output ended with:\n{}",
-            run.tail.trim_end()
-        ),
+        (Exit::Unviable | Exit::Code(_), Subject::CargoBuild) => match cargo_refusal(&run.tail) {
+            Some(error) => bail!(
+                "cargo refused to build the tests before compiling anything, saying `{error}`: that is about the command or its settings, not your code: check the features given (--features, --all-features, --no-default-features, or the configuration's) and that `cargo test --no-run` works in your checkout. Cargo's output ended with:\n{}",
+                run.tail.trim_end()
+            ),
+            None => bail!(
+                "the crate does not build before any mutation: fix the build first. Cargo's output ended with:\n{}",
+                run.tail.trim_end()
+            ),
+        },
         (Exit::Code(_), Subject::RestOfSuite) => bail!(
             "the change's tests pass, but the rest of the test suite fails without any mutant, so no survivor can be checked against it: make those tests pass, or leave them out (PYTEST_ADDOPTS=\"--deselect NODE_ID\", or `addopts` in the project's pytest configuration). Their output ended with:\n{}",
             run.tail.trim_end()
@@ -63,6 +69,16 @@ pub fn passed(run: &Finished, subject: Subject, limit: Duration) -> Result<()> {
             run.tail.trim_end()
         ),
     }
+}
+
+/// Cargo's own error when it stopped before any compiler or build script ran (an unknown
+/// feature, an ambiguous package): its first `error:` line.
+fn cargo_refusal(tail: &str) -> Option<&str> {
+    let compiled = ["could not compile", "error[", "failed to run custom build command"];
+    if compiled.iter().any(|sign| tail.contains(sign)) {
+        return None;
+    }
+    tail.lines().find_map(|line| line.strip_prefix("error: ")).map(str::trim)
 }
 
 /// With a mutated file replaced by one that raises on import, the tests must fail: if they
@@ -104,6 +120,15 @@ mod tests {
         assert!(rest.contains("--deselect") && rest.ends_with("FAILED test_x"), "{rest}");
         assert!(refusal(&finished(Exit::Unviable, ""), Subject::CargoBuild)
             .starts_with("the crate does not build"));
+        let compile_error = "error[E0308]: mismatched types\nerror: could not compile `x` (lib)\n";
+        assert!(refusal(&finished(Exit::Unviable, compile_error), Subject::CargoBuild)
+            .starts_with("the crate does not build"));
+        let unknown_feature = "error: none of the selected packages contains this feature: fast\n";
+        let refused = refusal(&finished(Exit::Unviable, unknown_feature), Subject::CargoBuild);
+        assert!(
+            refused.starts_with("cargo refused to build the tests before compiling anything, saying `none of the selected packages contains this feature: fast`: "),
+            "{refused}"
+        );
         assert!(refusal(&finished(Exit::Code(127), "sh: x: not found"), Subject::Command)
             .starts_with("the test command was not found"));
         assert!(

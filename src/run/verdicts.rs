@@ -152,13 +152,14 @@ impl Verdicts {
 /// measured one changes from run to run).
 fn settings(options: &Options) -> String {
     format!(
-        "{:?} {:?} {} {} {:?} {}",
+        "{:?} {:?} {} {} {:?} {} {:?}",
         options.test_cmd,
         options.timeout,
         options.python.fork,
         options.python.swap,
         options.rust.test_tool,
-        options.rust.schema
+        options.rust.schema,
+        options.rust.features
     )
 }
 

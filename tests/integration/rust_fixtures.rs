@@ -184,6 +184,94 @@ fn in_unsafe_code_only_bounds_checked_indexes_are_mutated_and_their_mutants_are_
 }
 
 #[test]
+fn code_behind_a_feature_is_tested_with_the_features_asked_for_and_else_said_to_be_compiled_out() {
+    let repo = fixture_repo("rust_features");
+    let statuses = |report: &Value| -> Vec<String> {
+        verdicts(report, "src/lib.rs").into_iter().map(|(.., status)| status).collect()
+    };
+
+    // Without the feature no test can run `round_nearest`, on any path, and the reason says why.
+    for options in [&[][..], &["--no-schema"], &["--test-tool", "nextest"]] {
+        let (run, report) = run_in(&repo, options);
+        assert_eq!(run.code, 1, "{options:?}: {run:?}");
+        let mutants = report["files"]["src/lib.rs"]["mutants"].as_array().unwrap();
+        assert!(mutants.len() > 5, "{report}");
+        for mutant in mutants {
+            assert_eq!(mutant["status"], "NoCoverage", "{options:?}: {mutant}");
+            assert_eq!(
+                mutant["statusReason"],
+                "no test reaches this line: it is compiled only with feature `rounding`, which this check \
+                 leaves off (--features rounding or --all-features turns it on)",
+                "{options:?}"
+            );
+        }
+    }
+    // With it, every mutant is caught (dividing by a literal 0 does not compile).
+    for options in [
+        &["--features", "rounding"][..],
+        &["--all-features", "--no-schema"],
+        &["-F", "featured/rounding", "--test-tool", "nextest"],
+    ] {
+        let (run, report) = run_in(&repo, options);
+        assert_eq!(run.code, 0, "{options:?}: {run:?}");
+        let statuses = statuses(&report);
+        assert!(
+            statuses.iter().filter(|status| *status == "Killed").count() >= 10,
+            "{options:?}: {statuses:?}"
+        );
+        assert!(statuses.iter().all(|status| status == "Killed" || status == "CompileError"), "{statuses:?}");
+    }
+    // A feature the package lacks: cargo's refusal is said to be cargo's.
+    let (run, _) = run_in(&repo, &["--features", "rounding,nope"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("error: cargo refused to build the tests before compiling anything, saying `the package 'featured' does not contain this feature: nope`"),
+        "{run:?}"
+    );
+    let (run, _) = run_in(&repo, &["--features=--config=x"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("--features holds \"--config=x\", which is not a cargo feature name"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn with_nextest_a_line_no_test_reaches_is_not_covered_and_nextest_runs_the_tests_that_reach_the_others() {
+    let (run, report) = run_with_report("rust_one_sided", &["--test-tool", "nextest"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    let light_side: Vec<_> = verdicts.iter().filter(|(line, ..)| *line == 13).collect();
+    assert!(!light_side.is_empty() && light_side.iter().all(|(.., s)| s == "NoCoverage"), "{verdicts:?}");
+    assert!(verdicts.contains(&(11, "replace / with *".into(), "Killed".into())), "{verdicts:?}");
+    assert!(verdicts.contains(&(10, "replace > with >=".into(), "Survived".into())), "{verdicts:?}");
+    for mutant in report["files"]["src/lib.rs"]["mutants"].as_array().unwrap() {
+        if mutant["status"] == "Killed" || mutant["status"] == "Survived" {
+            // The schema's switch or a build of the mutant alone, then nextest.
+            let commands = mutant["run"]["commands"].as_array().unwrap();
+            let argv = &commands.last().unwrap()["argv"];
+            assert_eq!(
+                (&argv[0], &argv[1], &argv[2]),
+                (&"cargo".into(), &"nextest".into(), &"run".into()),
+                "{mutant}"
+            );
+        }
+        if mutant["status"] == "Killed" {
+            assert!(
+                !mutant["killedBy"].as_array().unwrap().is_empty(),
+                "nextest's FAIL lines name the tests: {mutant}"
+            );
+            let reason = mutant["statusReason"].as_str().unwrap();
+            assert!(
+                reason.starts_with("tests::heavy_parcels_pay_by_weight panicked at src/lib.rs:"),
+                "{mutant}"
+            );
+        }
+    }
+}
+
+#[test]
 fn nextest_runs_the_tests_when_asked() {
     let (run, report) = run_with_report("rust_parser", &["--test-tool", "nextest"]);
 

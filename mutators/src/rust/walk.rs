@@ -44,6 +44,8 @@ pub(crate) struct Walker<'p, 'a> {
     in_checked_index: bool,
     /// Wanted lines where a mutant was not made because it lay in unsafe code.
     pub refused_as_unsafe: HashSet<usize>,
+    /// Items compiled only with cargo features (`#[cfg(feature = "x")]`), with those features.
+    pub gated: Vec<(Range<usize>, Vec<String>)>,
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
@@ -67,6 +69,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             in_unsafe: false,
             in_checked_index: false,
             refused_as_unsafe: HashSet::new(),
+            gated: Vec::new(),
         }
     }
 
@@ -99,6 +102,23 @@ impl<'p, 'a> Walker<'p, 'a> {
             return;
         }
         self.edits.push(Edit { span, replacement, rule, description });
+    }
+
+    /// Notes the features an item's `#[cfg(..)]` needs, if any.
+    fn note_gate(&mut self, attrs: &[Attribute], node: &impl syn::spanned::Spanned) {
+        let features: Vec<String> = attrs
+            .iter()
+            .filter_map(|attr| match &attr.meta {
+                syn::Meta::List(list) if attr.path().is_ident("cfg") => {
+                    Some(required_features(list.tokens.clone()))
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if !features.is_empty() {
+            self.gated.push((self.source.node(node), features));
+        }
     }
 
     /// A node starting on a line a pragma points at is covered by it, whole.
@@ -158,6 +178,13 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     fn visit_item(&mut self, item: &'ast Item) {
         self.claim_pragma(item);
         match item {
+            Item::Fn(syn::ItemFn { attrs, .. })
+            | Item::Impl(syn::ItemImpl { attrs, .. })
+            | Item::Trait(syn::ItemTrait { attrs, .. })
+            | Item::Mod(syn::ItemMod { attrs, .. }) => self.note_gate(attrs, item),
+            _ => {}
+        }
+        match item {
             Item::Fn(f) => self.function(&f.attrs, &f.sig, &f.block),
             Item::Impl(i) if !is_test_code(&i.attrs) => visit::visit_item_impl(self, i),
             Item::Trait(t) if !is_test_code(&t.attrs) => visit::visit_item_trait(self, t),
@@ -170,6 +197,7 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     fn visit_impl_item(&mut self, item: &'ast ImplItem) {
         self.claim_pragma(item);
         if let ImplItem::Fn(f) = item {
+            self.note_gate(&f.attrs, item);
             self.function(&f.attrs, &f.sig, &f.block);
         }
     }
@@ -359,6 +387,26 @@ pub(crate) fn is_test_code(attrs: &[Attribute]) -> bool {
     })
 }
 
+/// The features a cfg predicate needs: `feature = "x"`, or those of the parts of an `all(..)`;
+/// none for what cannot be told apart so simply (`any`, `not`).
+fn required_features(predicate: TokenStream) -> Vec<String> {
+    let trees: Vec<TokenTree> = predicate.into_iter().collect();
+    match trees.as_slice() {
+        [TokenTree::Ident(key), TokenTree::Punct(eq), TokenTree::Literal(value)]
+            if key == "feature" && eq.as_char() == '=' =>
+        {
+            match syn::parse_str::<syn::LitStr>(&value.to_string()) {
+                Ok(name) => vec![name.value()],
+                Err(_) => Vec::new(),
+            }
+        }
+        [TokenTree::Ident(all), TokenTree::Group(group)] if all == "all" => {
+            split_on_commas(group.stream()).into_iter().flat_map(required_features).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Whether a cfg predicate can only hold in test builds: `test`, or `all(..)` with such a part.
 fn implies_test(predicate: TokenStream) -> bool {
     let trees: Vec<TokenTree> = predicate.into_iter().collect();
@@ -404,5 +452,17 @@ mod tests {
         for no in ["#[inline]", "#[cfg(not(test))]", "#[cfg(any(test, feature = \"x\"))]", "#[cfg(unix)]"] {
             assert!(!is_test_code(&attrs(no)), "{no}");
         }
+    }
+
+    #[test]
+    fn the_features_a_cfg_needs() {
+        let features = |text: &str| match &attrs(text)[0].meta {
+            syn::Meta::List(list) => required_features(list.tokens.clone()),
+            _ => unreachable!(),
+        };
+        assert_eq!(features("#[cfg(feature = \"std\")]"), ["std"]);
+        assert_eq!(features("#[cfg(all(unix, feature = \"a\", feature = \"b-c\"))]"), ["a", "b-c"]);
+        assert!(features("#[cfg(any(feature = \"a\", feature = \"b\"))]").is_empty());
+        assert!(features("#[cfg(not(feature = \"a\"))]").is_empty());
     }
 }
