@@ -291,6 +291,7 @@ pub fn audit(
         deleted: Vec::new(),
         binary: Vec::new(),
         removed: BTreeMap::new(),
+        removed_from: BTreeMap::new(),
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
@@ -453,6 +454,7 @@ fn carry<'a>(
         deleted: Vec::new(),
         binary: Vec::new(),
         removed: BTreeMap::new(),
+        removed_from: BTreeMap::new(),
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..choice.clone() };

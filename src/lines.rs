@@ -61,6 +61,9 @@ pub struct AddedLines {
     /// The lines the same diff removes: old-side path (a renamed file's old name), old line
     /// number (1-based), the line's text without its line ending. Empty for a line list.
     pub removed: BTreeMap<PathBuf, BTreeMap<usize, String>>,
+    /// The whole old text of each file in `removed`, by old path: which function each
+    /// removed line was in.
+    pub removed_from: BTreeMap<PathBuf, String>,
     /// Files the change deletes: nothing to mutate there.
     pub deleted: Vec<PathBuf>,
     /// Files git sees as binary: no lines to mutate.
@@ -112,6 +115,7 @@ pub fn find(repo: &Repository, target: &Target) -> Result<AddedLines> {
                 before: None,
                 files,
                 removed: BTreeMap::new(),
+                removed_from: BTreeMap::new(),
                 deleted: Vec::new(),
                 binary: Vec::new(),
             })
@@ -145,8 +149,8 @@ fn git_diff<'r>(
 }
 
 fn added_lines(lines: gitdiff::Lines, state: State, before: Option<Oid>) -> AddedLines {
-    let gitdiff::Lines { files, removed, deleted, binary } = lines;
-    AddedLines { state, before, files, removed, deleted, binary }
+    let gitdiff::Lines { files, removed, removed_from, deleted, binary } = lines;
+    AddedLines { state, before, files, removed, removed_from, deleted, binary }
 }
 
 fn staged(repo: &Repository) -> Result<AddedLines> {

@@ -52,6 +52,16 @@ impl Language {
         }
     }
 
+    /// The functions and types of `source`; none when it does not parse (then every line lies
+    /// outside all of them, on both sides of a change alike).
+    pub fn scopes(self, source: &str) -> Vec<mutators::Scope> {
+        match self {
+            Language::Python => mutators::python::scopes(source),
+            Language::Rust => mutators::rust::scopes(source),
+        }
+        .unwrap_or_default()
+    }
+
     /// Test code, which is not mutated (each language's own rule).
     pub fn is_test_file(self, path: &Path) -> bool {
         match self {
@@ -184,8 +194,11 @@ impl Plan {
                 many.join(", ")
             )),
         }
-        let old_code =
-            if choice.include_reformatted { BTreeMap::new() } else { old_code(&sources, &added.removed) };
+        let old_code = if choice.include_reformatted {
+            BTreeMap::new()
+        } else {
+            old_code(&sources, &added.removed, &added.removed_from)
+        };
         for (path, language, source, lines) in sources {
             let passed = old_code.get(path.as_path());
             let requested: Vec<usize> = lines
@@ -307,6 +320,7 @@ fn unreadable_source(path: &Path, what: &str) -> String {
 fn old_code(
     sources: &[(&PathBuf, Language, String, &BTreeSet<usize>)],
     removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
+    removed_from: &BTreeMap<PathBuf, String>,
 ) -> BTreeMap<PathBuf, BTreeSet<usize>> {
     let files: Vec<reformat::AddedFile<'_>> = sources
         .iter()
@@ -316,8 +330,13 @@ fn old_code(
                 path,
                 language: *language,
                 lines: lines.iter().filter_map(|&n| Some((n, *text.get(n.checked_sub(1)?)?))).collect(),
+                scopes: language.scopes(source),
             }
         })
         .collect();
-    reformat::old_code(&files, removed)
+    let removed_scopes = removed_from
+        .iter()
+        .filter_map(|(path, text)| Some((path.clone(), Language::of(path)?.scopes(text))))
+        .collect();
+    reformat::old_code(&files, removed, &removed_scopes)
 }

@@ -14,9 +14,15 @@
 //! - A match counts only if it holds at least three tokens: a lone `)`, `pass`, `return x` or
 //!   `else:` equal to some removed line is new code; inside a longer match (a moved function, a
 //!   list of short items) it is old code like its neighbours.
+//! - A match counts only if its first added line lies in the same functions and types (by name,
+//!   `impl Identifier` › `fn ptr_eq`) as its first removed line did: code moved into a function
+//!   the change adds, or into another function, runs in new contexts and is new code. A whole
+//!   function moved as it is starts outside itself on both sides, so it stays old code.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+
+use mutators::Scope;
 
 use crate::plan::Language;
 
@@ -30,19 +36,24 @@ pub struct AddedFile<'a> {
     pub language: Language,
     /// Line number (1-based) to text.
     pub lines: BTreeMap<usize, &'a str>,
+    /// Its functions and types.
+    pub scopes: Vec<Scope>,
 }
 
 /// The added lines of `added` that are old code, per file: each equal, alone or in a run, to
-/// lines of `removed` (old path to line number to text).
+/// lines of `removed` (old path to line number to text) in the same functions and types
+/// (`removed_scopes`, by old path).
 pub fn old_code(
     added: &[AddedFile<'_>],
     removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
+    removed_scopes: &BTreeMap<PathBuf, Vec<Scope>>,
 ) -> BTreeMap<PathBuf, BTreeSet<usize>> {
     let mut removed_runs: Vec<Run> = Vec::new();
     for (path, lines) in removed {
         let Some(language) = Language::of(path) else { continue };
         let lines: BTreeMap<usize, &str> = lines.iter().map(|(&n, text)| (n, text.as_str())).collect();
-        removed_runs.extend(runs(&lines, language));
+        let scopes = removed_scopes.get(path).map(Vec::as_slice).unwrap_or_default();
+        removed_runs.extend(runs(&lines, language, scopes));
     }
     // Where each removed line starts: by its language and first token.
     let mut starts: HashMap<(Language, &str), Vec<(usize, usize)>> = HashMap::new();
@@ -58,7 +69,7 @@ pub fn old_code(
     let mut old = BTreeMap::new();
     for file in added {
         let mut passed = BTreeSet::new();
-        for run in runs(&file.lines, file.language) {
+        for run in runs(&file.lines, file.language, &file.scopes) {
             let mut at = 0;
             while at < run.lines.len() {
                 let Some(first) = run.lines[at].tokens.first() else {
@@ -69,6 +80,7 @@ pub fn old_code(
                     starts.get(&(file.language, first.as_str())).map(Vec::as_slice).unwrap_or(&[]);
                 let best = candidates
                     .iter()
+                    .filter(|&&(r, l)| removed_runs[r].lines[l].context == run.lines[at].context)
                     .filter_map(|&(r, l)| {
                         longest_match(&run.lines[at..], &removed_runs[r].lines[l..], &used[r][l..])
                             .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
@@ -136,11 +148,12 @@ fn longest_match(added: &[Line], removed: &[Line], used: &[bool]) -> Option<(usi
     }
 }
 
-/// One line as tokens.
+/// One line as tokens, and the functions and types it lies in.
 #[derive(Debug, Clone)]
 struct Line {
     number: usize,
     tokens: Vec<String>,
+    context: Vec<String>,
 }
 
 /// Consecutive lines of one file.
@@ -152,7 +165,7 @@ struct Run {
 
 /// The stretches of consecutive line numbers in `lines`, tokenized; lines without tokens
 /// (blank, comment only) are kept in a run but match nothing.
-fn runs(lines: &BTreeMap<usize, &str>, language: Language) -> Vec<Run> {
+fn runs(lines: &BTreeMap<usize, &str>, language: Language, scopes: &[Scope]) -> Vec<Run> {
     let mut runs: Vec<Vec<(usize, &str)>> = Vec::new();
     let mut previous = None;
     for (&number, &text) in lines {
@@ -164,8 +177,14 @@ fn runs(lines: &BTreeMap<usize, &str>, language: Language) -> Vec<Run> {
     }
     runs.into_iter()
         .map(|run| {
-            let mut lines: Vec<Line> =
-                run.iter().map(|&(number, text)| Line { number, tokens: tokens(text, language) }).collect();
+            let mut lines: Vec<Line> = run
+                .iter()
+                .map(|&(number, text)| Line {
+                    number,
+                    tokens: tokens(text, language),
+                    context: mutators::context_of(scopes, number).into_iter().map(str::to_string).collect(),
+                })
+                .collect();
             drop_trailing_commas(&mut lines, language);
             // Lines left without tokens cannot start or end a match: they are skipped inside one.
             Run { language, lines }
@@ -366,13 +385,152 @@ mod tests {
 
     /// The added lines of `a.py` (from line `added_at`) that are old code, given removed lines of `old.py`.
     fn old_lines(added_at: usize, added: &str, removed_at: usize, removed: &str) -> Vec<usize> {
-        let file =
-            AddedFile { path: Path::new("a.py"), language: Language::Python, lines: lines(added_at, added) };
+        let file = AddedFile {
+            path: Path::new("a.py"),
+            language: Language::Python,
+            lines: lines(added_at, added),
+            scopes: Vec::new(),
+        };
         let removed = BTreeMap::from([(
             PathBuf::from("old.py"),
             lines(removed_at, removed).into_iter().map(|(n, text)| (n, text.to_string())).collect(),
         )]);
-        old_code(&[file], &removed).remove(Path::new("a.py")).unwrap_or_default().into_iter().collect()
+        old_code(&[file], &removed, &BTreeMap::new())
+            .remove(Path::new("a.py"))
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    }
+
+    /// The added lines of a change from `before` to `after` (whole files of `language`) that are
+    /// old code, every line of both diffed as all removed and all added but for those `kept`.
+    fn moved(language: Language, before: &'static str, after: &'static str, kept: &[&str]) -> Vec<usize> {
+        let (old_path, new_path) = match language {
+            Language::Python => ("m.py", "m.py"),
+            Language::Rust => ("src/m.rs", "src/m.rs"),
+        };
+        let scopes = |text: &str| match language {
+            Language::Python => mutators::python::scopes(text).unwrap(),
+            Language::Rust => mutators::rust::scopes(text).unwrap(),
+        };
+        let changed = |text: &'static str| -> BTreeMap<usize, &'static str> {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| !kept.contains(line))
+                .map(|(i, line)| (i + 1, line))
+                .collect()
+        };
+        let file =
+            AddedFile { path: Path::new(new_path), language, lines: changed(after), scopes: scopes(after) };
+        let removed_lines = changed(before).into_iter().map(|(n, text)| (n, text.to_string())).collect();
+        let removed = BTreeMap::from([(PathBuf::from(old_path), removed_lines)]);
+        let removed_scopes = BTreeMap::from([(PathBuf::from(old_path), scopes(before))]);
+        old_code(&[file], &removed, &removed_scopes)
+            .remove(Path::new(new_path))
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn code_moved_into_a_new_function_is_new_code() {
+        // semver 75856ef: `eq`'s comparison moves into a new `ptr_eq`.
+        let before = "\
+impl PartialEq for Identifier {
+    fn eq(&self, rhs: &Self) -> bool {
+        if self.is_empty_or_inline() {
+            self.head == rhs.head && self.tail == rhs.tail
+        } else {
+            false
+        }
+    }
+}
+";
+        let after = "\
+impl Identifier {
+    pub(crate) fn ptr_eq(&self, rhs: &Self) -> bool {
+        self.head == rhs.head && self.tail == rhs.tail
+    }
+}
+
+impl PartialEq for Identifier {
+    fn eq(&self, rhs: &Self) -> bool {
+        if self.ptr_eq(rhs) {
+            true
+        } else {
+            false
+        }
+    }
+}
+";
+        let kept = [
+            "impl PartialEq for Identifier {",
+            "    fn eq(&self, rhs: &Self) -> bool {",
+            "        } else {",
+            "            false",
+            "        }",
+            "    }",
+            "}",
+        ];
+        assert_eq!(moved(Language::Rust, before, after, &kept), Vec::<usize>::new());
+        // Without scopes (the rule before), the comparison was old code.
+        assert_eq!(
+            old_lines(
+                3,
+                "        self.head == rhs.head && self.tail == rhs.tail\n",
+                4,
+                "            self.head == rhs.head && self.tail == rhs.tail\n"
+            ),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn code_moved_into_another_function_is_new_code_but_a_whole_moved_function_and_a_rewrap_are_old() {
+        let before = "\
+def total(items):
+    checked = [int(item) for item in items]
+    return sum(checked)
+
+
+def mean(items):
+    return total(items) / len(items)
+";
+        // `checked = ...` moves into a new helper; `mean` moves above `total`, whole.
+        let after = "\
+def mean(items):
+    return total(items) / len(items)
+
+
+def parse(items):
+    checked = [int(item) for item in items]
+    return checked
+
+
+def total(items):
+    return sum(parse(items))
+";
+        assert_eq!(moved(Language::Python, before, after, &["", "def total(items):"]), vec![1, 2]);
+        // A statement re-wrapped in its own function stays old code.
+        let rewrapped = "\
+def total(items):
+    checked = [
+        int(item) for item in items
+    ]
+    return sum(checked)
+
+
+def mean(items):
+    return total(items) / len(items)
+";
+        let kept = [
+            "def total(items):",
+            "    return sum(checked)",
+            "",
+            "def mean(items):",
+            "    return total(items) / len(items)",
+        ];
+        assert_eq!(moved(Language::Python, before, rewrapped, &kept), vec![2, 3, 4]);
     }
 
     #[test]
@@ -447,13 +605,19 @@ mod tests {
             path: Path::new("src/a.rs"),
             language: Language::Rust,
             lines: BTreeMap::from([(1, text)]),
+            scopes: Vec::new(),
         };
         let removed = |text: &str| {
             BTreeMap::from([(PathBuf::from("src/b.rs"), BTreeMap::from([(4, text.to_string())]))])
         };
-        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";")).is_empty());
+        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";"), &BTreeMap::new()).is_empty());
         assert_eq!(
-            old_code(&[file("fn f<'a>(x: &'a str) {}")], &removed("fn f<'a>(x: &'a str,) {}")).len(),
+            old_code(
+                &[file("fn f<'a>(x: &'a str) {}")],
+                &removed("fn f<'a>(x: &'a str,) {}"),
+                &BTreeMap::new()
+            )
+            .len(),
             1
         );
     }

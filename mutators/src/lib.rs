@@ -78,6 +78,26 @@ pub struct FileMutants {
     pub feature_gated: Vec<(usize, Vec<String>)>,
 }
 
+/// A function or a type's block (Rust `impl`, `trait`; Python `class`): what code runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// `fn eq`, `impl PartialEq for Identifier`, `def parse`, `class Version`.
+    pub name: String,
+    /// The line of its keyword (`fn`, `impl`, `def`, `class`).
+    pub header: usize,
+    /// Its last line.
+    pub end: usize,
+}
+
+/// The names of the scopes a line lies in after their header line, outermost first.
+pub fn context_of(scopes: &[Scope], line: usize) -> Vec<&str> {
+    scopes
+        .iter()
+        .filter(|scope| scope.header < line && line <= scope.end)
+        .map(|scope| scope.name.as_str())
+        .collect()
+}
+
 /// Why a file could not be mutated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MutateError {

@@ -51,6 +51,27 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
     })
 }
 
+/// Every `def` and `class` of the file, in source order (so an enclosing one comes first).
+pub fn scopes(source: &str) -> Result<Vec<crate::Scope>, MutateError> {
+    let code = parse(source)?;
+    let mut scopes = Vec::new();
+    for (index, line) in code.lines.iter().enumerate() {
+        let Some(header) = line.header else { continue };
+        let keyword = code.text(header.keyword);
+        if keyword != "def" && keyword != "class" {
+            continue;
+        }
+        let name = if header.keyword + 1 < code.tokens.len() { code.text(header.keyword + 1) } else { "" };
+        let last = &code.lines[code.block_end(index)];
+        scopes.push(crate::Scope {
+            name: format!("{keyword} {name}"),
+            header: code.line_of(header.keyword),
+            end: code.line_of(last.tokens.end.saturating_sub(1).max(last.tokens.start)),
+        });
+    }
+    Ok(scopes)
+}
+
 /// All executable lines of the file, sorted: lines where code starts, outside docstrings
 /// and bare string statements and not merely inside a multi-line string.
 pub fn executable_lines(source: &str) -> Result<Vec<usize>, MutateError> {

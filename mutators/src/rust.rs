@@ -107,6 +107,64 @@ pub fn executable_lines(source: &str) -> Result<Vec<usize>, MutateError> {
     Ok((1..mask.len()).filter(|&l| mask[l]).collect())
 }
 
+/// Every `fn` with a body, `impl` and `trait` of the file (test code too), in source order.
+pub fn scopes(source: &str) -> Result<Vec<crate::Scope>, MutateError> {
+    use syn::spanned::Spanned;
+    use syn::visit::Visit;
+
+    struct Finder<'p, 'a> {
+        source: &'p source::Source<'a>,
+        scopes: Vec<crate::Scope>,
+    }
+    impl Finder<'_, '_> {
+        fn push(&mut self, name: String, keyword: proc_macro2::Span, node: &impl Spanned) {
+            let header = self.source.line(self.source.range(keyword).start);
+            let end = self.source.line(self.source.node(node).end.saturating_sub(1));
+            self.scopes.push(crate::Scope { name, header, end });
+        }
+
+        /// The node's text, its blanks made single spaces.
+        fn text(&self, node: &impl Spanned) -> String {
+            self.source.text[self.source.node(node)].split_whitespace().collect::<Vec<_>>().join(" ")
+        }
+    }
+    impl<'ast> Visit<'ast> for Finder<'_, '_> {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            self.push(format!("fn {}", f.sig.ident), f.sig.fn_token.span, f);
+            syn::visit::visit_item_fn(self, f);
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            self.push(format!("fn {}", f.sig.ident), f.sig.fn_token.span, f);
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+        fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+            if f.default.is_some() {
+                self.push(format!("fn {}", f.sig.ident), f.sig.fn_token.span, f);
+            }
+            syn::visit::visit_trait_item_fn(self, f);
+        }
+        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+            let ty = self.text(&i.self_ty);
+            let name = match &i.trait_ {
+                Some((path, _)) => format!("impl {} for {ty}", self.text(path)),
+                None => format!("impl {ty}"),
+            };
+            self.push(name, i.impl_token.span, i);
+            syn::visit::visit_item_impl(self, i);
+        }
+        fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
+            self.push(format!("trait {}", t.ident), t.trait_token.span, t);
+            syn::visit::visit_item_trait(self, t);
+        }
+    }
+
+    let _spans = SpanScope;
+    let parsed = source::parse(source)?;
+    let mut finder = Finder { source: &parsed.source, scopes: Vec::new() };
+    finder.visit_file(&parsed.file);
+    Ok(finder.scopes)
+}
+
 /// proc-macro2 keeps the text of every file parsed on a thread, for span positions, until
 /// told to forget: this forgets on the way out of a call, so memory stays flat over many files.
 /// Spans made on this thread before then become invalid.

@@ -14,6 +14,8 @@ use super::renames;
 pub struct Lines {
     pub files: BTreeMap<PathBuf, BTreeSet<usize>>,
     pub removed: BTreeMap<PathBuf, BTreeMap<usize, String>>,
+    /// The whole old text of each file with removed lines, by old path.
+    pub removed_from: BTreeMap<PathBuf, String>,
     pub deleted: Vec<PathBuf>,
     pub binary: Vec<PathBuf>,
 }
@@ -243,6 +245,7 @@ fn read_change(change: &Change, config: &DiffConfig, lines: &mut Lines) -> Resul
             for (index, text) in old.content.split_inclusive(|&b| b == b'\n').enumerate() {
                 lines.removed.entry(old.path.clone()).or_default().insert(index + 1, text_of(text));
             }
+            lines.removed_from.insert(old.path.clone(), String::from_utf8_lossy(&old.content).into_owned());
         }
         return Ok(());
     };
@@ -273,6 +276,10 @@ fn read_change(change: &Change, config: &DiffConfig, lines: &mut Lines) -> Resul
                     }
                 }
                 ('-', Some(old)) => {
+                    if !lines.removed_from.contains_key(&old.path) {
+                        let text = String::from_utf8_lossy(&old.content).into_owned();
+                        lines.removed_from.insert(old.path.clone(), text);
+                    }
                     if let Some(number) = line.old_lineno() {
                         lines
                             .removed

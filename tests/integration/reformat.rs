@@ -125,3 +125,31 @@ fn a_real_edit_beside_reformatting_keeps_its_mutants() {
         "{plan}"
     );
 }
+
+#[test]
+fn code_moved_into_a_function_the_change_adds_is_new_code_and_is_mutated() {
+    // `parse`'s check moves into a new `check_parts` above it, which runs it in a new context.
+    let extracted = REFORMATTED
+        .replace(
+            "    parts = text.split(\".\")\n    if len(parts) != 3:\n        raise ValueError(text)\n",
+            "    parts = text.split(\".\")\n    check_parts(parts, text)\n",
+        )
+        .replace(
+            "\n\ndef parse(text):",
+            "\n\ndef check_parts(parts, text):\n    if len(parts) != 3:\n        raise ValueError(text)\n\n\ndef parse(text):",
+        );
+    let repo = repo_changing_to(&extracted);
+    let new_text = std::fs::read_to_string(repo.path().join("versions.py")).unwrap();
+    let line_of = |text: &str| new_text.lines().position(|line| line == text).unwrap() as u64 + 1;
+
+    let (plan, _) = listed(repo.path(), &[]);
+
+    let lines = mutant_lines(&plan);
+    let check = line_of("    if len(parts) != 3:");
+    let call = line_of("    check_parts(parts, text)");
+    assert!(lines.contains(&check) && lines.contains(&call), "the moved check and the call: {plan}");
+    let reformatted = plan["reformatted"]["versions.py"].as_array().unwrap();
+    assert!(!reformatted.contains(&serde_json::json!(check)), "{plan}");
+    // `bump`, moved whole and re-wrapped, stays old code.
+    assert!(reformatted.contains(&serde_json::json!(line_of("    if part == \"major\":"))), "{plan}");
+}
