@@ -262,6 +262,7 @@ pub const RUST: &[Rule] = &[
     rule(FunctionBody, "fn f() -> Arc<T> { <body> }", &["Arc::new(<T>)"], "one per value of T"),
     rule(FunctionBody, "fn f() -> impl Iterator { <body> }", &["std::iter::empty()"], "also impl IntoIterator, DoubleEndedIterator, ExactSizeIterator"),
     rule(FunctionBody, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
+    rule(FunctionBody, "fn f() -> Self { ..; S { a: x, b: y } }", &["S { a: Default::default(), b: Default::default() }"], "also -> S; a body ending in a struct literal without `..base`: built from default fields, which compiles where Self is not Default (a `Vec<T>` field, a T that is not Default)"),
 ];
 
 /// A rule that marks mutants rather than making them: an arid line (mutants nobody acts on,

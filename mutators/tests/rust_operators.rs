@@ -98,6 +98,7 @@ const ROWS: &[Row] = &[
                  fn items() -> impl Iterator<Item = u8> {\n    g()\n}\nfn never() -> ! {\n    loop {}\n}\n\
                  const fn constant() -> u8 {\n    1\n}\nunsafe fn danger() -> u8 {\n    1\n}\n\
                  impl S {\n    fn new() -> Self {\n        g()\n    }\n    async fn fetch(&self) -> u8 {\n        g().await\n    }\n}\n\
+                 impl<T> From<T> for Wrap<T> {\n    fn from(value: T) -> Self {\n        let items = vec![value];\n        Wrap { items, count: 1 }\n    }\n}\n\
                  trait T {\n    fn ok(&self) -> fmt::Result {\n        g()\n    }\n}\n",
         all_lines: true,
     },

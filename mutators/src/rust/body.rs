@@ -30,7 +30,9 @@ impl Walker<'_, '_> {
             return;
         }
         let body = &self.source.text[braces.clone()];
-        for (rule, value) in return_values(&sig.output) {
+        let mut values = return_values(&sig.output);
+        values.extend(self.default_fields(&sig.output, block));
+        for (rule, value) in values {
             let replacement = if value == "()" { "{}".to_string() } else { format!("{{ {value} }}") };
             if without_blanks(body) == without_blanks(&replacement) {
                 continue;
@@ -38,6 +40,33 @@ impl Walker<'_, '_> {
             let description = format!("replace body of `{}` with `{value}`", sig.ident);
             self.push(braces.clone(), replacement, rule, description);
         }
+    }
+}
+
+impl Walker<'_, '_> {
+    /// The struct literal a body ends in (returning `Self` or the struct's type, no `..base`),
+    /// with `Default::default()` for every field: a value of the type that keeps nothing of the
+    /// inputs, also where the type itself is not `Default`.
+    fn default_fields(&self, output: &ReturnType, block: &Block) -> Option<Value> {
+        let ReturnType::Type(_, ty) = output else { return None };
+        let Type::Path(returned) = &**ty else { return None };
+        let Some(Stmt::Expr(Expr::Struct(literal), None)) = block.stmts.last() else { return None };
+        let returned = returned.path.segments.last()?.ident.to_string();
+        let built = literal.path.segments.last()?.ident.to_string();
+        if literal.rest.is_some() || literal.fields.is_empty() || (returned != "Self" && returned != built) {
+            return None;
+        }
+        let fields: Vec<String> = literal
+            .fields
+            .iter()
+            .map(|field| {
+                format!("{}: Default::default()", self.source.text[self.source.node(&field.member)].trim())
+            })
+            .collect();
+        let path = self.source.text[self.source.node(&literal.path)].trim();
+        let value = format!("{path} {{ {} }}", fields.join(", "));
+        let rule = catalog::lookup(RUST, Mutator::FunctionBody, "fn f() -> Self { ..; S { a: x, b: y } }")?;
+        Some((rule, value))
     }
 }
 
