@@ -77,15 +77,17 @@ pub fn mutate_with(
         executable_lines.iter().copied().chain(mutated.iter().copied()).collect();
     code_lines.sort_unstable();
     code_lines.dedup();
+    let gates: Vec<(std::ops::RangeInclusive<usize>, &Vec<String>)> = walker
+        .gated
+        .iter()
+        .map(|(range, features)| (parsed.source.line(range.start)..=parsed.source.line(range.end), features))
+        .collect();
     let feature_gated = code_lines
         .into_iter()
         .filter_map(|line| {
-            let mut features: Vec<String> = walker
-                .gated
+            let mut features: Vec<String> = gates
                 .iter()
-                .filter(|(range, _)| {
-                    (parsed.source.line(range.start)..=parsed.source.line(range.end)).contains(&line)
-                })
+                .filter(|(lines, _)| lines.contains(&line))
                 .flat_map(|(_, features)| features.iter().cloned())
                 .collect();
             features.sort();

@@ -153,13 +153,14 @@ impl LanguageCheck for CargoCheck {
         // on itself, so then it runs.
         let mut settled = Vec::new();
         if ctx.options.test_cmd.is_none() {
-            let (off, on): (Vec<Owned>, Vec<Owned>) =
-                owned.into_iter().partition(|o| feature_off(ctx, &o.planned, &o.package).is_some());
-            for o in off {
-                let reason = not_reached(ctx, &o.planned, &o.package);
-                settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(o.planned));
+            let mut compiled = Vec::new();
+            for o in owned {
+                match compiled_out(ctx, &o.planned, &o.package) {
+                    Some(reason) => settled.push(not_covered(o.planned, reason)),
+                    None => compiled.push(o),
+                }
             }
-            owned = on;
+            owned = compiled;
         }
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
@@ -285,32 +286,28 @@ struct Schema {
     rewritten: Vec<usize>,
 }
 
-/// The features the mutant's line is compiled only with that this check leaves off, if any.
-fn feature_off<'p>(
-    ctx: &Context<'p>,
-    planned: &PlannedMutant,
-    package: &workspace::Package,
-) -> Option<Vec<&'p String>> {
+/// The NoCoverage reason of a mutant whose line is compiled only with features this check
+/// leaves off; None when its line is compiled.
+fn compiled_out(ctx: &Context, planned: &PlannedMutant, package: &workspace::Package) -> Option<String> {
     let path = &ctx.plan.files[planned.file].path;
     let needed = ctx.plan.feature_gated.get(path)?.get(&planned.mutant.line)?;
     let enabled = package.enabled_features(&ctx.options.rust.features);
-    let off: Vec<&String> = needed.iter().filter(|feature| !enabled.contains(*feature)).collect();
-    (!off.is_empty()).then_some(off)
-}
-
-/// Why no test reaches a mutant: none does, or its line is compiled only with features this
-/// check leaves off.
-fn not_reached(ctx: &Context, planned: &PlannedMutant, package: &workspace::Package) -> String {
-    let Some(off) = feature_off(ctx, planned, package) else {
-        return "no test reaches this line".to_string();
-    };
+    let off: Vec<&str> =
+        needed.iter().filter(|feature| !enabled.contains(*feature)).map(String::as_str).collect();
+    if off.is_empty() {
+        return None;
+    }
     let names: Vec<String> = off.iter().map(|feature| format!("`{feature}`")).collect();
-    let list: Vec<&str> = off.iter().map(|feature| feature.as_str()).collect();
-    format!(
+    Some(format!(
         "no test reaches this line: it is compiled only with feature {}, which this check leaves off (--features {} or --all-features turns it on)",
         names.join(" and "),
-        list.join(",")
-    )
+        off.join(",")
+    ))
+}
+
+/// A mutant settled as NoCoverage for `reason`.
+fn not_covered(planned: PlannedMutant, reason: String) -> crate::report::MutantResult {
+    Outcome::settled(Status::NoCoverage, reason).for_mutant(planned)
 }
 
 fn switched_jobs(
@@ -338,9 +335,8 @@ fn switched_jobs(
             continue;
         }
         if !switched.ids.contains(&planned.id) {
-            if feature_off(ctx, &planned, &package).is_some() {
-                let reason = not_reached(ctx, &planned, &package);
-                settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(planned));
+            if let Some(reason) = compiled_out(ctx, &planned, &package) {
+                settled.push(not_covered(planned, reason));
                 continue;
             }
             let cost = tested.iter().map(|package| binaries_took(package)).sum();
@@ -348,8 +344,8 @@ fn switched_jobs(
             continue;
         }
         let Some(reach) = switched.reach.get(&planned.id) else {
-            let reason = not_reached(ctx, &planned, &package);
-            settled.push(Outcome::settled(Status::NoCoverage, reason).for_mutant(planned));
+            let reason = compiled_out(ctx, &planned, &package);
+            settled.push(not_covered(planned, reason.unwrap_or_else(|| "no test reaches this line".into())));
             continue;
         };
         let mut cost: Duration = reach.tests.keys().map(|&index| switched.binaries[index].duration).sum();
@@ -369,12 +365,7 @@ fn switched_jobs(
     }
     let baseline = switched.binaries.iter().map(|binary| binary.duration).sum::<Duration>()
         + switched.doctests_took.values().sum::<Duration>();
-    let mut packages: Vec<&str> = Vec::new();
-    for binary in &switched.binaries {
-        if !packages.contains(&binary.package.as_str()) {
-            packages.push(&binary.package);
-        }
-    }
+    let packages = switched.packages();
     Proven {
         jobs,
         settled,
@@ -453,18 +444,15 @@ impl CargoWorker {
     /// reached it.
     fn switched(&self, switched: &Switched, reach: &schema::Reach, job: &Job, log: &Path) -> Result<Outcome> {
         let id = schema::mutant_switch(&job.planned);
+        let mut runs: Vec<Finished> = Vec::new();
         if self.cargo.tool == TestTool::Nextest && !reach.tests.is_empty() {
-            if let Some(run) = self.with_nextest(switched, reach, &id, job, log)? {
-                let mut outcome = read_runs(std::slice::from_ref(&run), job, false)?;
-                outcome.covered_by = job.tests.clone();
-                outcome.record = Some(RunRecord::of(How::Schema, &[&run]));
-                return Ok(outcome);
-            }
+            runs.extend(with_nextest(switched, reach, &id, job, log)?);
         }
         let mut order: Vec<(&usize, &Vec<String>)> = reach.tests.iter().collect();
         order.sort_by_key(|(index, _)| switched.binaries[**index].duration);
-        let mut runs: Vec<Finished> = Vec::new();
-        for (&index, tests) in order {
+        // Unless nextest ran them, each executable runs its tests in one process.
+        let by_libtest = if runs.is_empty() { order } else { Vec::new() };
+        for (&index, tests) in by_libtest {
             let mut args = Vec::new();
             if !tests.is_empty() {
                 args.push("--exact".to_string());
@@ -501,58 +489,25 @@ impl CargoWorker {
     }
 }
 
-impl CargoWorker {
-    /// `cargo nextest run` of the tests that reached the mutant, switched on; None when nextest
-    /// finds none of them (a harness it does not list), for libtest to run them instead. The
-    /// doctests that reached it run after, as cargo runs them.
-    fn with_nextest(
-        &self,
-        switched: &Switched,
-        reach: &schema::Reach,
-        id: &str,
-        job: &Job,
-        log: &Path,
-    ) -> Result<Option<Finished>> {
-        /// nextest's exit status when its filter leaves no test to run.
-        const NO_TESTS_RUN: i32 = 4;
-        let mut packages: Vec<&str> = Vec::new();
-        for binary in &switched.binaries {
-            if !packages.contains(&binary.package.as_str()) {
-                packages.push(&binary.package);
-            }
-        }
-        let filter = nextest_filter(switched, reach);
-        let mut args = vec!["nextest".to_string(), "run".to_string()];
-        // Every package the schema built, so that cargo finds the build fresh.
-        args.extend(switched.cargo.selection_args(&packages));
-        args.extend(["--no-tests=fail".to_string(), "-E".to_string(), filter]);
-        let mut command = switched.cargo.invocation(&args);
-        command.env.push((MUTANT_VAR.to_string(), id.to_string()));
-        let run = command.run(job.timeout, log)?;
-        if run.exit == Exit::Code(NO_TESTS_RUN) {
-            return Ok(None);
-        }
-        if !run.passed() || reach.doctests.is_empty() {
-            return Ok(Some(run));
-        }
-        let mut runs = vec![run];
-        for package in &reach.doctests {
-            let mut command = switched.cargo.doc_tests(package);
-            command.env.push((MUTANT_VAR.to_string(), id.to_string()));
-            let run = {
-                let _held = self.shared.first_target.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                command.run(job.timeout, log)?
-            };
-            let passed = run.passed();
-            runs.push(run);
-            if !passed {
-                break;
-            }
-        }
-        let last = runs.pop().expect("one run at least");
-        let took = runs.iter().map(|run| run.duration).sum::<Duration>() + last.duration;
-        Ok(Some(Finished { duration: took, ..last }))
-    }
+/// `cargo nextest run` of the tests that reached the mutant, switched on; None when nextest
+/// finds none of them (a harness it does not list), for libtest to run them instead.
+fn with_nextest(
+    switched: &Switched,
+    reach: &schema::Reach,
+    id: &str,
+    job: &Job,
+    log: &Path,
+) -> Result<Option<Finished>> {
+    /// nextest's exit status when its filter leaves no test to run.
+    const NO_TESTS_RUN: i32 = 4;
+    let mut args = vec!["nextest".to_string(), "run".to_string()];
+    // Every package the schema built, so that cargo finds the build fresh.
+    args.extend(switched.cargo.selection_args(&switched.packages()));
+    args.extend(["--no-tests=fail".to_string(), "-E".to_string(), nextest_filter(switched, reach)]);
+    let mut command = switched.cargo.invocation(&args);
+    command.env.push((MUTANT_VAR.to_string(), id.to_string()));
+    let run = command.run(job.timeout, log)?;
+    Ok((run.exit != Exit::Code(NO_TESTS_RUN)).then_some(run))
 }
 
 /// A nextest filterset of the tests in `reach`: each test by its package and exact name, or

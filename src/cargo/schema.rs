@@ -72,6 +72,17 @@ pub struct Switched {
 }
 
 impl Switched {
+    /// The packages of its executables, each once, in their order.
+    pub fn packages(&self) -> Vec<&str> {
+        let mut packages: Vec<&str> = Vec::new();
+        for binary in &self.binaries {
+            if !packages.contains(&binary.package.as_str()) {
+                packages.push(&binary.package);
+            }
+        }
+        packages
+    }
+
     /// The tests of `reach`, by name: `package: test`, or the executable's name for all of
     /// its tests, and `package: doctests`.
     pub fn names(&self, reach: &Reach) -> Vec<String> {

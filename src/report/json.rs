@@ -132,11 +132,11 @@ fn origin(report: &Report) -> Value {
     }
     if !report.plan.reformatted.is_empty() {
         // Added lines passed over as reformatted or moved code, per file.
-        value["reformatted"] = json!(report.plan.reformatted);
+        value["reformatted"] = super::list::lines_by_path(&report.plan.reformatted);
     }
     if !report.plan.unsafe_lines.is_empty() {
         // Added executable lines left without a mutant for lying in `unsafe` code, per file.
-        value["unsafeLines"] = json!(report.plan.unsafe_lines);
+        value["unsafeLines"] = super::list::lines_by_path(&report.plan.unsafe_lines);
     }
     value
 }

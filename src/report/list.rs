@@ -42,6 +42,14 @@ pub fn render_text(plan: &Plan) -> String {
     out
 }
 
+/// Line numbers by path, as a JSON object keyed by the paths as text (a path that is not UTF-8
+/// shown lossily rather than failing the report).
+pub fn lines_by_path(lines: &std::collections::BTreeMap<std::path::PathBuf, Vec<usize>>) -> Value {
+    let map: serde_json::Map<String, Value> =
+        lines.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
+    Value::Object(map)
+}
+
 /// `{"mutants": [...], "addedLines": {"path": [lines]}, "reformatted": {..}, "unsafeLines": {..}}`: the
 /// mutants, the added executable lines of each mutated file (as in the check's report), and
 /// those passed over as reformatted or moved code or left without a mutant as unsafe; with `--shard`, `"shard": {"index", "count",
@@ -68,15 +76,11 @@ pub fn render_json(plan: &Plan) -> Value {
             })
         })
         .collect();
-    let reformatted: serde_json::Map<String, Value> =
-        plan.reformatted.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
-    let unsafe_lines: serde_json::Map<String, Value> =
-        plan.unsafe_lines.iter().map(|(path, lines)| (path.display().to_string(), json!(lines))).collect();
     let mut value = json!({
         "mutants": items,
         "addedLines": plan.added_lines(),
-        "reformatted": reformatted,
-        "unsafeLines": unsafe_lines,
+        "reformatted": lines_by_path(&plan.reformatted),
+        "unsafeLines": lines_by_path(&plan.unsafe_lines),
     });
     if let Some(share) = &plan.share {
         value["shard"] =
