@@ -44,6 +44,9 @@ pub struct Cargo {
     pub packages: Vec<super::workspace::Package>,
     /// `--features=..`, `--all-features`, `--no-default-features` as asked.
     pub features: Vec<String>,
+    /// Whether rustc keeps incremental state: not for a target directory built once (the
+    /// schema's), where writing it costs about a third of a fresh build and nothing reads it.
+    pub incremental: bool,
 }
 
 impl Cargo {
@@ -80,11 +83,15 @@ impl Cargo {
             program: PathBuf::from("cargo"),
             args: args.iter().map(|arg| arg.as_ref().to_string()).collect(),
             dir: self.root.clone(),
-            env: vec![
+            env: [
                 // Never the user's target directory, whatever their cargo configuration says.
                 ("CARGO_TARGET_DIR".to_string(), self.target.display().to_string()),
                 ("CARGO_TERM_COLOR".to_string(), "never".to_string()),
-            ],
+            ]
+            .into_iter()
+            .chain(unless_set("CARGO_INCREMENTAL", "0").filter(|_| !self.incremental))
+            .chain(quiet_panics())
+            .collect(),
         }
     }
 
@@ -120,6 +127,24 @@ impl Cargo {
             }
         }
     }
+}
+
+/// `RUST_BACKTRACE=0` for the tests, in the baseline as in the mutants: with backtraces on, a
+/// failing test spends about 90 ms capturing one for its panic message, which nobody reads, for
+/// every killed mutant. What `std::backtrace::Backtrace::capture` does stays as the user had it
+/// (it reads `RUST_LIB_BACKTRACE` first), so a test that inspects backtraces sees no change.
+pub fn quiet_panics() -> Vec<(String, String)> {
+    let mut env = vec![("RUST_BACKTRACE".to_string(), "0".to_string())];
+    if let (Some(theirs), None) = (std::env::var_os("RUST_BACKTRACE"), std::env::var_os("RUST_LIB_BACKTRACE"))
+    {
+        env.push(("RUST_LIB_BACKTRACE".to_string(), theirs.to_string_lossy().into_owned()));
+    }
+    env
+}
+
+/// `name=value`, unless the user's environment sets `name`: theirs reaches the tests as it is.
+fn unless_set(name: &str, value: &str) -> Option<(String, String)> {
+    std::env::var_os(name).is_none().then(|| (name.to_string(), value.to_string()))
 }
 
 /// A worker's own target directory, seeded from the first worker's so that no worker builds the

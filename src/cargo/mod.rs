@@ -64,6 +64,7 @@ impl CargoCheck {
             build_timeout,
             packages: self.workspace.packages.clone(),
             features: ctx.options.rust.features.cargo_args(),
+            incremental: true,
         }
     }
 
@@ -140,8 +141,17 @@ impl LanguageCheck for CargoCheck {
             .collect();
         let mut steps = Vec::new();
         if !switchable.is_empty() {
-            let attempt =
-                schema::attempt(ctx.plan, &first, &self.workspace.packages, &names, &switchable, &log)?;
+            // The schema's build is made once and never rebuilt: no incremental state.
+            let once = Cargo { incremental: false, ..first.clone() };
+            let attempt = schema::attempt(
+                ctx.plan,
+                &once,
+                &self.workspace.packages,
+                &names,
+                &switchable,
+                ctx.options.jobs.get(),
+                &log,
+            )?;
             if let Some(switched) = attempt.switched {
                 let schema = Schema { switched, unviable: attempt.unviable, rewritten: attempt.rewritten };
                 return Ok(switched_jobs(ctx, owned, schema, attempt.steps, attempt.build));

@@ -139,6 +139,7 @@ pub fn attempt(
     packages: &[Package],
     tested: &[String],
     mutants: &[&PlannedMutant],
+    jobs: usize,
     log: &Path,
 ) -> Result<Attempt> {
     let mut by_file: BTreeMap<usize, Vec<&PlannedMutant>> = BTreeMap::new();
@@ -187,7 +188,8 @@ pub fn attempt(
         }
         if built.run.passed() {
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
-            let switched = record(cargo, packages, tested, built.artifacts, &switched, &mut steps, log)?;
+            let switched =
+                record(cargo, packages, tested, built.artifacts, &switched, jobs, &mut steps, log)?;
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
         unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
@@ -410,6 +412,9 @@ fn package_env(package: &Package, dir: &Path, target: &Path) -> Vec<(String, Str
         ("CARGO_PKG_VERSION".into(), package.version.clone()),
         ("LD_LIBRARY_PATH".into(), library_path),
     ]
+    .into_iter()
+    .chain(super::build::quiet_panics())
+    .collect()
 }
 
 /// The test names of a libtest executable; empty when it is no libtest harness.
@@ -439,6 +444,7 @@ fn record(
     tested: &[String],
     artifacts: Vec<Artifact>,
     switched: &[u32],
+    jobs: usize,
     steps: &mut Vec<StepRecord>,
     log: &Path,
 ) -> Result<Option<Switched>> {
@@ -471,7 +477,48 @@ fn record(
     }
     let records = log.with_extension("records");
     std::fs::create_dir_all(&records)?;
+    // The doctests (rustdoc compiles each of them: the slow part) are recorded beside the
+    // executables when a second job is allowed.
+    let record_doctests =
+        || record_doctests(cargo, &with_doctests, &records, &log.with_extension("doctests"));
+    let (binaries_recorded, doctests_recorded) = if jobs > 1 {
+        std::thread::scope(|scope| {
+            let doctests = scope.spawn(record_doctests);
+            let binaries = record_binaries(cargo, &mut binaries, &records, log);
+            (binaries, doctests.join().expect("the doctest recording thread panicked"))
+        })
+    } else {
+        (record_binaries(cargo, &mut binaries, &records, log), record_doctests())
+    };
+    let (mut reach, binary_steps) = binaries_recorded?;
+    steps.extend(binary_steps);
+    let (doctests_took, doctest_steps, doctest_reach) = doctests_recorded?;
+    steps.extend(doctest_steps);
+    for (id, packages) in doctest_reach {
+        reach.entry(id).or_default().doctests = packages;
+    }
+    if !canary(cargo, &binaries, &reach, steps, log)? {
+        return Ok(None);
+    }
+    let reach = reach
+        .into_iter()
+        .filter(|(id, _)| switched.contains(id))
+        .map(|(id, reach)| (id as usize - 1, reach))
+        .collect();
+    let ids = switched.iter().map(|&id| id as usize - 1).collect();
+    Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone() }))
+}
+
+/// Runs each test executable with the switch off, recording which of its tests reach each
+/// site; each run must pass (it is the baseline).
+fn record_binaries(
+    cargo: &Cargo,
+    binaries: &mut [TestBinary],
+    records: &Path,
+    log: &Path,
+) -> Result<(HashMap<u32, Reach>, Vec<StepRecord>)> {
     let mut reach: HashMap<u32, Reach> = HashMap::new();
+    let mut steps = Vec::new();
     for (index, binary) in binaries.iter_mut().enumerate() {
         let file = records.join(format!("binary-{index}"));
         let record_to = file.display().to_string();
@@ -502,8 +549,20 @@ fn record(
             reach.entry(id).or_default().tests.insert(index, tests.unwrap_or_default());
         }
     }
-    let mut doctests_took = BTreeMap::new();
-    for package in &with_doctests {
+    Ok((reach, steps))
+}
+
+/// What recording the doctests found: how long each package's took, the steps, and by site
+/// the packages whose doctests reached it.
+type DoctestRecord = (BTreeMap<String, Duration>, Vec<StepRecord>, HashMap<u32, Vec<String>>);
+
+/// Runs the doctests of each package with the switch off, recording which packages' doctests
+/// reach each site; each run must pass.
+fn record_doctests(cargo: &Cargo, packages: &[String], records: &Path, log: &Path) -> Result<DoctestRecord> {
+    let mut took = BTreeMap::new();
+    let mut steps = Vec::new();
+    let mut reach: HashMap<u32, Vec<String>> = HashMap::new();
+    for package in packages {
         let file = records.join(format!("doctests-{package}"));
         let mut command = cargo.doc_tests(package);
         command.env.push((switch::RECORD_VAR.to_string(), file.display().to_string()));
@@ -513,31 +572,24 @@ fn record(
             record: RunRecord::of(How::Schema, &[&run]),
         });
         require::passed(&run, Subject::CargoTests(package), cargo.build_timeout * 4)?;
-        doctests_took.insert(package.clone(), run.duration);
+        took.insert(package.clone(), run.duration);
         for (ids, _) in read_record(&file) {
             for id in ids {
-                let doctests = &mut reach.entry(id).or_default().doctests;
+                let doctests = reach.entry(id).or_default();
                 if !doctests.contains(package) {
                     doctests.push(package.clone());
                 }
             }
         }
     }
-    if !canary(cargo, &binaries, &reach, steps, log)? {
-        return Ok(None);
-    }
-    let reach = reach
-        .into_iter()
-        .filter(|(id, _)| switched.contains(id))
-        .map(|(id, reach)| (id as usize - 1, reach))
-        .collect();
-    let ids = switched.iter().map(|&id| id as usize - 1).collect();
-    Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone() }))
+    Ok((took, steps, reach))
 }
 
-/// The canary id must make the reached tests of every executable, and the doctests of every
-/// package whose doctests reached a site, fail: the switch is live wherever a verdict will rest
-/// on it. False when one passes (the schema is not trusted then).
+/// The canary id must make the reached tests of every executable fail: the switch is live
+/// wherever a verdict will rest on it. False when one passes (the schema is not trusted then).
+/// Doctests link the same library and read the same variables: their recording proves they run
+/// the switched build, so their canary (a second compilation of every doctest) runs only when no
+/// executable reached a site and nothing else proves the switch.
 fn canary(
     cargo: &Cargo,
     binaries: &[TestBinary],
@@ -573,6 +625,9 @@ fn canary(
     }
     doctests.sort();
     doctests.dedup();
+    if !runs.is_empty() {
+        doctests.clear();
+    }
     for package in doctests {
         let mut command = cargo.doc_tests(package);
         command.env.push((switch::MUTANT_VAR.to_string(), canary.clone()));

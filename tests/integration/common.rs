@@ -275,13 +275,16 @@ pub fn mutdelta_in_tmp(dir: &Path, tmp: &Path, args: &[&str]) -> Run {
 
 /// Runs mutdelta with `stdin`, and asserts that it left no temporary directory behind.
 pub fn mutdelta_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> Run {
+    mutdelta_as(dir, args, stdin, &[])
+}
+
+/// Runs mutdelta as `mutdelta_with_stdin` does, with `env` added to its environment.
+pub fn mutdelta_as(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let tmp = tempfile::tempdir().unwrap();
     let guard = Untouched::before(dir, args, &[]);
-    let output = assert_cmd::Command::from_std(hermetic(dir, tmp.path()))
-        .args(args)
-        .write_stdin(stdin)
-        .output()
-        .unwrap();
+    let mut command = hermetic(dir, tmp.path());
+    command.envs(env.iter().copied());
+    let output = assert_cmd::Command::from_std(command).args(args).write_stdin(stdin).output().unwrap();
     let run = Run::of(&output);
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     guard.assert_after(&run);

@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, fixture_repo_variant, mutdelta, read_report, snapshot};
+use crate::common::{
+    check, fixture_repo, fixture_repo_variant, mutdelta, mutdelta_as, read_report, snapshot,
+};
 
 fn run_with_report(fixture: &str, extra: &[&str]) -> (crate::common::Run, Value) {
     run_in(&fixture_repo(fixture), extra)
@@ -331,4 +333,31 @@ fn a_crate_whose_dev_dependency_pulls_another_crate_of_its_name_is_built_and_che
     let caught = |status: &str| status == "Killed" || status == "Timeout";
     assert!(verdicts.iter().all(|(_, _, status)| caught(status) || status == "CompileError"), "{verdicts:?}");
     assert!(verdicts.iter().any(|(_, _, status)| status == "Killed"), "{verdicts:?}");
+}
+
+#[test]
+fn tests_run_without_panic_backtraces_while_library_backtraces_stay_as_the_user_set_them() {
+    let repo = fixture_repo("rust_backtrace");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let args = ["check", "--commit", "HEAD", "-j", "2", "--json", json.to_str().unwrap()];
+
+    let run = mutdelta_as(repo.path(), &args, "", &[("RUST_BACKTRACE", "1")]);
+
+    // The suite asserts that library backtraces are captured: it passes unmutated.
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_report(&json);
+    let verdicts = verdicts(&report, "src/lib.rs");
+    assert!(verdicts.len() >= 4 && verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
+    for mutant in report["files"]["src/lib.rs"]["mutants"].as_array().unwrap() {
+        for command in mutant["run"]["commands"].as_array().unwrap() {
+            assert_eq!(command["env"]["RUST_BACKTRACE"], "0", "{command}");
+            assert_eq!(command["env"]["RUST_LIB_BACKTRACE"], "1", "{command}");
+        }
+    }
+
+    // Without RUST_BACKTRACE the suite fails before any mutation, as it does for the user.
+    let bare = mutdelta(repo.path(), &args);
+    assert_eq!(bare.code, 2, "{bare:?}");
+    assert!(bare.stderr.contains("library_backtraces_are_captured"), "{bare:?}");
 }
