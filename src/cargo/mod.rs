@@ -143,15 +143,8 @@ impl LanguageCheck for CargoCheck {
         if !switchable.is_empty() {
             // The schema's build is made once and never rebuilt: no incremental state.
             let once = Cargo { incremental: false, ..first.clone() };
-            let attempt = schema::attempt(
-                ctx.plan,
-                &once,
-                &self.workspace.packages,
-                &names,
-                &switchable,
-                ctx.options.jobs.get(),
-                &log,
-            )?;
+            let attempt =
+                schema::attempt(ctx.plan, &once, &names, &switchable, ctx.options.jobs.get(), &log)?;
             if let Some(switched) = attempt.switched {
                 let schema = Schema { switched, unviable: attempt.unviable, rewritten: attempt.rewritten };
                 return Ok(switched_jobs(ctx, owned, schema, attempt.steps, attempt.build));

@@ -131,12 +131,11 @@ pub fn can_switch(plan: &Plan, planned: &PlannedMutant, package: &Package) -> bo
     !package.proc_macro && package.build_script.as_deref() != Some(file.as_path())
 }
 
-/// Rewrites `mutants`' files in `cargo.root` as a schema, builds the tests of `packages`, and
+/// Rewrites `mutants`' files in `cargo.root` as a schema, builds the tests of `tested`, and
 /// records what reaches each mutant. Mutants left out of it are absent from `reach`.
 pub fn attempt(
     plan: &Plan,
     cargo: &Cargo,
-    packages: &[Package],
     tested: &[String],
     mutants: &[&PlannedMutant],
     jobs: usize,
@@ -188,8 +187,7 @@ pub fn attempt(
         }
         if built.run.passed() {
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
-            let switched =
-                record(cargo, packages, tested, built.artifacts, &switched, jobs, &mut steps, log)?;
+            let switched = record(cargo, tested, built.artifacts, &switched, jobs, &mut steps, log)?;
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
         unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
@@ -440,7 +438,6 @@ fn list_tests(binary: &TestBinary) -> Vec<String> {
 /// what reaches each site; they must pass, and a canary must fail.
 fn record(
     cargo: &Cargo,
-    packages: &[Package],
     tested: &[String],
     artifacts: Vec<Artifact>,
     switched: &[u32],
@@ -450,7 +447,7 @@ fn record(
 ) -> Result<Option<Switched>> {
     let package_at = |manifest: &Path| {
         let dir = manifest.parent()?;
-        packages.iter().find(|package| same_file(&cargo.root.join(&package.dir), dir))
+        cargo.packages.iter().find(|package| same_file(&cargo.root.join(&package.dir), dir))
     };
     let mut binaries = Vec::new();
     let mut with_doctests = Vec::new();
