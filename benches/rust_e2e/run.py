@@ -153,19 +153,23 @@ def cargo_mutants_once(repo, jobs):
     results = out / "mutants.out"
 
     def lines(name):
+        """Each caught line or body, with the line a body replacement is filed under: mutdelta
+        catches the same mistake when it catches that line (it makes body replacements of new
+        functions only, and mutates the statements of a changed one)."""
         path = results / name
-        found = set()
+        found = {}
         for line in path.read_text().splitlines() if path.exists() else []:
             body = BODY_THEIRS.match(line)
             match = CARGO_MUTANTS_LINE.match(line)
+            at = (match.group(1), int(match.group(2))) if match else None
             if body:
-                found.add(("body of", body.group(1)))
+                found[("body of", body.group(1))] = at
             elif match:
-                found.add((match.group(1), int(match.group(2))))
+                found[at] = at
         return found
 
     tested = sum(len((results / n).read_text().splitlines()) for n in ("caught.txt", "missed.txt", "timeout.txt", "unviable.txt") if (results / n).exists())
-    return seconds, tested, lines("caught.txt") | lines("timeout.txt")
+    return seconds, tested, {**lines("caught.txt"), **lines("timeout.txt")}
 
 
 def main():
@@ -188,7 +192,13 @@ def main():
     repo = real_repository(Path(args.repo).resolve(), args.commit, args.fresh) if args.repo else repository()
     has_cargo_mutants = run(["cargo", "mutants", "--version"], repo, check=False).returncode == 0
 
-    ours = [mutdelta_once(binary, repo, args.jobs) for _ in range(args.runs)]
+    print(f"RUST_BACKTRACE={os.environ.get('RUST_BACKTRACE', '(unset)')}, {os.cpu_count()} cores")
+    ours, theirs = [], []
+    # Interleaved pairs, so that a slower spell of the machine weighs on both tools alike.
+    for _ in range(args.runs):
+        ours.append(mutdelta_once(binary, repo, args.jobs))
+        if has_cargo_mutants:
+            theirs.append(cargo_mutants_once(repo, args.jobs))
     median = statistics.median(r[0] for r in ours)
     _, tested, caught = ours[-1]
     print(f"mutdelta check --commit HEAD -j {args.jobs}: median {median:.1f} s over {args.runs} runs "
@@ -197,15 +207,17 @@ def main():
     if not has_cargo_mutants:
         print("cargo-mutants is not installed (cargo install cargo-mutants): no comparison")
         return
-    theirs = [cargo_mutants_once(repo, args.jobs) for _ in range(args.runs)]
     their_median = statistics.median(r[0] for r in theirs)
     _, their_tested, their_caught = theirs[-1]
     print(f"cargo mutants --in-diff -j {args.jobs}: median {their_median:.1f} s over {args.runs} runs "
           f"({', '.join(f'{r[0]:.1f}' for r in theirs)}); {their_tested} mutants, {len(their_caught)} lines or bodies caught")
-    print(f"ratio mutdelta / cargo-mutants: {median / their_median:.2f}")
-    missing = sorted(their_caught - caught)
+    ratios = [a[0] / b[0] for a, b in zip(ours, theirs)]
+    print(f"ratio mutdelta / cargo-mutants: {median / their_median:.2f} (median of the pairs' ratios "
+          f"{statistics.median(ratios):.2f})")
+    missing = sorted(key for key, also in their_caught.items() if key not in caught and also not in caught)
     print(f"lines or bodies cargo-mutants catches that mutdelta does not: {missing or 'none'}")
-    print(f"lines or bodies mutdelta catches that cargo-mutants does not: {sorted(caught - their_caught) or 'none'}")
+    theirs_any = set(their_caught) | set(their_caught.values())
+    print(f"lines or bodies mutdelta catches that cargo-mutants does not: {sorted(caught - theirs_any) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -41,9 +41,41 @@ fn one_added_line_in_an_old_function_does_not_replace_its_body() {
     assert_eq!(of(&found.mutants, "AssignmentOperator"), ["4:+=→-="]);
     assert_eq!(found.executable_lines, [4]);
 
-    // Every line but the closing brace: still not the whole body.
+    // Every line but the closing brace: still not the whole body, but the value it ends in is new.
     let found = mutate(OLD_FUNCTION, &[1, 2, 3, 4, 5, 6]).unwrap();
-    assert!(of(&found.mutants, "FunctionBody").is_empty());
+    assert_eq!(of(&found.mutants, "FunctionBody"), ["6:sum→0", "6:sum→1"]);
+}
+
+const OLD_SIZE_HINT: &str = "\
+fn size_hint(&self) -> (usize, Option<usize>) {
+    let total = self.total;
+    (total.saturating_sub(self.yielded), None)
+}
+fn unit(&self) {
+    self.reset()
+}
+fn state(&self) -> u8 {
+    if self.done { 2 } else { 1 }
+}
+";
+
+#[test]
+fn a_rewritten_final_expression_of_an_old_function_is_replaced_by_values_of_its_type() {
+    let found = mutate(OLD_SIZE_HINT, &[3, 6, 9]).unwrap();
+    let tails: Vec<&str> = found
+        .mutants
+        .iter()
+        .filter(|m| m.mutator().name() == "FunctionBody")
+        .map(|m| m.description.as_str())
+        .collect();
+    // Not for `-> ()`, nor for a tail that is control flow (its branches have their own).
+    assert_eq!(tails, ["replace the value `size_hint` returns with `Default::default()`"]);
+    let replaced = found.mutants.iter().find(|m| m.mutator().name() == "FunctionBody").unwrap();
+    assert!(replaced.apply(OLD_SIZE_HINT).contains("    let total = self.total;\n    Default::default()\n}"));
+
+    // The tail is old code when only the line before it is new.
+    let found = mutate(OLD_SIZE_HINT, &[2]).unwrap();
+    assert!(of(&found.mutants, "FunctionBody").is_empty(), "{:?}", found.mutants);
 }
 
 #[test]

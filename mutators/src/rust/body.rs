@@ -44,6 +44,34 @@ impl Walker<'_, '_> {
 }
 
 impl Walker<'_, '_> {
+    /// Replaces the value a function ends in, when the change rewrote that expression (every
+    /// line of it) but not the whole function: the values the body rule gives for its return
+    /// type. A function whose every line is new gets its body replaced instead.
+    pub(crate) fn replace_tail(&mut self, sig: &Signature, block: &Block, braces: Range<usize>) {
+        let Some(Stmt::Expr(tail, None)) = block.stmts.last() else { return };
+        if sig.constness.is_some() || !is_plain_value(tail) {
+            return;
+        }
+        let all_wanted = |range: &Range<usize>| {
+            (self.source.line(range.start)..=self.source.line(range.end - 1)).all(|line| self.is_wanted(line))
+        };
+        let span = self.source.node(tail);
+        if all_wanted(&braces) || !all_wanted(&span) {
+            return;
+        }
+        let Some(rule) = catalog::lookup(RUST, Mutator::FunctionBody, "fn f() -> T { ..; <tail> }") else {
+            return;
+        };
+        let written = without_blanks(&self.source.text[span.clone()]);
+        for (_, value) in return_values(&sig.output) {
+            if value == "()" || without_blanks(&value) == written {
+                continue;
+            }
+            let description = format!("replace the value `{}` returns with `{value}`", sig.ident);
+            self.push(span.clone(), value, rule, description);
+        }
+    }
+
     /// The struct literal a body ends in (returning `Self` or the struct's type, no `..base`),
     /// with `Default::default()` for every field: a value of the type that keeps nothing of the
     /// inputs, also where the type itself is not `Default`.
@@ -67,6 +95,21 @@ impl Walker<'_, '_> {
         let value = format!("{path} {{ {} }}", fields.join(", "));
         let rule = catalog::lookup(RUST, Mutator::FunctionBody, "fn f() -> Self { ..; S { a: x, b: y } }")?;
         Some((rule, value))
+    }
+}
+
+/// A tail worth replacing whole: not control flow (its branches have their own mutants), not
+/// a literal (nor are its own), not a macro that never returns.
+fn is_plain_value(tail: &Expr) -> bool {
+    match tail {
+        Expr::If(_) | Expr::Match(_) | Expr::Block(_) | Expr::Unsafe(_) | Expr::Loop(_) | Expr::While(_) => {
+            false
+        }
+        Expr::ForLoop(_) | Expr::Lit(_) | Expr::Const(_) | Expr::Closure(_) | Expr::Async(_) => false,
+        Expr::Macro(call) => !call.mac.path.segments.last().is_some_and(|segment| {
+            ["panic", "unreachable", "todo", "unimplemented"].contains(&segment.ident.to_string().as_str())
+        }),
+        _ => true,
     }
 }
 

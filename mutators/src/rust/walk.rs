@@ -147,7 +147,8 @@ impl<'p, 'a> Walker<'p, 'a> {
         if let Some(rule) = super::arid::body_rule(block) {
             self.marks.arid(braces.clone(), rule);
         }
-        self.replace_body(sig, block, braces);
+        self.replace_body(sig, block, braces.clone());
+        self.replace_tail(sig, block, braces);
         self.apart(|walker| walker.visit_block(block));
         (self.in_unsafe, self.in_checked_index) = outside;
     }
