@@ -140,6 +140,8 @@ impl LanguageCheck for CargoCheck {
             .map(|o| &o.planned)
             .collect();
         let mut steps = Vec::new();
+        let mut settled = Vec::new();
+        let mut schema_build = Duration::ZERO;
         if !switchable.is_empty() {
             // The schema's build is made once and never rebuilt: no incremental state.
             let once = Cargo { incremental: false, ..first.clone() };
@@ -150,11 +152,19 @@ impl LanguageCheck for CargoCheck {
                 return Ok(switched_jobs(ctx, owned, schema, attempt.steps, attempt.build));
             }
             steps = attempt.steps;
+            schema_build = attempt.build;
+            let (unviable, left): (Vec<Owned>, Vec<Owned>) =
+                owned.into_iter().partition(|o| attempt.unviable.iter().any(|(id, _)| *id == o.planned.id));
+            owned = left;
+            for o in unviable {
+                let (_, reason) =
+                    attempt.unviable.iter().find(|(id, _)| *id == o.planned.id).expect("partitioned");
+                settled.push(Outcome::settled(Status::CompileError, reason.clone()).for_mutant(o.planned));
+            }
         }
         // Without the schema's recording, a mutant compiled out by a feature left off would build
         // unchanged and pass every test: it is settled here. A test command may turn features
         // on itself, so then it runs.
-        let mut settled = Vec::new();
         if ctx.options.test_cmd.is_none() {
             let mut compiled = Vec::new();
             for o in owned {
@@ -164,6 +174,20 @@ impl LanguageCheck for CargoCheck {
                 }
             }
             owned = compiled;
+        }
+        if owned.is_empty() {
+            // Every mutant is settled: no verdict rests on the unmutated tests.
+            return Ok(Proven {
+                jobs: Vec::new(),
+                settled,
+                baseline: Duration::ZERO,
+                what: String::new(),
+                reused: false,
+                compile: Duration::ZERO,
+                build: schema_build,
+                evidence: Evidence { build: schema_build, switched: None, rewritten: Vec::new() },
+                steps,
+            });
         }
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;

@@ -115,7 +115,8 @@ pub struct Attempt {
     pub steps: Vec<StepRecord>,
     pub build: Duration,
     /// Body replacements whose value does not implement what the function's return type needs
-    /// (`Default::default()` where it has no default), with the compiler's words: CompileError.
+    /// (`Default::default()` where it has no default), with the compiler's words: CompileError,
+    /// whether or not a schema was left to switch the others.
     pub unviable: Vec<(usize, String)>,
 }
 
@@ -204,7 +205,9 @@ pub fn attempt(
             Stamp::Now,
         )?;
     }
-    Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time, unviable: Vec::new() })
+    // The body replacements seen failing on their own values stay settled: building each of
+    // them alone would fail the same way.
+    Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time, unviable })
 }
 
 /// The ids blamed for `errors`: for each, the sites its spans (or the macro calls they come

@@ -285,7 +285,11 @@ pub(crate) fn check_language<L: LanguageCheck>(
         side.prove(ctx, candidates)?;
     timings.compile += compile;
     timings.build += build;
-    events(Event::BaselinePassed { duration: baseline, what, reused });
+    if jobs.is_empty() && baseline.is_zero() && !reused {
+        events(Event::Note("baseline: not run: every mutant was settled without the tests".to_string()));
+    } else {
+        events(Event::BaselinePassed { duration: baseline, what, reused });
+    }
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
         if side.second_round() {

@@ -361,3 +361,24 @@ fn tests_run_without_panic_backtraces_while_library_backtraces_stay_as_the_user_
     assert_eq!(bare.code, 2, "{bare:?}");
     assert!(bare.stderr.contains("library_backtraces_are_captured"), "{bare:?}");
 }
+
+#[test]
+fn mutants_the_schema_shows_failing_on_their_own_values_are_settled_without_building_or_testing_again() {
+    let (run, report) = run_with_report("rust_unviable", &[]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/lib.rs");
+    let expected = [
+        (9, "replace body of `handle` with `Default::default()`", "CompileError"),
+        (9, "replace body of `handle` with `Handle { fd: Default::default() }`", "CompileError"),
+    ];
+    assert_eq!(verdicts, expected.map(|(line, d, s)| (line, d.to_string(), s.to_string())), "{report}");
+    for mutant in report["files"]["src/lib.rs"]["mutants"].as_array().unwrap() {
+        assert!(mutant["statusReason"].as_str().unwrap().contains("error[E0277]"), "{mutant}");
+    }
+    // Only the schema's build ran: no build of the crate alone, no run of its tests.
+    let steps: Vec<&str> =
+        report["mutdelta"]["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert_eq!(steps, ["schema build 1"], "{report}");
+    assert!(run.stderr.contains("baseline: not run: every mutant was settled without the tests"), "{run:?}");
+}
