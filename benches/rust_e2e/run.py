@@ -15,8 +15,13 @@ With --repo PATH --commit SHA the commit of a real project is measured instead (
 PATH checked out at SHA, the diff against its first parent); with --fresh, as a fresh clone:
 no build of it exists before either tool runs (target/ is removed before every run).
 
+With --suite FILE --clones DIR every commit FILE lists (benches/rust_e2e/real_commits.txt:
+a clone's directory name under DIR, a commit, a description) is measured in turn as --repo and
+--commit would, and a table of the ratios closes the run.
+
 Usage: python3 benches/rust_e2e/run.py [--runs 3] [--jobs 2] [--mutdelta PATH]
                                        [--repo PATH --commit SHA [--fresh]]
+                                       [--suite FILE --clones DIR [--fresh]]
 Everything is built under target/bench/rust_e2e.
 """
 
@@ -180,6 +185,8 @@ def main():
     parser.add_argument("--repo", help="a real project's git repository (with --commit)")
     parser.add_argument("--commit", help="the commit of --repo to check")
     parser.add_argument("--fresh", action="store_true", help="as a fresh clone: no build before each run")
+    parser.add_argument("--suite", help="a file of commits to measure in turn (with --clones)")
+    parser.add_argument("--clones", help="the directory holding a clone of each project --suite names")
     args = parser.parse_args()
     global FRESH
     FRESH = args.fresh
@@ -189,7 +196,26 @@ def main():
     else:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
         binary = ROOT / "target" / "release" / "mutdelta"
+    if args.suite:
+        rows = []
+        for line in Path(args.suite).read_text().splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, commit, what = line.split(None, 2)
+            print(f"\n== {name} {commit}: {what}")
+            repo = real_repository((Path(args.clones) / name).resolve(), commit, args.fresh)
+            rows.append((name, commit, measure(binary, repo, args)))
+        print("\ncommit | mutdelta (median s) | cargo-mutants (median s) | ratio")
+        for name, commit, (ours, theirs) in rows:
+            ratio = f"{ours / theirs:.2f}" if theirs else "-"
+            print(f"{name} {commit} | {ours:.1f} | {theirs or 0:.1f} | {ratio}")
+        return
     repo = real_repository(Path(args.repo).resolve(), args.commit, args.fresh) if args.repo else repository()
+    measure(binary, repo, args)
+
+
+def measure(binary, repo, args):
+    """Interleaved runs of both tools on `repo`; prints them and returns the two medians."""
     has_cargo_mutants = run(["cargo", "mutants", "--version"], repo, check=False).returncode == 0
 
     print(f"RUST_BACKTRACE={os.environ.get('RUST_BACKTRACE', '(unset)')}, {os.cpu_count()} cores")
@@ -206,7 +232,7 @@ def main():
     print(f"  {LAST_SCHEMA}")
     if not has_cargo_mutants:
         print("cargo-mutants is not installed (cargo install cargo-mutants): no comparison")
-        return
+        return median, None
     their_median = statistics.median(r[0] for r in theirs)
     _, their_tested, their_caught = theirs[-1]
     print(f"cargo mutants --in-diff -j {args.jobs}: median {their_median:.1f} s over {args.runs} runs "
@@ -218,6 +244,7 @@ def main():
     print(f"lines or bodies cargo-mutants catches that mutdelta does not: {missing or 'none'}")
     theirs_any = set(their_caught) | set(their_caught.values())
     print(f"lines or bodies mutdelta catches that cargo-mutants does not: {sorted(caught - theirs_any) or 'none'}")
+    return median, their_median
 
 
 if __name__ == "__main__":

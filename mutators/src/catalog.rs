@@ -262,7 +262,7 @@ pub const RUST: &[Rule] = &[
     rule(FunctionBody, "fn f() -> Arc<T> { <body> }", &["Arc::new(<T>)"], "one per value of T"),
     rule(FunctionBody, "fn f() -> impl Iterator { <body> }", &["std::iter::empty()"], "also impl IntoIterator, DoubleEndedIterator, ExactSizeIterator"),
     rule(FunctionBody, "fn f() -> <other type> { <body> }", &["Default::default()"], "also Self and type parameters; nothing for !, other impl Trait, references but &str and &[T], pointers"),
-    rule(FunctionBody, "fn f() -> T { ..; <tail> }", &["<a value of T above>"], "a function the change does not add whole, whose final expression (every line of it) the change rewrote: that expression becomes each value the rows above give for T (not for -> (), nor a tail that is a literal, control flow or a panicking macro)"),
+    rule(FunctionBody, "fn f() -> T { ..; <tail> }", &["<a value of T above>"], "a function the change does not add whole, whose final expression (or a branch's final expression, through a final if or match) the change rewrote, every line of it: that expression becomes each value the rows above give for T (not for -> (), nor a literal, a loop or a panicking macro)"),
     rule(FunctionBody, "fn f() -> Self { ..; S { a: x, b: y } }", &["S { a: Default::default(), b: Default::default() }"], "also -> S; a body ending in a struct literal without `..base`: built from default fields, which compiles where Self is not Default (a `Vec<T>` field, a T that is not Default)"),
 ];
 

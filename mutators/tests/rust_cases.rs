@@ -57,19 +57,33 @@ fn unit(&self) {
 fn state(&self) -> u8 {
     if self.done { 2 } else { 1 }
 }
+fn pick(&self) -> Option<u8> {
+    if self.done {
+        Some(self.value)
+    } else {
+        None
+    }
+}
 ";
 
 #[test]
-fn a_rewritten_final_expression_of_an_old_function_is_replaced_by_values_of_its_type() {
-    let found = mutate(OLD_SIZE_HINT, &[3, 6, 9]).unwrap();
+fn a_rewritten_value_an_old_function_ends_in_is_replaced_by_values_of_its_type() {
+    let found = mutate(OLD_SIZE_HINT, &[3, 6, 9, 13, 15]).unwrap();
     let tails: Vec<&str> = found
         .mutants
         .iter()
         .filter(|m| m.mutator().name() == "FunctionBody")
         .map(|m| m.description.as_str())
         .collect();
-    // Not for `-> ()`, nor for a tail that is control flow (its branches have their own).
-    assert_eq!(tails, ["replace the value `size_hint` returns with `Default::default()`"]);
+    // Not for `-> ()`, nor for literals; a branch's value is one the function returns, and
+    // `None` is not replaced by itself.
+    assert_eq!(
+        tails,
+        [
+            "replace the value `size_hint` returns with `Default::default()`",
+            "replace the value `pick` returns with `None`"
+        ]
+    );
     let replaced = found.mutants.iter().find(|m| m.mutator().name() == "FunctionBody").unwrap();
     assert!(replaced.apply(OLD_SIZE_HINT).contains("    let total = self.total;\n    Default::default()\n}"));
 

@@ -44,32 +44,38 @@ impl Walker<'_, '_> {
 }
 
 impl Walker<'_, '_> {
-    /// Replaces the value a function ends in, when the change rewrote that expression (every
+    /// Replaces each value a function ends in (its final expression, or the final expression of
+    /// each branch of a final `if` or `match`), where the change rewrote that expression (every
     /// line of it) but not the whole function: the values the body rule gives for its return
     /// type. A function whose every line is new gets its body replaced instead.
     pub(crate) fn replace_tail(&mut self, sig: &Signature, block: &Block, braces: Range<usize>) {
-        let Some(Stmt::Expr(tail, None)) = block.stmts.last() else { return };
-        if sig.constness.is_some() || !is_plain_value(tail) {
-            return;
-        }
-        let all_wanted = |range: &Range<usize>| {
-            (self.source.line(range.start)..=self.source.line(range.end - 1)).all(|line| self.is_wanted(line))
-        };
-        let span = self.source.node(tail);
-        if all_wanted(&braces) || !all_wanted(&span) {
+        if sig.constness.is_some() || self.all_wanted(&braces) {
             return;
         }
         let Some(rule) = catalog::lookup(RUST, Mutator::FunctionBody, "fn f() -> T { ..; <tail> }") else {
             return;
         };
-        let written = without_blanks(&self.source.text[span.clone()]);
-        for (_, value) in return_values(&sig.output) {
-            if value == "()" || without_blanks(&value) == written {
+        let mut tails = Vec::new();
+        returned_values(block, &mut tails);
+        let values = return_values(&sig.output);
+        for tail in tails {
+            let span = self.source.node(tail);
+            if !self.all_wanted(&span) {
                 continue;
             }
-            let description = format!("replace the value `{}` returns with `{value}`", sig.ident);
-            self.push(span.clone(), value, rule, description);
+            let written = without_blanks(&self.source.text[span.clone()]);
+            for (_, value) in &values {
+                if value == "()" || without_blanks(value) == written {
+                    continue;
+                }
+                let description = format!("replace the value `{}` returns with `{value}`", sig.ident);
+                self.push(span.clone(), value.clone(), rule, description);
+            }
         }
+    }
+
+    fn all_wanted(&self, range: &Range<usize>) -> bool {
+        (self.source.line(range.start)..=self.source.line(range.end - 1)).all(|line| self.is_wanted(line))
     }
 
     /// The struct literal a body ends in (returning `Self` or the struct's type, no `..base`),
@@ -98,18 +104,33 @@ impl Walker<'_, '_> {
     }
 }
 
-/// A tail worth replacing whole: not control flow (its branches have their own mutants), not
-/// a literal (nor are its own), not a macro that never returns.
-fn is_plain_value(tail: &Expr) -> bool {
-    match tail {
-        Expr::If(_) | Expr::Match(_) | Expr::Block(_) | Expr::Unsafe(_) | Expr::Loop(_) | Expr::While(_) => {
-            false
+/// The expressions whose value `block` ends in: its final expression, through the branches of
+/// an `if` or `match` and nested blocks; not literals (their own mutants say the same), loops,
+/// closures, or macros that never return.
+fn returned_values<'b>(block: &'b Block, found: &mut Vec<&'b Expr>) {
+    let Some(Stmt::Expr(tail, None)) = block.stmts.last() else { return };
+    returned_from(tail, found);
+}
+
+fn returned_from<'b>(expr: &'b Expr, found: &mut Vec<&'b Expr>) {
+    match expr {
+        Expr::If(branches) => {
+            returned_values(&branches.then_branch, found);
+            if let Some((_, otherwise)) = &branches.else_branch {
+                returned_from(otherwise, found);
+            }
         }
-        Expr::ForLoop(_) | Expr::Lit(_) | Expr::Const(_) | Expr::Closure(_) | Expr::Async(_) => false,
-        Expr::Macro(call) => !call.mac.path.segments.last().is_some_and(|segment| {
-            ["panic", "unreachable", "todo", "unimplemented"].contains(&segment.ident.to_string().as_str())
-        }),
-        _ => true,
+        Expr::Match(matched) => matched.arms.iter().for_each(|arm| returned_from(&arm.body, found)),
+        Expr::Block(inner) if inner.label.is_none() => returned_values(&inner.block, found),
+        Expr::Paren(inner) => returned_from(&inner.expr, found),
+        Expr::Block(_) | Expr::Unsafe(_) | Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {}
+        Expr::Lit(_) | Expr::Const(_) | Expr::Closure(_) | Expr::Async(_) | Expr::Return(_) => {}
+        Expr::Macro(call)
+            if call.mac.path.segments.last().is_some_and(|segment| {
+                ["panic", "unreachable", "todo", "unimplemented"]
+                    .contains(&segment.ident.to_string().as_str())
+            }) => {}
+        _ => found.push(expr),
     }
 }
 
