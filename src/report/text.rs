@@ -181,9 +181,16 @@ fn render_line(out: &mut String, report: &Report, results: &[&MutantResult]) {
             .iter()
             .map(|r| format!("{} {}", column(&r.planned.mutant), r.planned.mutant.description))
             .collect();
+        // Why no test runs it, where that is known (a feature left off names the feature).
+        let why = Some(first.outcome.reason.as_str())
+            .filter(|reason| reason.starts_with("no test reaches this line: "))
+            .map_or_else(
+                || "no test runs this line".to_string(),
+                |reason| reason.replacen("reaches", "runs", 1),
+            );
         let _ = writeln!(
             out,
-            "[MUT-nocoverage] {}:{}: no test runs this line ({} {}: {})",
+            "[MUT-nocoverage] {}:{}: {why} ({} {}: {})",
             file.path.display(),
             first.planned.mutant.line,
             not_run.len(),

@@ -207,6 +207,10 @@ fn code_behind_a_feature_is_tested_with_the_features_asked_for_and_else_said_to_
                 "{options:?}"
             );
         }
+        assert!(
+            run.stdout.contains(": no test runs this line: it is compiled only with feature `rounding`, which this check leaves off"),
+            "{options:?}: {run:?}"
+        );
     }
     // With it, every mutant is caught (dividing by a literal 0 does not compile).
     for options in [
