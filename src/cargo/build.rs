@@ -42,8 +42,8 @@ pub struct Cargo {
     pub build_timeout: Duration,
     /// The workspace's packages, to name each by a spec no other package matches.
     pub packages: Vec<super::workspace::Package>,
-    /// `--features=..`, `--all-features`, `--no-default-features` as asked.
-    pub features: Vec<String>,
+    /// `--features`, `--all-features`, `--no-default-features` as asked.
+    pub features: crate::options::Features,
     /// Whether rustc keeps incremental state: not for a target directory built once (the
     /// schema's), where writing it costs about a third of a fresh build and nothing reads it.
     pub incremental: bool,
@@ -55,8 +55,38 @@ impl Cargo {
     /// when a dependency pulls the same crate from the registry (`criterion` → `serde_json` →
     /// `itoa`, for `itoa`).
     pub fn selection_args(&self, packages: &[impl AsRef<str>]) -> Vec<String> {
-        let specs = packages.iter().flat_map(|name| ["-p".to_string(), self.spec(name.as_ref())]);
-        specs.chain(self.features.iter().cloned()).collect()
+        let selected: Vec<&str> = packages.iter().map(AsRef::as_ref).collect();
+        let specs = selected.iter().flat_map(|name| ["-p".to_string(), self.spec(name)]);
+        let mut features = self.features.clone();
+        features.named = features.named.iter().flat_map(|name| self.qualified(name, &selected)).collect();
+        specs.chain(features.cargo_args()).collect()
+    }
+
+    /// A bare feature name as cargo takes it for the `selected` packages: it refuses a name
+    /// one of them lacks (`-p indexmap -p test-serde --features rayon`). So it becomes
+    /// `package/name` for each selected package that has it, else for each workspace package
+    /// that has it and a selected one depends on, else nothing (no selected package can see
+    /// it); a name no package has is left for cargo to refuse.
+    fn qualified(&self, name: &str, selected: &[&str]) -> Vec<String> {
+        let has = |package: &&super::workspace::Package| package.features.contains_key(name);
+        let owners: Vec<&super::workspace::Package> = self.packages.iter().filter(has).collect();
+        if name.contains('/') || owners.is_empty() {
+            return vec![name.to_string()];
+        }
+        let selected_owners: Vec<&str> =
+            owners.iter().map(|p| p.name.as_str()).filter(|owner| selected.contains(owner)).collect();
+        if selected.iter().all(|package| selected_owners.contains(package)) {
+            return vec![name.to_string()];
+        }
+        if !selected_owners.is_empty() {
+            return selected_owners.iter().map(|owner| format!("{owner}/{name}")).collect();
+        }
+        let depended_on = |owner: &&&super::workspace::Package| {
+            self.packages.iter().any(|package| {
+                selected.contains(&package.name.as_str()) && package.depends_on.contains(&owner.name)
+            })
+        };
+        owners.iter().filter(depended_on).map(|owner| format!("{}/{name}", owner.name)).collect()
     }
 
     /// `cargo test --doc` of the package `name`.
@@ -129,6 +159,58 @@ impl Cargo {
     }
 }
 
+/// The files under `root` (the workspace's root) that rustc read for some crate built in
+/// `target` (its dep-info files, `debug/deps/*.d`), relative to `root`: a source file missing there is compiled out, its
+/// module left out by a `#[cfg(..)]` somewhere above it (a feature, a platform). Empty when no
+/// dep-info names a file under `root`, which then tells nothing.
+pub fn compiled_sources(target: &Path, root: &Path) -> std::collections::BTreeSet<PathBuf> {
+    let roots: Vec<PathBuf> =
+        [Some(root.to_path_buf()), root.canonicalize().ok()].into_iter().flatten().collect();
+    let mut found = std::collections::BTreeSet::new();
+    let Ok(entries) = std::fs::read_dir(target.join("debug").join("deps")) else { return found };
+    for entry in entries.flatten() {
+        if entry.path().extension().is_none_or(|extension| extension != "d") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+        for line in text.lines() {
+            let Some((_, sources)) = line.split_once(": ") else { continue };
+            for source in dep_info_paths(sources) {
+                // The workspace's own crates are named relative to its root, as cargo passed them.
+                if source.is_relative() {
+                    found.insert(source);
+                } else if let Some(inside) = roots.iter().find_map(|root| source.strip_prefix(root).ok()) {
+                    found.insert(inside.to_path_buf());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The paths of a dep-info rule's right-hand side: separated by spaces, a space inside a path
+/// escaped as `\ `.
+fn dep_info_paths(sources: &str) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    let mut current = String::new();
+    let mut chars = sources.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => current.push(chars.next().expect("peeked")),
+            ' ' => {
+                if !current.is_empty() {
+                    paths.push(PathBuf::from(std::mem::take(&mut current)));
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        paths.push(PathBuf::from(current));
+    }
+    paths
+}
+
 /// `RUST_BACKTRACE=0` for the tests, in the baseline as in the mutants: with backtraces on, a
 /// failing test spends about 90 ms capturing one for its panic message, which nobody reads, for
 /// every killed mutant. What `std::backtrace::Backtrace::capture` does stays as the user had it
@@ -196,5 +278,71 @@ mod tests {
         assert_eq!(std::fs::read_to_string(seeded.join("deps/libx.rlib")).unwrap(), "artifact");
         assert!(seeded.join(".fingerprint/x").is_dir() && seeded.join("build").is_dir());
         assert!(!seeded.join("incremental").exists(), "incremental/ is left out");
+    }
+
+    #[test]
+    fn a_dep_info_rule_names_its_sources_with_escaped_spaces_kept() {
+        assert_eq!(
+            dep_info_paths("/a/src/lib.rs /a/my\\ dir/x.rs  /a/src/y.rs"),
+            [PathBuf::from("/a/src/lib.rs"), PathBuf::from("/a/my dir/x.rs"), PathBuf::from("/a/src/y.rs")]
+        );
+    }
+
+    #[test]
+    fn the_compiled_sources_are_the_files_under_the_root_some_dep_info_names() {
+        let target = tempfile::tempdir().unwrap();
+        let deps = target.path().join("debug/deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::write(
+            deps.join("crate-1.d"),
+            "/copy/target/debug/deps/crate-1: src/lib.rs /copy/src/map.rs /registry/dep/src/lib.rs\n\nsrc/lib.rs:\n",
+        )
+        .unwrap();
+        std::fs::write(deps.join("crate-1.rmeta"), "/copy/src/rayon/map.rs").unwrap();
+        let found = compiled_sources(target.path(), Path::new("/copy"));
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            [PathBuf::from("src/lib.rs"), PathBuf::from("src/map.rs")]
+        );
+    }
+
+    #[test]
+    fn a_bare_feature_reaches_the_packages_that_have_it_when_several_are_selected() {
+        let package = |name: &str, depends_on: &[&str], features: &[&str]| super::super::workspace::Package {
+            name: name.into(),
+            version: "1.0.0".into(),
+            dir: PathBuf::from(name),
+            depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+            proc_macro: false,
+            build_script: None,
+            features: features.iter().map(|f| (f.to_string(), Vec::new())).collect(),
+        };
+        let cargo = Cargo {
+            root: PathBuf::from("/copy"),
+            target: PathBuf::from("/target"),
+            tool: TestTool::Cargo,
+            command: None,
+            build_timeout: Duration::from_secs(1),
+            packages: vec![
+                package("indexmap", &[], &["rayon", "std"]),
+                package("test-serde", &["indexmap"], &[]),
+                package("bench", &[], &[]),
+            ],
+            features: crate::options::Features {
+                named: vec!["rayon".into(), "indexmap/std".into(), "nope".into()],
+                ..Default::default()
+            },
+            incremental: true,
+        };
+        let features = |selected: &[&str]| -> String {
+            let args = cargo.selection_args(selected);
+            args.into_iter().filter(|arg| arg.starts_with("--features=")).collect()
+        };
+        // One package that has it: the name as given; a name no package has: left to cargo.
+        assert_eq!(features(&["indexmap"]), "--features=rayon,indexmap/std,nope");
+        assert_eq!(features(&["indexmap", "test-serde"]), "--features=indexmap/rayon,indexmap/std,nope");
+        // A dependent alone reaches it through its dependency; a package that cannot see it drops it.
+        assert_eq!(features(&["test-serde"]), "--features=indexmap/rayon,indexmap/std,nope");
+        assert_eq!(features(&["bench"]), "--features=indexmap/std,nope");
     }
 }

@@ -63,7 +63,7 @@ impl CargoCheck {
             command: ctx.options.test_cmd.clone(),
             build_timeout,
             packages: self.workspace.packages.clone(),
-            features: ctx.options.rust.features.cargo_args(),
+            features: ctx.options.rust.features.clone(),
             incremental: true,
         }
     }
@@ -192,6 +192,18 @@ impl LanguageCheck for CargoCheck {
         let built = first.build(&names, BASELINE_LIMIT, &log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
         steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
+        // A file no crate of the build read is compiled out (a `#[cfg]` above its module): its
+        // mutants would build unchanged and pass every test.
+        let compiled = build::compiled_sources(&first.target, &first.root);
+        if ctx.options.test_cmd.is_none() && !compiled.is_empty() {
+            // Only where the dep-info names files of the mutant's package at all.
+            let (read, left_out): (Vec<Owned>, Vec<Owned>) = owned.into_iter().partition(|o| {
+                compiled.contains(&ctx.plan.files[o.planned.file].path)
+                    || !compiled.iter().any(|file| file.starts_with(&o.package.dir))
+            });
+            owned = read;
+            settled.extend(left_out.into_iter().map(|o| not_covered(o.planned, NOT_COMPILED.to_string())));
+        }
         let mut tests_took: BTreeMap<Vec<String>, Duration> = BTreeMap::new();
         for tested in owned.iter().map(|o| o.tested.clone()) {
             if tests_took.contains_key(&tested) {
@@ -332,6 +344,10 @@ fn compiled_out(ctx: &Context, planned: &PlannedMutant, package: &workspace::Pac
     ))
 }
 
+/// Why a mutant in a file no crate of the build read is NoCoverage.
+const NOT_COMPILED: &str = "no test reaches this line: its file is not compiled in this build \
+     (a `#[cfg(..)]` above its module leaves it out: a feature, or another platform)";
+
 /// A mutant settled as NoCoverage for `reason`.
 fn not_covered(planned: PlannedMutant, reason: String) -> crate::report::MutantResult {
     Outcome::settled(Status::NoCoverage, reason).for_mutant(planned)
@@ -354,6 +370,11 @@ fn switched_jobs(
             .sum();
         tests + switched.doctests_took.get(package).copied().unwrap_or_default()
     };
+    let compiled = build::compiled_sources(&switched.cargo.target, &switched.cargo.root);
+    let left_out = |planned: &PlannedMutant, package: &workspace::Package| {
+        let file = &ctx.plan.files[planned.file].path;
+        !compiled.contains(file) && compiled.iter().any(|read| read.starts_with(&package.dir))
+    };
     let mut jobs = Vec::new();
     let mut settled = Vec::new();
     for Owned { planned, tested, package } in owned {
@@ -366,12 +387,17 @@ fn switched_jobs(
                 settled.push(not_covered(planned, reason));
                 continue;
             }
+            if left_out(&planned, &package) {
+                settled.push(not_covered(planned, NOT_COMPILED.to_string()));
+                continue;
+            }
             let cost = tested.iter().map(|package| binaries_took(package)).sum();
             jobs.push(built_job(ctx, planned, tested, cost));
             continue;
         }
         let Some(reach) = switched.reach.get(&planned.id) else {
-            let reason = compiled_out(ctx, &planned, &package);
+            let reason = compiled_out(ctx, &planned, &package)
+                .or_else(|| left_out(&planned, &package).then(|| NOT_COMPILED.to_string()));
             settled.push(not_covered(planned, reason.unwrap_or_else(|| "no test reaches this line".into())));
             continue;
         };

@@ -386,3 +386,30 @@ fn mutants_the_schema_shows_failing_on_their_own_values_are_settled_without_buil
     assert_eq!(steps, ["schema build 1"], "{report}");
     assert!(run.stderr.contains("baseline: not run: every mutant was settled without the tests"), "{run:?}");
 }
+
+#[test]
+fn a_file_whose_module_a_cfg_leaves_out_is_not_covered_on_every_path_and_tested_with_the_feature() {
+    let repo = fixture_repo("rust_cfg_module");
+
+    for options in [&[][..], &["--no-schema"]] {
+        let (run, report) = run_in(&repo, options);
+        assert_eq!(run.code, 1, "{options:?}: {run:?}");
+        let verdicts = verdicts(&report, "src/fast.rs");
+        assert!(verdicts.len() >= 4, "{verdicts:?}");
+        assert!(verdicts.iter().all(|(.., status)| status == "NoCoverage"), "{options:?}: {verdicts:?}");
+    }
+    for options in [&[][..], &["--no-schema"]] {
+        let (_, report) = run_in(&repo, options);
+        let mutants = report["files"]["src/fast.rs"]["mutants"].as_array().unwrap();
+        let reasons: Vec<&str> = mutants.iter().map(|m| m["statusReason"].as_str().unwrap()).collect();
+        assert!(
+            reasons.iter().all(|reason| reason.contains("its file is not compiled in this build")),
+            "{options:?}: {reasons:?}"
+        );
+    }
+
+    let (run, report) = run_in(&repo, &["--features", "fast", "--no-schema"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let verdicts = verdicts(&report, "src/fast.rs");
+    assert!(verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
+}
