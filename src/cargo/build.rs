@@ -283,8 +283,8 @@ mod tests {
     #[test]
     fn a_dep_info_rule_names_its_sources_with_escaped_spaces_kept() {
         assert_eq!(
-            dep_info_paths("/a/src/lib.rs /a/my\\ dir/x.rs  /a/src/y.rs"),
-            [PathBuf::from("/a/src/lib.rs"), PathBuf::from("/a/my dir/x.rs"), PathBuf::from("/a/src/y.rs")]
+            dep_info_paths("/a/src/lib.rs /a/my\\ dir/x.rs  /a/b\\c.rs /a/src/y.rs "),
+            ["/a/src/lib.rs", "/a/my dir/x.rs", "/a/b\\c.rs", "/a/src/y.rs"].map(PathBuf::from)
         );
     }
 
@@ -295,10 +295,10 @@ mod tests {
         std::fs::create_dir_all(&deps).unwrap();
         std::fs::write(
             deps.join("crate-1.d"),
-            "/copy/target/debug/deps/crate-1: src/lib.rs /copy/src/map.rs /registry/dep/src/lib.rs\n\nsrc/lib.rs:\n",
+            "# a line that is no rule\n/copy/target/debug/deps/crate-1: src/lib.rs /copy/src/map.rs /registry/dep/src/lib.rs\n\nsrc/lib.rs:\n",
         )
         .unwrap();
-        std::fs::write(deps.join("crate-1.rmeta"), "/copy/src/rayon/map.rs").unwrap();
+        std::fs::write(deps.join("crate-1.rmeta"), "x: /copy/src/rayon/map.rs").unwrap();
         let found = compiled_sources(target.path(), Path::new("/copy"));
         assert_eq!(
             found.into_iter().collect::<Vec<_>>(),
@@ -327,6 +327,7 @@ mod tests {
                 package("indexmap", &[], &["rayon", "std"]),
                 package("test-serde", &["indexmap"], &[]),
                 package("bench", &[], &[]),
+                package("sval", &[], &["rayon"]),
             ],
             features: crate::options::Features {
                 named: vec!["rayon".into(), "indexmap/std".into(), "nope".into()],
@@ -339,7 +340,14 @@ mod tests {
             args.into_iter().filter(|arg| arg.starts_with("--features=")).collect()
         };
         // One package that has it: the name as given; a name no package has: left to cargo.
+        assert_eq!(
+            cargo.selection_args(&["indexmap"]),
+            ["-p", "path+file:///copy/indexmap#indexmap@1.0.0", "--features=rayon,indexmap/std,nope"]
+        );
         assert_eq!(features(&["indexmap"]), "--features=rayon,indexmap/std,nope");
+        // Selected packages that have it get it, whether or not another selected one depends on them.
+        assert_eq!(features(&["indexmap", "bench"]), "--features=indexmap/rayon,indexmap/std,nope");
+        assert_eq!(features(&["indexmap", "sval"]), "--features=rayon,indexmap/std,nope");
         assert_eq!(features(&["indexmap", "test-serde"]), "--features=indexmap/rayon,indexmap/std,nope");
         // A dependent alone reaches it through its dependency; a package that cannot see it drops it.
         assert_eq!(features(&["test-serde"]), "--features=indexmap/rayon,indexmap/std,nope");

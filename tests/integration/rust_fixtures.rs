@@ -360,6 +360,13 @@ fn tests_run_without_panic_backtraces_while_library_backtraces_stay_as_the_user_
         }
     }
 
+    // The schema is built once: without incremental state, and cargo's runs on it say the same.
+    for step in report["mutdelta"]["steps"].as_array().unwrap() {
+        for command in step["commands"].as_array().unwrap().iter().filter(|c| c["argv"][0] == "cargo") {
+            assert_eq!(command["env"]["CARGO_INCREMENTAL"], "0", "{command}");
+        }
+    }
+
     // Without RUST_BACKTRACE the suite fails before any mutation, as it does for the user.
     let bare = mutdelta(repo.path(), &args);
     assert_eq!(bare.code, 2, "{bare:?}");
