@@ -286,6 +286,7 @@ mod tests {
             dep_info_paths("/a/src/lib.rs /a/my\\ dir/x.rs  /a/b\\c.rs /a/src/y.rs "),
             ["/a/src/lib.rs", "/a/my dir/x.rs", "/a/b\\c.rs", "/a/src/y.rs"].map(PathBuf::from)
         );
+        assert_eq!(dep_info_paths("src/lib.rs src/y.rs"), ["src/lib.rs", "src/y.rs"].map(PathBuf::from));
     }
 
     #[test]
