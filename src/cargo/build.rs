@@ -159,11 +159,25 @@ impl Cargo {
     }
 }
 
-/// The files under `root` (the workspace's root) that rustc read for some crate built in
-/// `target` (its dep-info files, `debug/deps/*.d`), relative to `root`: a source file missing there is compiled out, its
-/// module left out by a `#[cfg(..)]` somewhere above it (a feature, a platform). Empty when no
-/// dep-info names a file under `root`, which then tells nothing.
-pub fn compiled_sources(target: &Path, root: &Path) -> std::collections::BTreeSet<PathBuf> {
+/// The files under a workspace's root that rustc read for some crate of a build, relative to
+/// that root: a source file missing there is compiled out, its module left out by a
+/// `#[cfg(..)]` somewhere above it (a feature, a platform).
+pub struct CompiledSources(std::collections::BTreeSet<PathBuf>);
+
+impl CompiledSources {
+    /// Read from the dep-info files (`debug/deps/*.d`) of the builds in `target`.
+    pub fn read(target: &Path, root: &Path) -> CompiledSources {
+        CompiledSources(compiled_sources(target, root))
+    }
+
+    /// Whether `file` was left out of the build: no crate read it, while some crate read files
+    /// of its package (in `package_dir`); a dep-info that names none of them tells nothing.
+    pub fn leave_out(&self, file: &Path, package_dir: &Path) -> bool {
+        !self.0.contains(file) && self.0.iter().any(|read| read.starts_with(package_dir))
+    }
+}
+
+fn compiled_sources(target: &Path, root: &Path) -> std::collections::BTreeSet<PathBuf> {
     let roots: Vec<PathBuf> =
         [Some(root.to_path_buf()), root.canonicalize().ok()].into_iter().flatten().collect();
     let mut found = std::collections::BTreeSet::new();

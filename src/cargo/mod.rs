@@ -153,14 +153,15 @@ impl LanguageCheck for CargoCheck {
             }
             steps = attempt.steps;
             schema_build = attempt.build;
-            let (unviable, left): (Vec<Owned>, Vec<Owned>) =
-                owned.into_iter().partition(|o| attempt.unviable.iter().any(|(id, _)| *id == o.planned.id));
-            owned = left;
-            for o in unviable {
-                let (_, reason) =
-                    attempt.unviable.iter().find(|(id, _)| *id == o.planned.id).expect("partitioned");
-                settled.push(Outcome::settled(Status::CompileError, reason.clone()).for_mutant(o.planned));
+            let mut buildable = Vec::new();
+            for o in owned {
+                match attempt.unviable.iter().find(|(id, _)| *id == o.planned.id) {
+                    Some((_, reason)) => settled
+                        .push(Outcome::settled(Status::CompileError, reason.clone()).for_mutant(o.planned)),
+                    None => buildable.push(o),
+                }
             }
+            owned = buildable;
         }
         // Without the schema's recording, a mutant compiled out by a feature left off would build
         // unchanged and pass every test: it is settled here. A test command may turn features
@@ -194,13 +195,11 @@ impl LanguageCheck for CargoCheck {
         steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
         // A file no crate of the build read is compiled out (a `#[cfg]` above its module): its
         // mutants would build unchanged and pass every test.
-        let compiled = build::compiled_sources(&first.target, &first.root);
-        if ctx.options.test_cmd.is_none() && !compiled.is_empty() {
-            // Only where the dep-info names files of the mutant's package at all.
-            let (read, left_out): (Vec<Owned>, Vec<Owned>) = owned.into_iter().partition(|o| {
-                compiled.contains(&ctx.plan.files[o.planned.file].path)
-                    || !compiled.iter().any(|file| file.starts_with(&o.package.dir))
-            });
+        if ctx.options.test_cmd.is_none() {
+            let compiled = build::CompiledSources::read(&first.target, &first.root);
+            let (left_out, read): (Vec<Owned>, Vec<Owned>) = owned
+                .into_iter()
+                .partition(|o| compiled.leave_out(&ctx.plan.files[o.planned.file].path, &o.package.dir));
             owned = read;
             settled.extend(left_out.into_iter().map(|o| not_covered(o.planned, NOT_COMPILED.to_string())));
         }
@@ -370,10 +369,9 @@ fn switched_jobs(
             .sum();
         tests + switched.doctests_took.get(package).copied().unwrap_or_default()
     };
-    let compiled = build::compiled_sources(&switched.cargo.target, &switched.cargo.root);
+    let compiled = build::CompiledSources::read(&switched.cargo.target, &switched.cargo.root);
     let left_out = |planned: &PlannedMutant, package: &workspace::Package| {
-        let file = &ctx.plan.files[planned.file].path;
-        !compiled.contains(file) && compiled.iter().any(|read| read.starts_with(&package.dir))
+        compiled.leave_out(&ctx.plan.files[planned.file].path, &package.dir)
     };
     let mut jobs = Vec::new();
     let mut settled = Vec::new();
