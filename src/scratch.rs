@@ -118,28 +118,13 @@ pub fn sweep_stale() -> usize {
         if owner_is_alive(&marker) {
             continue;
         }
-        kill_processes_working_in(&dir);
-        if fs::remove_dir_all(&dir).is_ok() {
+        // The dead run's mark reaches the forked children that work elsewhere, and a child
+        // forked while an earlier pass killed its parent is found by the next pass.
+        if crate::watchdog::clear_away(marker.trim(), &dir) {
             removed += 1;
         }
     }
     removed
-}
-
-/// Kills every process whose working directory is inside `dir`: tests of a killed run.
-fn kill_processes_working_in(dir: &Path) {
-    let Ok(processes) = fs::read_dir("/proc") else { return };
-    for process in processes.flatten() {
-        let Some(pid) = process.file_name().to_str().and_then(|pid| pid.parse::<i32>().ok()) else {
-            continue;
-        };
-        if fs::read_link(process.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
-            // SAFETY: kill(2) on a pid we just read; no memory is touched.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

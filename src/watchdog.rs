@@ -174,6 +174,15 @@ pub fn serve() -> crate::exit::Exit {
     crate::exit::Exit::Clean
 }
 
+/// Does for a run that ended without its watchdog what the watchdog would have done: kills
+/// every process that carries the run's `mark` or works inside `dir`, pass after pass, then
+/// removes `dir`. Returns whether `dir` is gone.
+pub fn clear_away(mark: &str, dir: &Path) -> bool {
+    kill_everything(&BTreeSet::new(), Some(mark), &[dir.to_path_buf()], std::process::id() as i32);
+    remove(dir);
+    !dir.exists()
+}
+
 /// SIGKILLs the groups, then every process marked with `mark` or working in one of `dirs`
 /// (but never this process or `parent`, mutdelta while it waits), pass after pass until a
 /// pass finds none: a process may fork while an earlier pass kills its parent.
@@ -283,5 +292,28 @@ mod tests {
         other.wait().unwrap();
         assert!(found.contains(&(marked.id() as i32)), "{found:?}");
         assert!(!found.contains(&(other.id() as i32)), "{found:?}");
+    }
+
+    #[test]
+    fn clearing_away_a_dead_runs_directory_kills_its_marked_processes_elsewhere_and_their_forks() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir_path = dir.path().to_path_buf();
+        std::fs::create_dir_all(dir_path.join("copy-0/__pycache__")).unwrap();
+        let mark = format!("dead-run-{}", std::process::id());
+        // Works outside the directory and forks a new sleeper as fast as it can, as a worker
+        // forks a child per mutant: a single pass would miss the fork made during it.
+        let mut forker =
+            Command::new("sh").args(["-c", "while :; do sleep 30 & done"]).env(MARK, &mark).spawn().unwrap();
+        let mut inside =
+            Command::new("sleep").arg("30").current_dir(dir_path.join("copy-0")).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(belonging(Some(&mark), &[]).len() > 1, "the forker has children");
+
+        assert!(clear_away(&mark, &dir_path), "{} is gone", dir_path.display());
+
+        forker.wait().unwrap();
+        inside.wait().unwrap();
+        assert_eq!(belonging(Some(&mark), std::slice::from_ref(&dir_path)), Vec::<i32>::new());
+        assert!(!dir_path.exists());
     }
 }

@@ -40,7 +40,7 @@ fn kill_then_sweep(fixture: &str, extra: &[&str], delay: Duration) {
     let run = mutdelta_in_tmp(repo.path(), tmp.path(), &["list", "--commit", "HEAD"]);
 
     assert_eq!(run.code, 0, "{run:?}");
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while !processes_working_in(tmp.path()).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
