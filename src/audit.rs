@@ -244,7 +244,7 @@ pub fn audit(
     let old_base = old_scratch.path().join("copy-0");
     worktree::materialize(&repo, State::Commit(before), &old_base)?;
     let python =
-        python::interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?;
+        python::interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?.path;
     let edited = python::touched::edited_tests(&python, &old_base, change.after, &files)?;
     if edited.is_empty() {
         return Ok(Audit { notes, ..Audit::default() });

@@ -230,6 +230,11 @@ pub struct CheckArgs {
     /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
     #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     pub shard: Option<String>,
+    /// Pass when a staged check finds nothing staged under CI (`CI` set, as GitHub Actions,
+    /// GitLab CI and pre-commit.ci set it): by default that fails there (exit 2), since a gate
+    /// that checks nothing is no gate.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long)]
     pub no_audit: bool,

@@ -38,7 +38,7 @@ pub fn prepare() -> Result<Demo> {
     let mut intro = String::from(
         "demo: a repository whose last commit adds a `raise` for cut-off replies and a test\n      that runs it, catches every exception and asserts nothing.\n$ mutdelta check --commit HEAD\n\n",
     );
-    let python = crate::python::interpreter::find_interpreter(None, dir.path())?;
+    let python = crate::python::interpreter::find_interpreter(None, dir.path())?.path;
     let test_cmd = if has_pytest(&python) {
         None
     } else {
@@ -60,6 +60,7 @@ pub fn prepare() -> Result<Demo> {
         cache: true,
         verbose: false,
         quiet: false,
+        allow_empty: false,
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings {
             interpreter: Some(python),

@@ -108,6 +108,7 @@ pub fn find(repo: &Repository, target: &Target) -> Result<AddedLines> {
         Target::Staged => staged(repo),
         Target::Commit(rev) => commit(repo, rev),
         Target::Base(rev) => since_base(repo, rev),
+        Target::Range { from, to } => range(repo, from, to),
         Target::Lines(text) => {
             let files = list::read(text, workdir(repo))?;
             Ok(AddedLines {
@@ -197,6 +198,20 @@ fn commit(repo: &Repository, rev: &str) -> Result<AddedLines> {
         repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(options))
     })?;
     Ok(added_lines(lines, State::Commit(commit.id()), parent.map(|parent| parent.id())))
+}
+
+fn range(repo: &Repository, from: &str, to: &str) -> Result<AddedLines> {
+    let from_commit = resolve_commit(repo, from)?;
+    let to_commit = resolve_commit(repo, to)?;
+    let merge_base = repo.merge_base(from_commit.id(), to_commit.id()).map_err(|_| {
+        anyhow!("'{from}' and '{to}' share no history: give a range whose end descends from its start")
+    })?;
+    let base_tree = repo.find_commit(merge_base)?.tree().context("could not read the merge base's tree")?;
+    let tree = to_commit.tree().context("could not read the range's last tree")?;
+    let lines = git_diff(repo, NewSide::Objects, |options| {
+        repo.diff_tree_to_tree(Some(&base_tree), Some(&tree), Some(options))
+    })?;
+    Ok(added_lines(lines, State::Commit(to_commit.id()), Some(merge_base)))
 }
 
 fn since_base(repo: &Repository, rev: &str) -> Result<AddedLines> {

@@ -21,6 +21,12 @@ pub enum Target {
     Staged,
     Commit(String),
     Base(String),
+    /// The lines `to` adds over merge-base(`from`, `to`), tested on `to`'s tree: the range the
+    /// pre-commit framework names in `PRE_COMMIT_FROM_REF` and `PRE_COMMIT_TO_REF`.
+    Range {
+        from: String,
+        to: String,
+    },
     /// A coverage gate's list of added lines, already read (from a file or standard input).
     Lines(String),
 }
@@ -193,6 +199,8 @@ pub struct Options {
     pub verbose: bool,
     /// `--quiet`: the summary lines alone.
     pub quiet: bool,
+    /// `--allow-empty`: nothing staged passes under CI too.
+    pub allow_empty: bool,
     pub audit: AuditMode,
     pub python: PythonSettings,
     pub rust: RustSettings,
@@ -220,10 +228,21 @@ impl Target {
             Target::Base(rev.clone())
         } else if let Some(path) = &args.lines {
             Target::Lines(read_line_list(path, stdin)?)
+        } else if let Some((from, to)) = pre_commit_range() {
+            Target::Range { from, to }
         } else {
             Target::Staged
         })
     }
+}
+
+/// The range a run of the pre-commit framework checks (`pre-commit run --from-ref A --to-ref
+/// B`, a pre-push hook, pre-commit.ci): a hook's `--staged` means "what pre-commit checks", and
+/// there that is the range, not the index.
+fn pre_commit_range() -> Option<(String, String)> {
+    std::env::var_os("PRE_COMMIT").filter(|value| value == "1")?;
+    let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    Some((variable("PRE_COMMIT_FROM_REF")?, variable("PRE_COMMIT_TO_REF")?))
 }
 
 impl Choice {
@@ -394,6 +413,7 @@ impl Options {
             cache: !args.no_cache,
             verbose: args.verbose,
             quiet: args.quiet,
+            allow_empty: args.allow_empty,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             python: PythonSettings {
                 interpreter,

@@ -115,32 +115,87 @@ fn has_module(python: &Path, module: &str) -> bool {
     })
 }
 
+/// The interpreter the tests run with, and why it was chosen when that is not plain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub path: PathBuf,
+    /// Said beside the baseline's tests: set when a hook of the pre-commit framework skipped
+    /// the hook's own environment for this one.
+    pub why: Option<String>,
+}
+
 /// Picks the interpreter: `--python`, else `$VIRTUAL_ENV/bin/python`, else `.venv/bin/python` in
-/// the repository, else `python3`; and checks that it is Python 3.
-pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<PathBuf> {
-    let candidate = if let Some(path) = explicit {
+/// the repository, else `python3`; and checks that it is Python 3. Under the pre-commit
+/// framework `$VIRTUAL_ENV` is the hook's own environment (mutdelta's wheel alone), so it is
+/// passed over for the project's (`under_pre_commit`).
+pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Found> {
+    let (candidate, why) = if let Some(path) = explicit {
         let path = &venv_interpreter(path)?;
         // Tests run in temporary copies: a relative path must not change its meaning there.
         // (Not canonicalised: a venv's python is a symlink that must keep its venv.)
-        if path.components().count() > 1 {
-            std::path::absolute(path)?
-        } else {
-            path.to_path_buf()
-        }
+        let path =
+            if path.components().count() > 1 { std::path::absolute(path)? } else { path.to_path_buf() };
+        (path, None)
+    } else if let Some(hook_env) = pre_commit_environment() {
+        let (path, why) = under_pre_commit(repo_root, &hook_env, &search_path());
+        (path, Some(why))
     } else if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
-        PathBuf::from(venv).join("bin/python")
+        (PathBuf::from(venv).join("bin/python"), None)
     } else if repo_root.join(".venv/bin/python").exists() {
-        repo_root.join(".venv/bin/python")
+        (repo_root.join(".venv/bin/python"), None)
     } else {
-        PathBuf::from("python3")
+        (PathBuf::from("python3"), None)
     };
     match describe(&candidate) {
-        Some(description) if description.major == "3" => Ok(candidate),
+        Some(description) if description.major == "3" => Ok(Found { path: candidate, why }),
         _ => bail!(
             "{} is not a working Python 3 interpreter: pass one with --python PATH",
             candidate.display()
         ),
     }
+}
+
+/// The hook environment the pre-commit framework runs mutdelta in, when it does: it sets
+/// `PRE_COMMIT=1` for every hook and `VIRTUAL_ENV` to a Python hook's own environment.
+fn pre_commit_environment() -> Option<PathBuf> {
+    std::env::var_os("PRE_COMMIT").filter(|value| value == "1")?;
+    Some(
+        std::env::var_os("VIRTUAL_ENV")
+            .filter(|venv| !venv.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    )
+}
+
+/// The directories of `PATH`.
+fn search_path() -> Vec<PathBuf> {
+    std::env::var_os("PATH").map(|path| std::env::split_paths(&path).collect()).unwrap_or_default()
+}
+
+/// The project's interpreter when pre-commit's hook environment `hook_env` is active: the
+/// repository's `.venv` or `venv`, else the first `python3` or `python` on `path` outside the
+/// hook environment that has pytest, else the first outside it at all; and why, in words.
+fn under_pre_commit(repo_root: &Path, hook_env: &Path, path: &[PathBuf]) -> (PathBuf, String) {
+    for venv in [".venv", "venv"] {
+        let python = repo_root.join(venv).join("bin/python");
+        if python.exists() {
+            let why = format!("the project's {venv}, not pre-commit's hook environment");
+            return (python, why);
+        }
+    }
+    let outside = |dir: &&PathBuf| hook_env.as_os_str().is_empty() || !dir.starts_with(hook_env);
+    let on_path: Vec<PathBuf> = path
+        .iter()
+        .filter(outside)
+        .flat_map(|dir| ["python3", "python"].map(|name| dir.join(name)))
+        .filter(|python| python.is_file())
+        .collect();
+    if let Some(python) = on_path.iter().find(|python| has_module(python, "pytest")) {
+        let why = "the first Python on PATH with pytest, not pre-commit's hook environment (the project has no .venv)";
+        return (python.clone(), why.to_string());
+    }
+    let python = on_path.into_iter().next().unwrap_or_else(|| PathBuf::from("python3"));
+    (python, "the first Python on PATH outside pre-commit's hook environment".to_string())
 }
 
 /// Runs one of mutdelta's helper scripts in `python` with `input` on its standard input, and
@@ -184,6 +239,12 @@ fn venv_interpreter(path: &Path) -> Result<PathBuf> {
 pub fn require_pytest(python: &Path) -> Result<()> {
     if has_module(python, "pytest") {
         return Ok(());
+    }
+    if pre_commit_environment().is_some() {
+        bail!(
+            "pytest is not installed for {python}, the interpreter mutdelta found outside pre-commit's hook environment: name the project's interpreter in .pre-commit-config.yaml (`args: [--python, .venv/bin/python]`) or install pytest there",
+            python = python.display()
+        );
     }
     bail!(
         "pytest is not installed for {python}, the interpreter mutdelta found: install it there (`{python} -m pip install pytest`) or pass the project's interpreter with --python",
@@ -301,4 +362,46 @@ pub fn environment_fingerprint() -> String {
         .collect();
     vars.sort();
     vars.iter().map(|(name, value)| format!("{name}={value}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn executable(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn under_pre_commit_the_projects_venv_comes_before_the_hook_environment() {
+        let repo = tempfile::tempdir().unwrap();
+        let hook = tempfile::tempdir().unwrap();
+        executable(&hook.path().join("bin/python3"));
+        executable(&repo.path().join("venv/bin/python"));
+        let path = [hook.path().join("bin")];
+        let (chosen, why) = under_pre_commit(repo.path(), hook.path(), &path);
+        assert_eq!(chosen, repo.path().join("venv/bin/python"));
+        assert_eq!(why, "the project's venv, not pre-commit's hook environment");
+        executable(&repo.path().join(".venv/bin/python"));
+        let (chosen, _) = under_pre_commit(repo.path(), hook.path(), &path);
+        assert_eq!(chosen, repo.path().join(".venv/bin/python"), ".venv first");
+    }
+
+    #[test]
+    fn under_pre_commit_without_a_venv_the_hook_environments_pythons_on_path_are_passed_over() {
+        let repo = tempfile::tempdir().unwrap();
+        let hook = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        executable(&hook.path().join("bin/python3"));
+        executable(&hook.path().join("bin/python"));
+        executable(&elsewhere.path().join("python"));
+        let path = [hook.path().join("bin"), PathBuf::from("/nonexistent"), elsewhere.path().to_path_buf()];
+        // Neither has pytest (they are no Pythons at all): the first outside the hook's is taken.
+        let (chosen, why) = under_pre_commit(repo.path(), hook.path(), &path);
+        assert_eq!(chosen, elsewhere.path().join("python"));
+        assert_eq!(why, "the first Python on PATH outside pre-commit's hook environment");
+    }
 }

@@ -74,6 +74,8 @@ const SWAPPED_PER_COLLECTOR: usize = 4;
 /// Everything the Python test runs of one check share.
 pub struct PythonCheck {
     python: PathBuf,
+    /// Why `python` was chosen, said with the baseline's tests when it is not plain.
+    python_chosen: Option<String>,
     runner: Runner,
     /// The relevant tests (empty: the whole suite).
     tests: Vec<String>,
@@ -129,7 +131,8 @@ impl PythonCheck {
         watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     ) -> Result<PythonCheck> {
         let settings = &ctx.options.python;
-        let python = interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
+        let interpreter::Found { path: python, why: python_chosen } =
+            interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
         let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python, ctx.scratch.path());
         if runner.is_pytest() {
             interpreter::require_pytest(&python)?;
@@ -143,6 +146,7 @@ impl PythonCheck {
         let memory = Arc::new(coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base));
         Ok(PythonCheck {
             python,
+            python_chosen,
             runner,
             tests,
             support,
@@ -190,10 +194,15 @@ impl PythonCheck {
 
     /// Which tests the baseline ran, in words.
     fn describe_tests(&self) -> String {
-        if !self.pytest() {
-            return "the test command's tests".to_string();
+        let tests = if self.pytest() {
+            select::describe(&self.tests)
+        } else {
+            "the test command's tests".to_string()
+        };
+        match &self.python_chosen {
+            Some(why) => format!("{tests} with {} ({why})", self.python.display()),
+            None => tests,
         }
-        select::describe(&self.tests)
     }
 
     fn spawn(&self, root: &Path) -> Spawn {

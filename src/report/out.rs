@@ -109,6 +109,7 @@ fn options_json(options: &Options) -> Value {
         Target::Staged => json!({ "staged": true }),
         Target::Commit(rev) => json!({ "commit": rev }),
         Target::Base(rev) => json!({ "base": rev }),
+        Target::Range { from, to } => json!({ "from": from, "to": to }),
         Target::Lines(text) => json!({ "lines": text }),
     };
     json!({

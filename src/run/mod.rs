@@ -138,16 +138,50 @@ fn carried_note(generated: &[PathBuf]) -> Option<String> {
     ))
 }
 
-/// A note when the staged change (the default target) is empty: the user most likely meant
-/// a commit or a branch.
-fn nothing_staged(target: &Target, added: &lines::AddedLines) -> Option<String> {
-    let empty = added.files.is_empty()
+/// Whether the staged change (the default target) is empty.
+fn is_nothing_staged(target: &Target, added: &lines::AddedLines) -> bool {
+    *target == Target::Staged
+        && added.files.is_empty()
         && added.removed.is_empty()
         && added.deleted.is_empty()
-        && added.binary.is_empty();
-    (*target == Target::Staged && empty).then(|| {
+        && added.binary.is_empty()
+}
+
+/// A note when the staged change is empty: the user most likely meant a commit or a branch;
+/// under the pre-commit framework, a run over files (`--all-files`) rather than a change.
+fn nothing_staged(target: &Target, added: &lines::AddedLines) -> Option<String> {
+    if !is_nothing_staged(target, added) {
+        return None;
+    }
+    Some(if under_pre_commit() {
+        "nothing is staged and pre-commit named no range, so nothing was checked: `pre-commit run --all-files` names files, and mutdelta checks a change; run `pre-commit run --from-ref origin/main --to-ref HEAD` to check a branch".to_string()
+    } else {
         "nothing is staged: stage a change to check it, or try --commit HEAD or --base main".to_string()
     })
+}
+
+fn under_pre_commit() -> bool {
+    std::env::var_os("PRE_COMMIT").is_some_and(|value| value == "1")
+}
+
+/// Whether this runs under CI: `CI` set to anything but empty, `0` or `false`, as GitHub
+/// Actions, GitLab CI, CircleCI, Travis and pre-commit.ci set it.
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.to_ascii_lowercase().as_str(), "" | "0" | "false"))
+}
+
+/// Under CI a staged check with nothing staged is a gate that checks nothing: refused unless
+/// `--allow-empty` says that is meant.
+fn refuse_nothing_staged_under_ci(options: &Options, added: &lines::AddedLines) -> Result<()> {
+    if options.allow_empty || !under_ci() || !is_nothing_staged(&options.target, added) {
+        return Ok(());
+    }
+    let how = if under_pre_commit() {
+        "run pre-commit with --from-ref and --to-ref (the range of the pull request or push)"
+    } else {
+        "check the pushed change with --commit HEAD or --base origin/main"
+    };
+    anyhow::bail!("nothing is staged, so under CI this check would test nothing: {how}, or pass --allow-empty if checking nothing is meant")
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
@@ -158,6 +192,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let mut timings = Timings::default();
     memory::set_limit(options.memory_limit);
     let prepared = prepare(&options.directory, &options.target)?;
+    refuse_nothing_staged_under_ci(options, &prepared.added)?;
     timings.diff = lap();
     let plan = plan_of(&prepared, &options.target, &options.choice, options.shard)?;
     let Prepared { repo_root, scratch, base, added, .. } = prepared;

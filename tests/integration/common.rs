@@ -18,6 +18,13 @@ pub fn python() -> PathBuf {
     venv_with_pytest("python-env", Path::new("python3"), &["jsonschema", "xmlschema"])
 }
 
+/// The `pre-commit` command of the pre-commit framework, installed from PyPI into a venv of
+/// its own (the framework makes its hooks' environments with it).
+pub fn pre_commit() -> PathBuf {
+    venv_with_pytest("pre-commit-env", Path::new("python3"), &["pre-commit>=3.2"])
+        .with_file_name("pre-commit")
+}
+
 /// The default Python with pytest and a pytest plugin (`fixtures/rewritten_plugin/plugin`)
 /// whose asserts pytest rewrites, and whose helper tests import.
 pub fn python_with_rewritten_plugin() -> PathBuf {

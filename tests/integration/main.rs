@@ -12,6 +12,7 @@ mod install_hook;
 mod interrupt;
 mod kill;
 mod kill_loss;
+mod pre_commit;
 mod progress;
 mod properties;
 mod python_fixtures;
