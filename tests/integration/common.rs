@@ -135,27 +135,10 @@ pub fn mutants_on_line<'a>(
         .collect()
 }
 
-/// The mutation-testing-elements JSON schema, from its npm package.
+/// The mutation-testing-elements JSON schema, vendored from its npm package (see
+/// `tests/schemas/README.md`).
 pub fn report_schema() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-schema");
-    let schema = root.join("package/src/mutation-testing-report-schema.json");
-    std::fs::create_dir_all(&root).unwrap();
-    let lock = File::create(root.join("lock")).unwrap();
-    lock.lock().unwrap();
-    if !schema.exists() {
-        run_ok(
-            Command::new("npm")
-                .args(["pack", "--silent", "mutation-testing-report-schema@3"])
-                .current_dir(&root),
-        );
-        let tarball = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
-            .expect("npm pack wrote a tarball");
-        run_ok(Command::new("tar").arg("xzf").arg(&tarball).current_dir(&root));
-    }
-    schema
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/mutation-testing-report-schema-3.8.4.json")
 }
 
 pub fn run_ok(command: &mut Command) -> Output {
