@@ -77,6 +77,8 @@ pub struct Incomplete {
     pub not_run: usize,
     #[serde(default)]
     pub planned: usize,
+    #[serde(default)]
+    pub undecided: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -181,8 +183,12 @@ impl Document {
     /// `interrupted: 3 of 10 mutants did not run; …` when the check was cut short.
     pub fn incomplete_note(&self) -> Option<String> {
         self.mutdelta.incomplete.as_ref().map(|incomplete| {
+            let undecided = match incomplete.undecided {
+                0 => String::new(),
+                count => format!(" ({count} of them ran and survived the tests run so far, but had not yet faced the rest of the suite)"),
+            };
             format!(
-                "interrupted: {} of {} mutants did not run; the verdicts shown are those reached",
+                "interrupted: {} of {} mutants did not run{undecided}; the verdicts shown are those reached",
                 incomplete.not_run, incomplete.planned
             )
         })

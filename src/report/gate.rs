@@ -70,6 +70,7 @@ pub fn read(document: &Value) -> Result<Gate> {
     let incomplete = section.get("incomplete").map(|incomplete| Interruption {
         not_run: count(&incomplete["notRun"]),
         planned: count(&incomplete["planned"]),
+        undecided: count(&incomplete["undecided"]),
         audit_cut_off: incomplete["auditCutOff"].as_bool().unwrap_or(false),
     });
     Ok(Gate { summary, audit, audit_only: false, incomplete })

@@ -127,6 +127,7 @@ fn origin(report: &Report) -> Value {
             "reason": "interrupted",
             "notRun": report.not_run(),
             "planned": incomplete.planned,
+            "undecided": incomplete.undecided,
             "auditCutOff": incomplete.audit_cut_off,
         });
     }

@@ -95,6 +95,9 @@ pub struct Report {
 pub struct Incomplete {
     /// Mutants the check set out to verdict (every planned mutant, the ignored ones too).
     pub planned: usize,
+    /// Of those without a verdict, the mutants the tests run so far let through, whose later
+    /// round (the rest of the suite, the whole suite) did not finish.
+    pub undecided: usize,
     /// The interrupt came during the kill-loss audit, after every mutant's verdict.
     pub audit_cut_off: bool,
 }
@@ -199,6 +202,7 @@ impl Report {
             incomplete: self.incomplete.map(|incomplete| Interruption {
                 not_run: self.not_run(),
                 planned: incomplete.planned,
+                undecided: incomplete.undecided,
                 audit_cut_off: incomplete.audit_cut_off,
             }),
         }
@@ -243,6 +247,8 @@ pub struct Interruption {
     pub not_run: usize,
     /// Mutants the check set out to verdict.
     pub planned: usize,
+    /// Of `not_run`, those the tests run so far let through.
+    pub undecided: usize,
     /// The interrupt came during the kill-loss audit.
     pub audit_cut_off: bool,
 }

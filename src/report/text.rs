@@ -87,8 +87,14 @@ pub fn summary_lines(gate: &Gate) -> String {
 fn interrupted_line(gate: &Gate) -> Option<String> {
     let incomplete = gate.incomplete?;
     let not_run = incomplete.not_run;
+    let undecided = match incomplete.undecided {
+        0 => String::new(),
+        count => format!(
+            " ({count} of them ran and survived the tests run so far, but had not yet faced the rest of the suite)"
+        ),
+    };
     let mut line = format!(
-        "interrupted: {not_run} of {} {} did not run; the verdicts above are those reached",
+        "interrupted: {not_run} of {} {} did not run{undecided}; the verdicts above are those reached",
         incomplete.planned,
         plural(incomplete.planned, "mutant", "mutants")
     );

@@ -226,10 +226,12 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);
         let mut baseline = None;
         let mut interrupted = false;
+        let mut undecided = 0;
         if !python.is_empty() {
             let side = PythonCheck::new(&ctx)?;
             let checked = check_language(&side, &ctx, python, &mut timings, events)?;
             interrupted = checked.interrupted;
+            undecided += checked.undecided;
             results.extend(checked.results);
             report.steps.extend(checked.steps);
             baseline = Some(checked.baseline);
@@ -243,6 +245,7 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
                 checked => {
                     let checked = checked?;
                     interrupted = checked.interrupted;
+                    undecided += checked.undecided;
                     results.extend(checked.results);
                     report.steps.extend(checked.steps);
                     baseline = Some(baseline.unwrap_or_default() + checked.baseline);
@@ -251,7 +254,8 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
         }
         report.baseline = baseline;
         if interrupted {
-            report.incomplete = Some(Incomplete { planned: mutants_planned, audit_cut_off: false });
+            report.incomplete =
+                Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off: false });
         }
     }
     let audits = match options.audit {
@@ -267,7 +271,8 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
         match crate::audit::audit(options, &change, &mut timings, events) {
             // The mutants' verdicts are all there; only the audit's are missing.
             Err(err) if !audit_only && is_interruption(&err) => {
-                report.incomplete = Some(Incomplete { planned: mutants_planned, audit_cut_off: true });
+                report.incomplete =
+                    Some(Incomplete { planned: mutants_planned, undecided: 0, audit_cut_off: true });
             }
             audit => {
                 let audit = audit
@@ -293,6 +298,9 @@ pub(crate) struct Checked {
     /// Stopped by Ctrl-C or SIGTERM after its baseline: `results` holds only final verdicts,
     /// the mutants missing from it did not run.
     pub interrupted: bool,
+    /// Of those missing, the mutants an earlier round had let through whose later round did not
+    /// finish: dropped, since a survivor is only final once every round has run.
+    pub undecided: usize,
 }
 
 impl Checked {
@@ -327,16 +335,18 @@ pub(crate) fn check_language<L: LanguageCheck>(
     }
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
+        let reached = results.len();
         if side.second_round() {
             results.retain(|result| !language::is_open(result.outcome.status));
         }
-        Ok(Checked { results, baseline, steps, interrupted: true })
+        let undecided = reached - results.len();
+        Ok(Checked { results, baseline, steps, interrupted: true, undecided })
     };
     // With no job, the first round is over; its open verdicts still face the second.
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
     if jobs.is_empty() && !(side.second_round() && any_open) {
         timings.baseline += started_at.elapsed();
-        return Ok(Checked { results, baseline, steps, interrupted: false });
+        return Ok(Checked { results, baseline, steps, interrupted: false, undecided: 0 });
     }
     let scope = side.verdict_scope(ctx);
     let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
@@ -371,7 +381,7 @@ pub(crate) fn check_language<L: LanguageCheck>(
         Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
         widened => widened?,
     };
-    let mut interrupted = false;
+    let mut cut = Cut::default();
     if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
@@ -383,15 +393,15 @@ pub(crate) fn check_language<L: LanguageCheck>(
             events(Event::BaselinePassed { duration: took, what, reused });
         }
         let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started };
-        interrupted = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
+        cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
     let confirming = side.confirm(ctx, &results, baseline);
-    if !interrupted && !INTERRUPTED.load(Ordering::SeqCst) && !confirming.is_empty() {
+    if !cut.interrupted && !INTERRUPTED.load(Ordering::SeqCst) && !confirming.is_empty() {
         let count = confirming.len();
         events(Event::Phase(Phase::Confirming { count }));
         let ids: BTreeSet<usize> = confirming.iter().map(|job| job.planned.id).collect();
         let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started: Instant::now() };
-        interrupted = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
+        cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
         for result in results.iter_mut().filter(|result| ids.contains(&result.planned.id)) {
             let outcome = &mut result.outcome;
             outcome.reason = match outcome.status {
@@ -403,7 +413,16 @@ pub(crate) fn check_language<L: LanguageCheck>(
             };
         }
     }
-    Ok(Checked { results, baseline, steps, interrupted })
+    Ok(Checked { results, baseline, steps, interrupted: cut.interrupted, undecided: cut.undecided })
+}
+
+/// How a later round ended.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cut {
+    /// Cut short by an interrupt.
+    interrupted: bool,
+    /// The earlier rounds' survivors it did not reach, dropped from the results.
+    undecided: usize,
 }
 
 /// A round after the first, on the first round's workers (started now if it had none).
@@ -417,8 +436,8 @@ struct Round<'a, L: LanguageCheck> {
 }
 
 impl<L: LanguageCheck> Round<'_, L> {
-    /// Runs `jobs` and joins their verdicts to `results` (`merge`); returns whether the round
-    /// was cut short, dropping the verdicts of the mutants it did not reach.
+    /// Runs `jobs` and joins their verdicts to `results` (`merge`); says whether the round was
+    /// cut short, dropping the verdicts of the mutants it did not reach, and how many.
     fn run(
         &self,
         jobs: Vec<language::Job>,
@@ -427,7 +446,7 @@ impl<L: LanguageCheck> Round<'_, L> {
         steps: &mut Vec<StepRecord>,
         timings: &mut Timings,
         events: &mut dyn FnMut(Event),
-    ) -> Result<bool> {
+    ) -> Result<Cut> {
         let Round { side, ctx, evidence, scope, started } = *self;
         let mut cut: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
         let recalled = ctx.verdicts.recall(scope, ctx.options, ctx.plan, jobs);
@@ -461,7 +480,7 @@ impl<L: LanguageCheck> Round<'_, L> {
         merge(results, again);
         // A mutant the round did not reach has only half a verdict: it did not run.
         results.retain(|result| !cut.contains(&result.planned.id));
-        Ok(!cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst))
+        Ok(Cut { interrupted: !cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst), undecided: cut.len() })
     }
 }
 

@@ -179,8 +179,14 @@ fn assert_incomplete(stopped: &Stopped, repo: &Path) -> (BTreeMap<String, String
     let listed = crate::common::mutdelta(repo, &["list", "--commit", "HEAD", "--json"]);
     let listed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listed["mutants"].as_array().map(Vec::len), Some(planned as usize), "planned: {listed}");
+    let undecided = match incomplete["undecided"].as_u64().unwrap() {
+        0 => String::new(),
+        count => format!(
+            " ({count} of them ran and survived the tests run so far, but had not yet faced the rest of the suite)"
+        ),
+    };
     let summary = format!(
-        "interrupted: {not_run} of {planned} mutants did not run; the verdicts above are those reached"
+        "interrupted: {not_run} of {planned} mutants did not run{undecided}; the verdicts above are those reached"
     );
     assert!(stopped.stdout.contains(&summary), "the text report says so:\n{}", stopped.stdout);
     assert_eq!(stopped.code, Some(130));
@@ -237,6 +243,17 @@ fn ctrl_c_in_the_second_round_reports_only_verdicts_the_whole_check_would_reach(
     });
 
     let (reached, _, _) = assert_incomplete(&stopped, repo.path());
+    let undecided = stopped.report["mutdelta"]["incomplete"]["undecided"].as_u64().unwrap();
+    assert!(
+        undecided >= 1,
+        "the first round's survivors the second did not reach are counted:\n{}",
+        stopped.stdout
+    );
+    assert!(
+        stopped.stdout.contains(&format!("({undecided} of them ran and survived the tests run so far")),
+        "{}",
+        stopped.stdout
+    );
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("whole.json");
     let whole = crate::common::check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
