@@ -34,6 +34,10 @@ fn dispatch(cli: Cli) -> Exit {
     if swept > 0 {
         eprintln!("note: removed {swept} temporary directories left by an earlier run that was killed");
     }
+    if let Some(refused) = refuse_directory_where_unused(&cli) {
+        eprintln!("error: {refused}");
+        return Exit::Error;
+    }
     let cli_directory = cli.directory.clone();
     let directory = cli.directory.unwrap_or_else(|| ".".into());
     let stdin = &mut std::io::stdin();
@@ -78,6 +82,11 @@ fn dispatch(cli: Cli) -> Exit {
             })
         }
         Command::Watchdog => Ok(crate::watchdog::serve()),
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut visible_command(), "mutdelta", &mut std::io::stdout());
+            Ok(Exit::Clean)
+        }
+        Command::Man => man().map(|()| Exit::Clean),
         Command::InstallHook(args) => {
             crate::hook::install(&directory, args.force, &args.check_options).map(|installed| {
                 print!("{}", hook_text(&installed));
@@ -98,6 +107,48 @@ fn dispatch(cli: Cli) -> Exit {
     }
 }
 
+/// `-C` names the repository; a command that reads none refuses it rather than ignore it.
+fn refuse_directory_where_unused(cli: &Cli) -> Option<String> {
+    cli.directory.as_ref()?;
+    let name = match &cli.command {
+        Command::Mutators => "mutators",
+        Command::Demo => "demo",
+        Command::Show(_) => "show",
+        Command::Merge(_) => "merge",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
+        _ => return None,
+    };
+    Some(format!("-C names a repository, and `mutdelta {name}` reads none: leave -C out"))
+}
+
+/// The command line's definition without its hidden commands (the watchdog), which the
+/// completion scripts would otherwise offer.
+fn visible_command() -> clap::Command {
+    let full = <Cli as clap::CommandFactory>::command();
+    let visible: Vec<clap::Command> =
+        full.get_subcommands().filter(|sub| !sub.is_hide_set()).cloned().collect();
+    // Rebuilt from the visible commands: clap offers no way to take one out.
+    let mut rebuilt = clap::Command::new("mutdelta").version(env!("CARGO_PKG_VERSION"));
+    if let Some(about) = full.get_about() {
+        rebuilt = rebuilt.about(about.clone());
+    }
+    rebuilt.args(full.get_arguments().cloned()).subcommands(visible)
+}
+
+/// `mutdelta man`: the manual pages of mutdelta and each of its commands, one roff document.
+fn man() -> Result<()> {
+    let command = <Cli as clap::CommandFactory>::command();
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(command.clone()).render(&mut out)?;
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        let name = format!("mutdelta-{}", sub.get_name());
+        let sub = sub.clone().name(name.clone()).display_name(name);
+        clap_mangen::Man::new(sub).render(&mut out)?;
+    }
+    Ok(())
+}
+
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.
 /// Interrupted after some verdicts, it reports those, marked incomplete, and exits 130.
 fn check(options: &Options) -> Result<Exit> {
@@ -112,14 +163,20 @@ fn check(options: &Options) -> Result<Exit> {
     let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
     let report = run::check(options, &mut |event| console.hear(event))?;
     console.settle();
-    let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
-    print!("{text}");
-    std::io::stdout().flush()?;
+    let text = if options.quiet {
+        report::text::summary(&report)
+    } else {
+        report::text::render(&report, options.diffs)
+    };
+    // A report written to standard output has it to itself: the terminal report goes to
+    // standard error.
+    let report_on_stdout = options.reports.to_stdout()?;
+    let text = if options.color.enabled(!report_on_stdout) { crate::paint::paint(&text) } else { text };
+    terminal(report_on_stdout, &text)?;
     console.finish(&report.timings);
     let document = report::json::render(&report);
     if options.format == Format::Github {
-        print!("{}", report::github::render(&document)?);
-        std::io::stdout().flush()?;
+        terminal(report_on_stdout, &report::github::render(&document)?)?;
     }
     write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
@@ -144,9 +201,34 @@ pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
     })
 }
 
+/// Prints the terminal report: to standard error when a report file has standard output.
+fn terminal(report_on_stdout: bool, text: &str) -> Result<()> {
+    if report_on_stdout {
+        let mut err = std::io::stderr().lock();
+        err.write_all(text.as_bytes())?;
+        err.flush()?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path`, or to standard output for `-`.
+fn write_whole(path: &Path, text: &str) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
+    write_file(path, text)
+}
+
 /// Writes `text` to a new file beside `path`, then renames it over `path`: a reader (or a
 /// second Ctrl-C) never sees half a report.
-fn write_whole(path: &Path, text: &str) -> Result<()> {
+fn write_file(path: &Path, text: &str) -> Result<()> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -173,9 +255,9 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
         documents.iter().map(|(name, document)| (name.clone(), document)).collect();
     let merged = report::merge::merge_named(&named)?;
     let gate = report::gate::read(&merged)?;
-    print!("{}", report::text::summary_lines(&gate));
-    std::io::stdout().flush()?;
-    write_reports(&merged, &ReportFiles::resolve(&args.reports))?;
+    let files = ReportFiles::resolve(&args.reports);
+    terminal(files.to_stdout()?, &report::text::summary_lines(&gate))?;
+    write_reports(&merged, &files)?;
     Ok(report::gate::exit(&gate))
 }
 

@@ -11,8 +11,9 @@ use clap::{Args, Parser, Subcommand};
     about = "Mutation-test the lines a change adds: which new lines would no test notice if they were wrong?"
 )]
 pub struct Cli {
-    /// Run as if started in DIR (the repository to check).
-    #[arg(short = 'C', global = true, value_name = "DIR")]
+    /// Run as if started in DIR (the repository to check), before a command that reads one:
+    /// check, audit-tests, list, apply, install-hook.
+    #[arg(short = 'C', value_name = "DIR")]
     pub directory: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -50,6 +51,17 @@ pub enum Command {
     /// its temporary directory once the check ends, even by SIGKILL.
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
+    /// Print a shell completion script: `mutdelta completions bash > ~/.local/share/bash-completion/completions/mutdelta`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of mutdelta and its commands: `mutdelta man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell whose completion script to print.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +108,7 @@ pub struct ApplyArgs {
 /// Which change to mutate: exactly one of these, or the staged change by default.
 #[derive(Debug, Args, Default)]
 #[group(multiple = false)]
+#[command(next_help_heading = "What to check")]
 pub struct ChangeArgs {
     /// The lines the index adds over HEAD (the default).
     #[arg(long)]
@@ -114,6 +127,7 @@ pub struct ChangeArgs {
 
 /// Which mutants are run.
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Mutants")]
 pub struct ChoiceArgs {
     /// Run the mutants of arid lines too (logging, print, assert, `__main__` guards, help
     /// texts, ...: `mutdelta mutators` lists the rules); by default they are Ignored.
@@ -132,10 +146,19 @@ pub struct ChoiceArgs {
     /// undefined behaviour rather than a failing test.
     #[arg(long)]
     pub mutate_unsafe: bool,
+    /// Make no mutant in files matching GLOB (`docs/**`, `*_pb2.py`); repeatable, beside the
+    /// configuration's `exclude`.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Make no mutant of the family NAME (`StringLiteral`, `ArithmeticOperator`, ...:
+    /// `mutdelta mutators` lists them); repeatable, beside the configuration's `disable-mutators`.
+    #[arg(long = "disable-mutator", value_name = "NAME")]
+    pub disable_mutators: Vec<String>,
 }
 
 /// The configuration file: whether it is read, and a look at what it resolves to.
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Configuration")]
 pub struct ConfigArgs {
     /// Print the resolved settings and where each came from (cli, mutdelta.toml,
     /// pyproject.toml [tool.mutdelta], default), and run nothing.
@@ -162,103 +185,126 @@ pub struct ListArgs {
     pub shard: Option<String>,
 }
 
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  mutdelta check                          the staged change, before a commit
+  mutdelta check --commit HEAD            what the last commit added, on its tree
+  mutdelta check --base origin/main       a branch: the working tree over its merge base
+  mutdelta check --lines gate.txt         the lines a coverage gate lists (path:LINE)
+  mutdelta check --json report.json --html report.html
+  mutdelta check --shard 0/4 --json s0.json    one job of four; then merge s0.json ... s3.json
+  mutdelta check -q --diff none           counts, and one line per survivor
+
+Exit status: 0 every new line's mutants were caught, 1 a new line has a survivor (or no test
+runs it, or the change loses a kill), 2 the check could not run, 130 interrupted.";
+
 #[derive(Debug, Args)]
+#[command(after_help = CHECK_EXAMPLES)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
-    #[command(flatten)]
-    pub choice: ChoiceArgs,
-    #[command(flatten)]
-    pub config: ConfigArgs,
-    /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
-    /// build-then-test), why it did not swap, and what it took.
-    #[arg(short = 'v', long, conflicts_with = "quiet")]
-    pub verbose: bool,
-    /// Print the summary lines alone, and nothing while the check runs; the exit status says
-    /// the rest.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-    /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
-    pub jobs: Option<usize>,
-    /// The Python interpreter that runs the tests.
-    #[arg(long, value_name = "PATH")]
-    pub python: Option<PathBuf>,
-    /// Also run this test file or pytest node id (repeatable).
-    #[arg(long = "test", value_name = "PATH_OR_NODEID")]
-    pub tests: Vec<String>,
-    /// Run this shell command instead of pytest; exit status 0 means the mutant survived.
-    #[arg(long, value_name = "CMD")]
-    pub test_cmd: Option<String>,
-    /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
-    /// Memory a mutant's tests may hold (all their processes), as 4G, 512M or none; default:
-    /// the machine's memory over (jobs + 1), at least 1G. A mutant stopped there is a Timeout.
-    #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
-    /// What runs the tests of a cargo package (Rust files); default: cargo.
-    #[arg(long, value_enum)]
-    pub test_tool: Option<TestToolArg>,
-    /// Cargo features to build and test the packages with (Rust files): names separated by
-    /// commas or spaces, `package/feature` for a feature of one package; repeatable.
-    #[arg(long, short = 'F', value_name = "FEATURES")]
-    pub features: Vec<String>,
-    /// Build and test the packages with all their cargo features.
-    #[arg(long)]
-    pub all_features: bool,
-    /// Build and test the packages without their default cargo features.
-    #[arg(long)]
-    pub no_default_features: bool,
-    /// Run each mutant's tests in a new interpreter instead of forking a warm one.
-    #[arg(long)]
-    pub no_fork: bool,
-    /// Import every Python mutant fresh (in a fork of the warm worker) instead of swapping its
-    /// code into a process that collected the tests once.
-    #[arg(long)]
-    pub no_swap: bool,
-    /// Run each Python survivor once more against the whole test suite, in its own order: a
-    /// test that does not run the line may still fail on what it made (a memo, a registry
-    /// filled by an earlier test). Costs a suite run per survivor.
-    #[arg(long)]
-    pub confirm_survivors: bool,
-    /// Build every Rust mutant of a package on its own instead of switching them all into one
-    /// build (mutant schemata) and running each against the tests that reach it.
-    #[arg(long)]
-    pub no_schema: bool,
-    /// Test only shard K of N (0-based: 0/4 to 3/4) of the planned mutants, split evenly by
-    /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
-    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
-    pub shard: Option<String>,
     /// Pass when a staged check finds nothing staged under CI (`CI` set, as GitHub Actions,
     /// GitLab CI and pre-commit.ci set it): by default that fails there (exit 2), since a gate
     /// that checks nothing is no gate.
-    #[arg(long)]
+    #[arg(long, help_heading = "What to check")]
     pub allow_empty: bool,
+    /// The Python interpreter that runs the tests (a virtual environment's directory stands for
+    /// its bin/python); default: $VIRTUAL_ENV's, else the repository's .venv, else python3.
+    #[arg(long, value_name = "PATH", help_heading = "Which tests")]
+    pub python: Option<PathBuf>,
+    /// Also run this test file or pytest node id (repeatable).
+    #[arg(long = "test", value_name = "PATH_OR_NODEID", help_heading = "Which tests")]
+    pub tests: Vec<String>,
+    /// Run this shell command instead of pytest or cargo; exit status 0 means the mutant survived.
+    #[arg(long, value_name = "CMD", help_heading = "Which tests")]
+    pub test_cmd: Option<String>,
+    /// What runs the tests of a cargo package (Rust files); default: cargo.
+    #[arg(long, value_enum, help_heading = "Which tests")]
+    pub test_tool: Option<TestToolArg>,
+    /// Cargo features to build and test the packages with (Rust files): names separated by
+    /// commas or spaces, `package/feature` for a feature of one package; repeatable.
+    #[arg(long, short = 'F', value_name = "FEATURES", help_heading = "Which tests")]
+    pub features: Vec<String>,
+    /// Build and test the packages with all their cargo features.
+    #[arg(long, help_heading = "Which tests")]
+    pub all_features: bool,
+    /// Build and test the packages without their default cargo features.
+    #[arg(long, help_heading = "Which tests")]
+    pub no_default_features: bool,
+    /// Run each Python survivor once more against the whole test suite, in its own order: a
+    /// test that does not run the line may still fail on what it made (a memo, a registry
+    /// filled by an earlier test). Costs a suite run per survivor.
+    #[arg(long, help_heading = "Which tests")]
+    pub confirm_survivors: bool,
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
-    #[arg(long)]
+    #[arg(long, help_heading = "Which tests")]
     pub no_audit: bool,
+    /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
+    #[arg(short = 'j', long = "jobs", value_name = "N", help_heading = "Speed")]
+    pub jobs: Option<usize>,
+    /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
+    #[arg(long, value_name = "SECONDS", help_heading = "Speed")]
+    pub timeout: Option<f64>,
+    /// Memory a mutant's tests may hold (all their processes), as 4G, 512M or none; default:
+    /// the machine's memory over (jobs + 1), at least 1G. A mutant stopped there is a Timeout.
+    #[arg(long, value_name = "SIZE", help_heading = "Speed")]
+    pub memory_limit: Option<String>,
+    /// Test only shard K of N (0-based: 0/4 to 3/4) of the planned mutants, split evenly by
+    /// expected cost and the same in every job; `mutdelta merge` joins the shards' --json reports.
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true, help_heading = "Speed")]
+    pub shard: Option<String>,
+    /// Run each mutant's tests in a new interpreter instead of forking a warm one.
+    #[arg(long, help_heading = "Speed")]
+    pub no_fork: bool,
+    /// Import every Python mutant fresh (in a fork of the warm worker) instead of swapping its
+    /// code into a process that collected the tests once.
+    #[arg(long, help_heading = "Speed")]
+    pub no_swap: bool,
+    /// Build every Rust mutant of a package on its own instead of switching them all into one
+    /// build (mutant schemata) and running each against the tests that reach it.
+    #[arg(long, help_heading = "Speed")]
+    pub no_schema: bool,
     /// Measure the tests and run every mutant afresh: do not reuse (or keep) the coverage runs
     /// and verdicts an earlier run of the same files, interpreter and tests reached, kept in
     /// the repository's git directory.
-    #[arg(long)]
+    #[arg(long, help_heading = "Speed")]
     pub no_cache: bool,
+    #[command(flatten)]
+    pub choice: ChoiceArgs,
     #[command(flatten)]
     pub reports: ReportArgs,
     /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
     /// with survivors, per line no test runs and per kill lost, worst first.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", help_heading = "Reports")]
     pub format: FormatArg,
+    /// The survivors' diffs in the terminal report: `full`, or `none` for one line per mutant.
+    #[arg(long, value_enum, default_value = "full", help_heading = "Reports")]
+    pub diff: DiffArg,
+    /// Colour the terminal report: `auto` on a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Reports")]
+    pub color: ColorArg,
     /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
     /// and output; the baseline's and canaries' too; the options and the whole report.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Reports")]
     pub out: Option<PathBuf>,
+    /// Print every mutant's verdict as it lands, with how it ran (swap, fork, fresh,
+    /// build-then-test), why it did not swap, and what it took.
+    #[arg(short = 'v', long, conflicts_with = "quiet", help_heading = "Reports")]
+    pub verbose: bool,
+    /// Print the summary lines alone, and nothing while the check runs; the exit status says
+    /// the rest.
+    #[arg(short = 'q', long, help_heading = "Reports")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 /// The report files to write.
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Reports")]
 pub struct ReportArgs {
-    /// Write a mutation-testing-elements JSON report to FILE.
+    /// Write a mutation-testing-elements JSON report to FILE (`-`: standard output, the
+    /// terminal report then going to standard error).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write a self-contained HTML page to FILE: the score, and each file's added lines with the
@@ -279,6 +325,21 @@ pub struct ReportArgs {
 pub enum FormatArg {
     Text,
     Github,
+}
+
+/// `--diff`: how much of each survivor the terminal report shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffArg {
+    Full,
+    None,
+}
+
+/// `--color`: whether the terminal report is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 /// `--test-tool`: what runs a cargo package's tests.

@@ -307,6 +307,18 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// The mutator family `name` names, as `--disable-mutator` gives it; else what the names are.
+pub fn mutator_family(name: &str) -> Result<Mutator> {
+    Mutator::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Mutator::ALL.iter().map(|mutator| mutator.name()).collect();
+        anyhow!(
+            "{name:?} is no mutator family{}; the families are {} (`mutdelta mutators` shows what each makes)",
+            did_you_mean(name, names.iter().copied()),
+            names.join(", ")
+        )
+    })
+}
+
 fn unknown_family(kind: FileKind, name: &str) -> anyhow::Error {
     let names: Vec<&str> = Mutator::ALL.iter().map(|mutator| mutator.name()).collect();
     anyhow!(

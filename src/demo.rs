@@ -61,6 +61,8 @@ pub fn prepare() -> Result<Demo> {
         verbose: false,
         quiet: false,
         allow_empty: false,
+        diffs: true,
+        color: crate::paint::ColorChoice::Auto,
         audit: crate::options::AuditMode::WithTestEdits,
         python: PythonSettings {
             interpreter: Some(python),

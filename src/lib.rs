@@ -13,6 +13,7 @@ pub mod exit;
 pub mod hook;
 pub mod lines;
 pub mod options;
+pub mod paint;
 pub mod plan;
 pub mod python;
 pub mod reformat;

@@ -2,14 +2,15 @@
 
 use std::io::Read;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::choose::Choice;
+use crate::choose::{Choice, Exclude};
 use crate::cli::{
-    ChangeArgs, CheckArgs, ChoiceArgs, ConfigArgs, FormatArg, ListArgs, ReportArgs, TestToolArg,
+    ChangeArgs, CheckArgs, ChoiceArgs, ColorArg, ConfigArgs, DiffArg, FormatArg, ListArgs, ReportArgs,
+    TestToolArg,
 };
 use crate::config::{self, Config, Provenance, Resolver};
 use crate::run::memory::{self, parse_limit, Bytes};
@@ -126,6 +127,28 @@ pub struct ReportFiles {
 }
 
 impl ReportFiles {
+    /// Whether a report goes to standard output (named `-`); refused for more than one, which
+    /// would be one stream holding two documents.
+    pub fn to_stdout(&self) -> Result<bool> {
+        let named: Vec<&str> = [
+            ("--json", &self.json),
+            ("--html", &self.html),
+            ("--junit", &self.junit),
+            ("--sarif", &self.sarif),
+        ]
+        .into_iter()
+        .filter(|(_, path)| path.as_deref() == Some(Path::new("-")))
+        .map(|(option, _)| option)
+        .collect();
+        if named.len() > 1 {
+            bail!(
+                "{} all name standard output (-): one report can go there, the others to files",
+                named.join(" and ")
+            );
+        }
+        Ok(named.len() == 1)
+    }
+
     pub fn resolve(args: &ReportArgs) -> ReportFiles {
         ReportFiles {
             json: args.json.clone(),
@@ -191,6 +214,10 @@ pub struct Options {
     pub reports: ReportFiles,
     /// `--format`: how the terminal report is written.
     pub format: Format,
+    /// `--diff`: survivors with their diffs and tests (else their header lines alone).
+    pub diffs: bool,
+    /// `--color`: whether the terminal report is coloured.
+    pub color: crate::paint::ColorChoice,
     /// `--out`: where to keep the run record.
     pub out: Option<PathBuf>,
     /// False with `--no-cache`: nothing is reused from, or kept for, another run.
@@ -246,31 +273,53 @@ fn pre_commit_range() -> Option<(String, String)> {
 }
 
 impl Choice {
-    fn resolve(args: &ChoiceArgs, config: &Config, settings: &mut Resolver) -> Choice {
+    fn resolve(args: &ChoiceArgs, config: &Config, settings: &mut Resolver) -> Result<Choice> {
         let no_arid = settings.flag("no-arid", args.no_arid, config.no_arid);
         let one_per_line = settings.flag("one-per-line", args.one_per_line, config.one_per_line);
         let include_reformatted =
             settings.flag("include-reformatted", args.include_reformatted, config.include_reformatted);
         let mutate_unsafe = settings.flag("mutate-unsafe", args.mutate_unsafe, config.mutate_unsafe);
+        // Options on the command line come beside the configuration's, not instead of them.
+        let from_cli = if args.exclude.is_empty() {
+            None
+        } else {
+            let mut patterns = config.exclude.as_ref().map(|e| e.patterns().to_vec()).unwrap_or_default();
+            patterns.extend(args.exclude.iter().cloned());
+            Some(Exclude::new(&patterns).map_err(|(pattern, why)| {
+                anyhow::anyhow!("--exclude {pattern:?} is not a glob ({why}): give a pattern such as 'docs/**' or '*_pb2.py'")
+            })?)
+        };
         let exclude =
-            settings.value("exclude", None, config.exclude.clone(), Default::default(), |exclude| {
+            settings.value("exclude", from_cli, config.exclude.clone(), Default::default(), |exclude| {
                 config::quoted_list(exclude.patterns())
             });
+        let from_cli = if args.disable_mutators.is_empty() {
+            None
+        } else {
+            let mut families = config.disable_mutators.clone().unwrap_or_default();
+            for name in &args.disable_mutators {
+                families.push(
+                    config::mutator_family(name)
+                        .map_err(|err| anyhow::anyhow!("--disable-mutator: {err}"))?,
+                );
+            }
+            Some(families)
+        };
         let disabled = settings.value(
             "disable-mutators",
-            None,
+            from_cli,
             config.disable_mutators.clone(),
             Vec::new(),
             |families| config::quoted_list(&families.iter().map(|f| f.name()).collect::<Vec<_>>()),
         );
-        Choice {
+        Ok(Choice {
             arid: !no_arid,
             one_per_line,
             include_reformatted,
             mutate_unsafe,
             disabled: disabled.into_iter().collect(),
             exclude,
-        }
+        })
     }
 }
 
@@ -284,7 +333,7 @@ impl ListOptions {
     pub fn resolve(directory: PathBuf, args: &ListArgs, stdin: &mut dyn Read) -> Result<ListOptions> {
         let config = load_config(&directory, &args.config)?;
         let mut settings = Resolver::new(&config);
-        let choice = Choice::resolve(&args.choice, &config, &mut settings);
+        let choice = Choice::resolve(&args.choice, &config, &mut settings)?;
         let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
         let target = Target::resolve(&args.change, stdin)?;
         Ok(ListOptions { directory, target, choice, shard, config: settings.finish() })
@@ -357,7 +406,7 @@ impl Options {
             memory::default_limit(jobs.get()),
             |limit| limit.map_or("none".to_string(), |limit| limit.to_string()),
         );
-        let choice = Choice::resolve(&args.choice, &config, &mut settings);
+        let choice = Choice::resolve(&args.choice, &config, &mut settings)?;
         let extra_tests = settings.value(
             "tests",
             (!args.tests.is_empty()).then(|| args.tests.clone()),
@@ -408,6 +457,12 @@ impl Options {
             format: match args.format {
                 FormatArg::Text => Format::Text,
                 FormatArg::Github => Format::Github,
+            },
+            diffs: args.diff == DiffArg::Full,
+            color: match args.color {
+                ColorArg::Auto => crate::paint::ColorChoice::Auto,
+                ColorArg::Always => crate::paint::ColorChoice::Always,
+                ColorArg::Never => crate::paint::ColorChoice::Never,
             },
             out: args.out.clone(),
             cache: !args.no_cache,

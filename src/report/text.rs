@@ -8,8 +8,9 @@ use super::{AuditSummary, Gate, MutantResult, Report, Status, Summary};
 use crate::audit::LostKill;
 
 /// The whole report as the terminal shows it: the survivors, the kills the change loses, then
-/// the survivors likely equivalent, apart from the others.
-pub fn render(report: &Report) -> String {
+/// the survivors likely equivalent, apart from the others; each survivor with its diff and
+/// the tests that ran it when `diffs`, else its header line alone (`--diff none`).
+pub fn render(report: &Report, diffs: bool) -> String {
     let mut out = String::new();
     for note in &report.plan.notes {
         let _ = writeln!(out, "note: {note}");
@@ -22,11 +23,11 @@ pub fn render(report: &Report) -> String {
     let (likely_equivalent, others): (Vec<&MutantResult>, Vec<&MutantResult>) =
         report.results.iter().partition(|result| result.likely_equivalent().is_some());
     for line in by_line(&others) {
-        render_line(&mut out, report, &line);
+        render_line(&mut out, report, &line, diffs);
     }
     if let Some(audit) = &report.audit {
         for lost in &audit.lost {
-            render_lost(&mut out, lost);
+            render_lost(&mut out, lost, diffs);
         }
     }
     if !likely_equivalent.is_empty() {
@@ -35,7 +36,7 @@ pub fn render(report: &Report) -> String {
             "\nLikely equivalent (counted as survived; check by hand that the program really differs):"
         );
         for line in by_line(&likely_equivalent) {
-            render_line(&mut out, report, &line);
+            render_line(&mut out, report, &line, diffs);
         }
     }
     if let Some(arid) = arid_note(report) {
@@ -106,7 +107,7 @@ fn interrupted_line(gate: &Gate) -> Option<String> {
 
 /// `[MUT-lost] pkg/invoice.py:14: replace * with / — killed by tests/t.py::test_total before
 /// this change, survives after`, with the mutant's diff and what ran it after the change.
-fn render_lost(out: &mut String, lost: &LostKill) {
+fn render_lost(out: &mut String, lost: &LostKill, diffs: bool) {
     let after = match lost.after {
         Status::NoCoverage => "no test runs it after",
         _ => "survives after",
@@ -119,6 +120,9 @@ fn render_lost(out: &mut String, lost: &LostKill) {
         lost.mutant.description,
         lost.killed_by.join(", "),
     );
+    if !diffs {
+        return;
+    }
     let path = lost.path.display().to_string();
     for line in unified_diff(&path, &lost.source, &lost.mutant.apply(&lost.source)).lines() {
         let _ = writeln!(out, "    {}", within_a_screen(line));
@@ -172,12 +176,12 @@ const TESTS_SHOWN: usize = 3;
 /// The mutants of one added line together: each survivor, timeout or broken run with its
 /// column and (for survivors) its diff, then the tests that ran the line, once when the
 /// line's survivors share them; NoCoverage mutants as one line for the line.
-fn render_line(out: &mut String, report: &Report, results: &[&MutantResult]) {
+fn render_line(out: &mut String, report: &Report, results: &[&MutantResult], diffs: bool) {
     let survivors: Vec<&MutantResult> =
         results.iter().copied().filter(|r| r.outcome.status == Status::Survived).collect();
     let shared = survivors.windows(2).all(|pair| pair[0].outcome.covered_by == pair[1].outcome.covered_by);
     for result in results {
-        render_result(out, report, result, !shared);
+        render_result(out, report, result, !shared, diffs);
     }
     let not_run: Vec<&MutantResult> =
         results.iter().copied().filter(|r| r.outcome.status == Status::NoCoverage).collect();
@@ -204,7 +208,7 @@ fn render_line(out: &mut String, report: &Report, results: &[&MutantResult]) {
             shortened(&mutants, TESTS_SHOWN, "; "),
         );
     }
-    if let Some(first) = survivors.first().filter(|_| shared) {
+    if let Some(first) = survivors.first().filter(|_| shared && diffs) {
         ran_under(out, &first.outcome.covered_by);
     }
 }
@@ -234,9 +238,9 @@ fn column(mutant: &mutators::Mutant) -> String {
     }
 }
 
-/// One mutant's header line, and a survivor's diff (with the tests that ran it when
-/// `own_tests`: its line's survivors do not share them).
-fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_tests: bool) {
+/// One mutant's header line, and when `diffs` a survivor's diff (with the tests that ran it
+/// when `own_tests`: its line's survivors do not share them).
+fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_tests: bool, diffs: bool) {
     let file = &report.plan.files[result.planned.file];
     let mutant = &result.planned.mutant;
     let place = format!("{}:{}", file.path.display(), column(mutant));
@@ -269,6 +273,9 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_t
                 writeln!(out, "[MUT-error] {place}: {what}: the test run broke: {}", result.outcome.reason);
             return;
         }
+    }
+    if !diffs {
+        return;
     }
     let unified = unified_diff(&file.path.display().to_string(), &file.source, &mutant.apply(&file.source));
     for line in unified.lines() {
@@ -433,7 +440,7 @@ mod tests {
         let tests: Vec<String> = (1..=7).map(|n| format!("test_calc.py::test_{n}")).collect();
         let tests: Vec<&str> = tests.iter().map(String::as_str).collect();
         let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &tests);
-        let text = render(&report);
+        let text = render(&report, true);
         let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-survived]")).collect();
         assert!(headers.len() >= 2, "{text}");
         assert!(headers.iter().any(|h| h.starts_with("[MUT-survived] calc.py:2:14: ")), "{text}");
@@ -447,9 +454,25 @@ mod tests {
     }
 
     #[test]
+    fn without_diffs_each_survivor_is_its_header_line_alone() {
+        let tests = ["test_calc.py::test_1"];
+        let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &tests);
+        let full = render(&report, true);
+        let compact = render(&report, false);
+        let headers = |text: &str| -> Vec<String> {
+            text.lines().filter(|l| l.starts_with("[MUT-")).map(str::to_string).collect()
+        };
+        assert!(!headers(&full).is_empty(), "{full}");
+        assert_eq!(headers(&compact), headers(&full), "the same mutants, each on its line");
+        assert!(full.contains("--- a/calc.py") && full.contains("ran under:"), "{full}");
+        assert!(!compact.lines().any(|l| l.starts_with("    ")), "nothing under the headers: {compact}");
+        assert_eq!(compact.lines().last(), full.lines().last(), "the same summary");
+    }
+
+    #[test]
     fn a_line_no_test_runs_is_one_line_without_a_diff() {
         let report = report(|_, m| if m.line == 6 { Status::NoCoverage } else { Status::Killed }, &[]);
-        let text = render(&report);
+        let text = render(&report, true);
         let not_run: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-nocoverage]")).collect();
         assert_eq!(not_run.len(), 1, "{text}");
         assert!(not_run[0].starts_with("[MUT-nocoverage] calc.py:6: no test runs this line ("), "{text}");
@@ -465,7 +488,7 @@ mod tests {
         for (n, result) in report.results.iter_mut().enumerate() {
             result.outcome.covered_by = vec![format!("test_calc.py::test_{n}")];
         }
-        let text = render(&report);
+        let text = render(&report, true);
         let survivors = text.lines().filter(|l| l.starts_with("[MUT-survived]")).count();
         assert_eq!(text.lines().filter(|l| l.contains("ran under:")).count(), survivors, "{text}");
     }

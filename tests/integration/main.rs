@@ -3,6 +3,7 @@
 mod arid;
 mod bad_input;
 mod changes;
+mod cli;
 mod common;
 mod config;
 mod git_lines;

@@ -103,7 +103,12 @@ fn on_a_terminal(repo: &Path, ci: bool) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let typescript = tmp.path().join("typescript");
     let mutdelta = assert_cmd::cargo::cargo_bin!("mutdelta");
-    let inner = format!("{} check --commit HEAD -v --python {} -j 2", mutdelta.display(), python().display());
+    // Plain text: the colours of the report are `cli::`'s to test; here the bar is.
+    let inner = format!(
+        "{} check --commit HEAD -v --color never --python {} -j 2",
+        mutdelta.display(),
+        python().display()
+    );
     let mut command = Command::new("script");
     command.args(["-qfec", &inner]).arg(&typescript).current_dir(repo);
     let scripted = command.env("TERM", "xterm").env_remove("CI").env("MUTDELTA_PROGRESS_INTERVAL", "0.05");
