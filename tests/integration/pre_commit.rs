@@ -162,3 +162,22 @@ fn all_files_with_nothing_staged_says_nothing_was_checked_and_fails_under_ci() {
         "{said}"
     );
 }
+
+#[test]
+fn a_hostile_range_from_the_environment_is_an_unknown_revision_and_runs_nothing() {
+    let repo = project();
+    let marker = repo.path().join("pwned");
+    let hostile = format!("--upload-pack=touch {}", marker.display());
+    for (from, to) in [(hostile.as_str(), "HEAD"), ("HEAD~1", "$(touch pwned)")] {
+        let env = [("PRE_COMMIT", "1"), ("PRE_COMMIT_FROM_REF", from), ("PRE_COMMIT_TO_REF", to)];
+        let run = crate::common::mutdelta_as(repo.path(), &["check", "--staged"], "", &env);
+        assert_eq!(run.code, 2, "{run:?}");
+        let named = if from == hostile { from } else { to };
+        assert_eq!(
+            run.stderr.trim(),
+            format!("error: unknown revision '{named}': give a commit, branch or tag that exists in this repository"),
+            "{run:?}"
+        );
+        assert!(!marker.exists(), "nothing in a ref runs");
+    }
+}
