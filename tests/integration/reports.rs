@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use crate::common::{
-    browse, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit, read_valid_report,
-    read_valid_sarif,
+    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit,
+    read_valid_report, read_valid_sarif, report_viewer,
 };
 
 const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
@@ -63,6 +63,58 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
         "worst lines listed first: {dom}"
     );
     assert_eq!(requests, Vec::<String>::new(), "the page loads nothing");
+}
+
+#[test]
+fn stryker_viewer_lists_each_test_in_its_tests_view_with_the_mutants_it_killed() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("report.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let page = out.path().join("viewer.html");
+    let data = serde_json::to_string(&report).unwrap().replace('<', "\\u003c");
+    // The viewer shortens paths by their common folder: the one test file is shown by its name.
+    std::fs::write(
+        &page,
+        format!(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><script src=\"file://{}\"></script></head>\n\
+             <body><mutation-test-report-app></mutation-test-report-app><pre id=\"seen\"></pre>\n\
+             <script type=\"application/json\" id=\"report\" data-test-file=\"test_model_client.py\">{data}</script>\n\
+             <script>{}</script></body></html>\n",
+            report_viewer().display(),
+            include_str!("viewer_driver.js"),
+        ),
+    )
+    .unwrap();
+
+    let (dom, _) = browse_with(&format!("file://{}", page.display()), &["--virtual-time-budget=60000"]);
+
+    let seen = dom.split("<pre id=\"seen\">").nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    let covered = |at: &str| format!("  ☂️ {at}");
+    assert_eq!(
+        seen,
+        [
+            "tabs: 👽 Mutants, 🧪 Tests",
+            "test: ☂ ParseReplyTest::test_cut_off_reply [Covering]",
+            &covered("if False: (model_client.py:14:8)"),
+            &covered("if True: (model_client.py:14:8)"),
+            &covered("if stop_reason != \"max_tokens\": (model_client.py:14:20)"),
+            &covered("if stop_reason == \"\": (model_client.py:14:23)"),
+            &covered("pass (model_client.py:15:9)"),
+            &covered("raise RuntimeError(\"\") (model_client.py:15:28)"),
+            "test: ✅ ParseReplyTest::test_text_is_kept [Killing]",
+            "  🎯 if True: (model_client.py:14:8)",
+            "  🎯 if stop_reason != \"max_tokens\": (model_client.py:14:20)",
+            &covered("if False: (model_client.py:14:8)"),
+            &covered("if stop_reason == \"\": (model_client.py:14:23)"),
+        ],
+        "{dom}"
+    );
 }
 
 #[test]
