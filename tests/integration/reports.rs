@@ -152,6 +152,44 @@ fn html_report_shows_only_the_statuses_asked_for_folds_caught_mutants_and_links_
 }
 
 #[test]
+fn unticking_a_status_in_the_html_report_hides_its_mutants_and_a_survivors_test_link_leads_to_the_test() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let holder = out.path().join("holder.html");
+    std::fs::write(
+        &holder,
+        format!(
+            "<!DOCTYPE html><html><body><iframe id=\"report\" data-src=\"file://{}\" data-follow=\"mutant-5\"></iframe>\
+             <pre id=\"seen\"></pre><script>{}</script></body></html>\n",
+            html.display(),
+            include_str!("html_driver.js")
+        ),
+    )
+    .unwrap();
+
+    let (dom, _) = browse_with(
+        &format!("file://{}", holder.display()),
+        &["--allow-file-access-from-files", "--virtual-time-budget=10000"],
+    );
+
+    let seen = dom.split("<pre id=\"seen\">").nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        [
+            "caught mutants after unticking Killed: hidden",
+            "address: ?status=Survived,NoCoverage,Timeout,CompileError,RuntimeError,Ignored",
+            &format!("following: {CUT_OFF_TEST}"),
+            "tests: unfolded",
+            &format!("at: {CUT_OFF_TEST} — ran 6 mutants, killed none"),
+        ],
+        "{dom}"
+    );
+}
+
+#[test]
 fn html_report_folds_a_file_whose_mutants_were_all_caught_until_a_link_points_into_it() {
     let repo = fixture_repo("strong_tests");
     let out = tempfile::tempdir().unwrap();
