@@ -9,12 +9,16 @@ use serde::Deserialize;
 
 use crate::lines::{self, State};
 use crate::report::document::{byte_offset, Location};
+use crate::report::test_files::{Defined, TestFile};
 use crate::report::text::{unified_diff, within_a_screen};
 use crate::worktree;
 
 #[derive(Deserialize)]
 struct ReportFile {
     files: BTreeMap<String, FileEntry>,
+    /// The tests the mutants name (ids are the tests' names); absent from earlier versions' reports.
+    #[serde(rename = "testFiles")]
+    test_files: Option<BTreeMap<String, TestFile>>,
     mutdelta: Option<Origin>,
 }
 
@@ -139,8 +143,12 @@ impl Found {
                 );
             }
         }
+        let defined = document.test_files.as_ref().map(Defined::read).transpose()?;
         for (path, file) in document.files {
             if let Some(mutant) = file.mutants.into_iter().find(|mutant| mutant.id == id) {
+                if let Some(defined) = &defined {
+                    defined.check(&path, id, mutant.covered_by.iter().chain(&mutant.killed_by))?;
+                }
                 return Ok(Found { path, source: file.source, mutant, origin: document.mutdelta });
             }
         }

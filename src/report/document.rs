@@ -6,12 +6,16 @@ use anyhow::{anyhow, Result};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::test_files::{Defined, TestFile};
 use super::Status;
 
 /// A report as `report::json::render` writes it (or as shard reports are merged).
 #[derive(Debug, Deserialize)]
 pub struct Document {
     pub files: BTreeMap<String, FileEntry>,
+    /// The tests the mutants name, by file; absent from reports of earlier versions.
+    #[serde(rename = "testFiles")]
+    pub test_files: Option<BTreeMap<String, TestFile>>,
     #[serde(default)]
     pub mutdelta: Section,
     pub performance: Option<Performance>,
@@ -158,10 +162,19 @@ impl MissedLine<'_> {
 }
 
 impl Document {
-    /// Reads a document; an error says what is missing.
+    /// Reads a document; an error says what is missing, or which test a mutant names that its
+    /// `testFiles` does not define.
     pub fn read(document: &Value) -> Result<Document> {
-        Document::deserialize(document)
-            .map_err(|err| anyhow!("not a mutdelta JSON report ({err}): give a report `check --json` wrote"))
+        let document = Document::deserialize(document).map_err(|err| {
+            anyhow!("not a mutdelta JSON report ({err}): give a report `check --json` wrote")
+        })?;
+        if let Some(files) = &document.test_files {
+            let defined = Defined::read(files)?;
+            for (path, mutant) in document.mutants() {
+                defined.check(path, &mutant.id, mutant.covered_by.iter().chain(&mutant.killed_by))?;
+            }
+        }
+        Ok(document)
     }
 
     /// Every mutant with its file's path, files in path order.

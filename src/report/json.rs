@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::test_files::{self, Section as TestSection};
 use super::{MutantResult, Report, Status};
+use crate::plan::Language;
 use crate::run::record::{CommandRecord, RunRecord, StepRecord};
 
 /// The report as a mutation-testing-elements document.
@@ -17,16 +19,19 @@ pub fn render(report: &Report) -> Value {
             json!({ "language": file.language.name(), "source": file.source, "mutants": [] }),
         );
     }
+    let mut tests = TestSection::default();
     for result in &report.results {
-        let path = report.plan.files[result.planned.file].path.display().to_string();
+        let planned = &report.plan.files[result.planned.file];
+        let path = planned.path.display().to_string();
         if let Some(Value::Array(mutants)) = files.get_mut(&path).and_then(|file| file.get_mut("mutants")) {
-            mutants.push(mutant(result));
+            mutants.push(mutant(result, planned.language, &mut tests));
         }
     }
     json!({
         "schemaVersion": "2",
         "thresholds": { "high": 80, "low": 60 },
         "files": files,
+        "testFiles": tests.render(),
         "framework": { "name": "mutdelta", "version": env!("CARGO_PKG_VERSION") },
         "config": { "tests": report.tests },
         "mutdelta": origin(report),
@@ -42,7 +47,8 @@ fn millis(duration: std::time::Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-fn mutant(result: &MutantResult) -> Value {
+/// A mutant, its tests (by id) added to `tests`.
+fn mutant(result: &MutantResult, language: Language, tests: &mut TestSection) -> Value {
     let mutant = &result.planned.mutant;
     let mut value = json!({
         "id": result.planned.id.to_string(),
@@ -60,11 +66,17 @@ fn mutant(result: &MutantResult) -> Value {
     if let Some(rule) = result.likely_equivalent() {
         value["likelyEquivalent"] = json!(rule.name);
     }
-    if !result.outcome.covered_by.is_empty() {
-        value["coveredBy"] = json!(result.outcome.covered_by);
+    let covered = &result.outcome.covered_by;
+    let killed: Vec<&str> =
+        result.outcome.killed_by.iter().map(|test| test_files::killer(language, test, covered)).collect();
+    for test in covered.iter().map(String::as_str).chain(killed.iter().copied()) {
+        tests.add(language, test);
     }
-    if !result.outcome.killed_by.is_empty() {
-        value["killedBy"] = json!(result.outcome.killed_by);
+    if !covered.is_empty() {
+        value["coveredBy"] = json!(covered);
+    }
+    if !killed.is_empty() {
+        value["killedBy"] = json!(killed);
     }
     if let Some(record) = &result.outcome.record {
         value["run"] = run(record);

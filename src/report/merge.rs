@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value};
 
+use super::test_files::{shown, Defined, TestEntry, TestFile};
+
 /// The shards' documents joined into one; each is named by its place ("report 2") in errors.
 pub fn merge(documents: &[Value]) -> Result<Value> {
     let named: Vec<(String, &Value)> =
@@ -61,7 +63,11 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
     let ordered: Vec<&ShardReport> = by_index.into_values().collect();
     check_mutants(&ordered, first.planned)?;
     let audit = join_audits(&ordered)?;
+    let tests = join_test_files(&ordered)?;
     let mut merged = join(&ordered);
+    if let Some(tests) = tests {
+        merged["testFiles"] = tests;
+    }
     if let (Some(audit), Some(section)) = (audit, merged["mutdelta"].as_object_mut()) {
         section.insert("audit".into(), audit);
     }
@@ -131,6 +137,65 @@ fn join_audits(shards: &[&ShardReport]) -> Result<Option<Value>> {
     merged["unconfirmed"] = json!(unconfirmed);
     merged["steps"] = Value::Array(steps);
     Ok(Some(merged))
+}
+
+/// The shards' `testFiles` as one: a test's id is its name, so the same id in two shards is the
+/// same test, which must be filed alike; every shard's mutants name only tests its section
+/// defines. None when no shard has the section (reports of earlier versions).
+fn join_test_files(shards: &[&ShardReport]) -> Result<Option<Value>> {
+    let present = shards.iter().filter(|shard| !shard.document["testFiles"].is_null()).count();
+    if present == 0 {
+        return Ok(None);
+    }
+    let mut placed: BTreeMap<String, (String, TestEntry, &str)> = BTreeMap::new();
+    for shard in shards {
+        let files: BTreeMap<String, TestFile> = match &shard.document["testFiles"] {
+            Value::Null => bail!(
+                "{} has no testFiles but other shards do: write every shard's report with the same version of mutdelta",
+                shard.name
+            ),
+            section => serde_json::from_value(section.clone())
+                .map_err(|err| anyhow!("{}'s testFiles is not a list of tests by file ({err})", shard.name))?,
+        };
+        let defined = Defined::read(&files).map_err(|err| anyhow!("{}: {err}", shard.name))?;
+        for (path, mutant) in shard.mutants() {
+            let named = |key: &str| -> Vec<String> {
+                mutant[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            };
+            let id = mutant["id"].as_str().unwrap_or("");
+            defined
+                .check(path, id, named("coveredBy").iter().chain(&named("killedBy")))
+                .map_err(|err| anyhow!("{}: {err}", shard.name))?;
+        }
+        for (id, (file, test)) in defined.by_id {
+            match placed.get(id) {
+                Some((other_file, other, other_shard)) if (other_file.as_str(), other) != (file, test) => {
+                    bail!(
+                        "{other_shard} and {} file test {} differently: they are not shards of one run",
+                        shard.name,
+                        shown(id)
+                    )
+                }
+                Some(_) => {}
+                None => {
+                    placed.insert(id.to_string(), (file.to_string(), test.clone(), shard.name));
+                }
+            }
+        }
+    }
+    let mut by_file: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for (id, (file, test, _)) in placed {
+        by_file.entry(file).or_default().push(json!({ "id": id, "name": test.name }));
+    }
+    Ok(Some(Value::Object(
+        by_file.into_iter().map(|(file, tests)| (file, json!({ "tests": tests }))).collect(),
+    )))
 }
 
 /// What a shard's document says about its place in the split.
@@ -393,5 +458,56 @@ mod tests {
         let short = shard(1, 2, &[(3, "b.py", "Killed")]);
         let err = merge(&[first, short]).unwrap_err().to_string();
         assert_eq!(err, "mutant 4 of the plan is in no shard's report: the reports are incomplete");
+    }
+
+    #[test]
+    fn the_shards_tests_are_joined_each_once_and_a_test_filed_differently_is_refused() {
+        let with_tests = |index: usize, statuses: &[(u64, &str, &str)], tests: Value| {
+            let mut document = shard(index, 2, statuses);
+            for file in document["files"].as_object_mut().unwrap().values_mut() {
+                for mutant in file["mutants"].as_array_mut().unwrap() {
+                    mutant["coveredBy"] = json!(["t.py::a"]);
+                }
+            }
+            document["testFiles"] = tests;
+            document
+        };
+        let a = json!({ "t.py": { "tests": [{ "id": "t.py::a", "name": "a" }] } });
+        let first = with_tests(0, &[(1, "a.py", "Killed"), (4, "b.py", "Survived")], a.clone());
+        let mut second = with_tests(1, &[(2, "a.py", "Killed"), (3, "b.py", "Killed")], a.clone());
+        second["files"]["a.py"]["mutants"][0]["killedBy"] = json!(["u.py::b"]);
+        second["testFiles"]["u.py"] = json!({ "tests": [{ "id": "u.py::b", "name": "b" }] });
+
+        let merged = merge(&[first.clone(), second.clone()]).unwrap();
+
+        assert_eq!(
+            merged["testFiles"],
+            json!({
+                "t.py": { "tests": [{ "id": "t.py::a", "name": "a" }] },
+                "u.py": { "tests": [{ "id": "u.py::b", "name": "b" }] },
+            })
+        );
+        crate::report::document::Document::read(&merged).expect("every reference defined");
+
+        let mut elsewhere = second.clone();
+        elsewhere["testFiles"] = json!({
+            "v.py": { "tests": [{ "id": "t.py::a", "name": "a" }] },
+            "u.py": { "tests": [{ "id": "u.py::b", "name": "b" }] },
+        });
+        let err = merge(&[first.clone(), elsewhere]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "report 1 and report 2 file test \"t.py::a\" differently: they are not shards of one run"
+        );
+
+        let mut undefined = second.clone();
+        undefined["testFiles"].as_object_mut().unwrap().remove("u.py");
+        let err = merge(&[first.clone(), undefined]).unwrap_err().to_string();
+        assert!(err.starts_with("report 2: mutant \"2\" of \"a.py\" names test \"u.py::b\", which"), "{err}");
+
+        let mut without = second;
+        without.as_object_mut().unwrap().remove("testFiles");
+        let err = merge(&[first, without]).unwrap_err().to_string();
+        assert!(err.starts_with("report 2 has no testFiles but other shards do"), "{err}");
     }
 }

@@ -11,6 +11,7 @@ pub mod list;
 pub mod merge;
 pub mod out;
 pub mod sarif;
+pub mod test_files;
 pub mod text;
 
 use std::collections::BTreeSet;

@@ -141,6 +141,30 @@ pub fn report_schema() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/mutation-testing-report-schema-3.8.4.json")
 }
 
+/// Stryker's report viewer (`<mutation-test-report-app>`), its script from the npm package.
+pub fn report_viewer() -> PathBuf {
+    npm_file("report-viewer", "mutation-testing-elements@3.9.0", "dist/mutation-test-elements.js")
+}
+
+/// `file` of the npm package `spec`, unpacked once per target dir under `name`.
+fn npm_file(name: &str, spec: &str, file: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let wanted = root.join("package").join(file);
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = File::create(root.join("lock")).unwrap();
+    lock.lock().unwrap();
+    if !wanted.exists() {
+        run_ok(Command::new("npm").args(["pack", "--silent", spec]).current_dir(&root));
+        let tarball = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
+            .expect("npm pack wrote a tarball");
+        run_ok(Command::new("tar").arg("xzf").arg(&tarball).current_dir(&root));
+    }
+    wanted
+}
+
 pub fn run_ok(command: &mut Command) -> Output {
     let output = command.output().unwrap_or_else(|err| panic!("could not run {command:?}: {err}"));
     assert!(
@@ -445,6 +469,12 @@ impl std::fmt::Debug for Run {
 /// What headless Chromium shows of `page` once its scripts ran, and the requests it sent
 /// anywhere but to Chromium's own services (every request goes through a proxy that records it).
 pub fn browse(page: &Path) -> (String, Vec<String>) {
+    browse_with(&format!("file://{}", page.display()), &[])
+}
+
+/// `browse` of a URL, with more of Chromium's switches (`--virtual-time-budget=MS`: the page's
+/// timers run for that long before it is shown).
+pub fn browse_with(url: &str, switches: &[&str]) -> (String, Vec<String>) {
     let version = Command::new("chromium").arg("--version").output();
     assert!(
         version.is_ok_and(|out| out.status.success()),
@@ -482,8 +512,9 @@ pub fn browse(page: &Path) -> (String, Vec<String>) {
         .arg(format!("--proxy-server=http://127.0.0.1:{port}"))
         // Loopback too goes through the proxy.
         .arg("--proxy-bypass-list=<-loopback>")
+        .args(switches)
         .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .output()
         .unwrap();
     done.store(true, Ordering::SeqCst);

@@ -310,3 +310,70 @@ fn the_reproduce_command_show_prints_keeps_hostile_file_names_and_node_ids_inert
     }
     assert!(!root.join("pwned").exists() && !elsewhere.path().join("pwned").exists());
 }
+
+#[test]
+fn a_report_whose_tests_are_undefined_given_twice_or_huge_is_refused_by_show_and_merge() {
+    let (repo, out, report) = checked_report();
+    let root = repo.path();
+    let mutant = &report["files"]["grades.py"]["mutants"][0];
+    let id = mutant["id"].as_str().unwrap().to_string();
+    let killer = mutant["killedBy"][0].as_str().unwrap().to_string();
+    let file = killer.split("::").next().unwrap().to_string();
+    assert_eq!(
+        report["testFiles"][&file]["tests"].as_array().unwrap().iter().filter(|t| t["id"] == killer).count(),
+        1,
+        "the killer is defined once: {report}"
+    );
+    // Each document as one shard of one, so `merge` reads it too.
+    let mut shard = report.clone();
+    shard["mutdelta"]["shard"] = serde_json::json!({"index": 0, "count": 1});
+    let write = |name: &str, document: &serde_json::Value| {
+        let path = out.path().join(name);
+        std::fs::write(&path, document.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let undefined = {
+        let mut document = shard.clone();
+        document["files"]["grades.py"]["mutants"][0]["killedBy"] = serde_json::json!(["tests/nowhere.py::t"]);
+        document
+    };
+    let twice = {
+        let mut document = shard.clone();
+        document["testFiles"]["other.py"] = serde_json::json!({"tests": [{"id": killer, "name": "t"}]});
+        document
+    };
+    let huge = {
+        let mut document = shard.clone();
+        let long = "t".repeat(200_000);
+        document["testFiles"]["other.py"] = serde_json::json!({"tests": [{"id": long, "name": "t"}]});
+        document["files"]["grades.py"]["mutants"][0]["coveredBy"] = serde_json::json!([long]);
+        document
+    };
+    let mistyped = {
+        let mut document = shard.clone();
+        document["testFiles"] = serde_json::json!({ file.clone(): {"tests": [{"id": 7}]} });
+        document
+    };
+    for (name, document, says) in [
+        (
+            "undefined",
+            undefined,
+            "names test \"tests/nowhere.py::t\", which the report's testFiles does not define",
+        ),
+        ("twice", twice, &format!("defines test {killer:?} twice")),
+        ("huge", huge, "has a test of more than 65536 bytes in \"other.py\""),
+        // `show` says the report is not one, `merge` that its testFiles is not.
+        ("mistyped", mistyped, "is not a "),
+    ] {
+        let file = write(name, &document);
+        for args in [vec!["show", &file, &id], vec!["merge", &file]] {
+            let run = crate::common::mutdelta(root, &args);
+            assert!(!run.stderr.contains("panicked"), "{name}: {run:?}");
+            refused(&run, says);
+        }
+    }
+    let file = write("sound", &shard);
+    assert_eq!(crate::common::mutdelta(root, &["show", &file, &id]).code, 0, "the untouched report is read");
+    let merged = crate::common::mutdelta(root, &["merge", &file]);
+    assert_eq!(merged.code, 0, "{merged:?}");
+}

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use crate::common::{
-    browse, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit, read_valid_report,
-    read_valid_sarif,
+    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit,
+    read_valid_report, read_valid_sarif, report_viewer,
 };
 
 const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
@@ -50,7 +50,10 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
             && survivor.contains("<span class=\"ins\">+        pass</span>"),
         "the survivor's diff: {survivor}"
     );
-    assert!(survivor.contains(&format!("ran under: <code>{CUT_OFF_TEST}</code>")), "{survivor}");
+    assert!(
+        survivor.contains(&format!("ran under: <a href=\"#T0\"><code>{CUT_OFF_TEST}</code></a>")),
+        "{survivor}"
+    );
     assert!(!dom.contains("<b>"), "no markup from the source: {dom}");
     let shown =
         dom.split("<main id=\"report\">").nth(1).and_then(|rest| rest.split("</main>").next()).unwrap();
@@ -63,6 +66,195 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
         "worst lines listed first: {dom}"
     );
     assert_eq!(requests, Vec::<String>::new(), "the page loads nothing");
+}
+
+#[test]
+fn html_report_shows_only_the_statuses_asked_for_folds_caught_mutants_and_links_each_survivors_tests() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let url = format!("file://{}", html.display());
+    let (dom, _) = browse_with(&url, &[]);
+    let caught = "<details class=\"caught\"><summary>2 mutants caught</summary>";
+    assert!(dom.contains(caught), "line 14's two kills folded under one line: {dom}");
+    assert!(
+        dom.contains(
+            "<input type=\"checkbox\" data-show=\"Killed\" aria-label=\"show Killed\" checked=\"\">"
+        ),
+        "every status shown: {dom}"
+    );
+    // Each survivor's tests link to their entries, which say what each test killed and which
+    // survivors it ran.
+    let survivor =
+        dom.split("<div class=\"mutant\" id=\"mutant-5\" data-status=\"Survived\">").nth(1).unwrap();
+    let survivor = survivor.split("</div></div>").next().unwrap();
+    assert!(
+        survivor.ends_with(&format!("ran under: <a href=\"#T0\"><code>{CUT_OFF_TEST}</code></a>")),
+        "{survivor}"
+    );
+    let entry = |index: usize| {
+        let at = format!("<li id=\"T{index}\" class=\"test\">");
+        dom.split(&at)
+            .nth(1)
+            .and_then(|rest| rest.split("</li>").next())
+            .unwrap_or_else(|| panic!("{at}: {dom}"))
+    };
+    assert!(
+        entry(0).starts_with(&format!("<div><code>{CUT_OFF_TEST}</code> — ran 6 mutants, killed none</div>")),
+        "{}",
+        entry(0)
+    );
+    assert!(
+        entry(0).contains("ran, and it survived: <a href=\"#L0-14\">mutant 1 (model_client.py:14)</a> force condition to False, "),
+        "{}",
+        entry(0)
+    );
+    assert!(
+        entry(1).contains(
+            "— ran 4 mutants, killed 2 mutants</div><div class=\"tests\">killed: \
+             <a href=\"#L0-14\">mutant 2 (model_client.py:14)</a> force condition to True, \
+             <a href=\"#L0-14\">mutant 3 (model_client.py:14)</a> replace == with !=</div>"
+        ),
+        "{}",
+        entry(1)
+    );
+    assert!(dom.contains("<details class=\"tests\" id=\"tests\"><summary>"), "the tests start folded: {dom}");
+    let (linked, _) = browse_with(&format!("{url}#T0"), &[]);
+    assert!(
+        linked.contains("<details class=\"tests\" id=\"tests\" open=\"\">"),
+        "a link to a test unfolds them: {linked}"
+    );
+
+    let (survivors, _) = browse_with(&format!("{url}?status=Survived"), &[]);
+    assert!(
+        survivors.contains("<input type=\"checkbox\" data-show=\"Killed\" aria-label=\"show Killed\">"),
+        "{survivors}"
+    );
+    assert!(survivors.contains("<details class=\"caught\" hidden=\"\">"), "kills hidden: {survivors}");
+    assert!(
+        survivors.contains("<div class=\"mutant\" id=\"mutant-5\" data-status=\"Survived\">"),
+        "{survivors}"
+    );
+    let (kills, _) = browse_with(&format!("{url}?status=Killed"), &[]);
+    assert!(
+        kills.contains("<div class=\"mutant\" id=\"mutant-5\" data-status=\"Survived\" hidden=\"\">"),
+        "{kills}"
+    );
+    assert!(
+        kills.contains("<tr class=\"mutants\" data-mutants-of=\"15\" hidden=\"\">"),
+        "line 15 had only survivors: {kills}"
+    );
+    assert!(kills.contains(caught), "{kills}");
+}
+
+#[test]
+fn unticking_a_status_in_the_html_report_hides_its_mutants_and_a_survivors_test_link_leads_to_the_test() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let holder = out.path().join("holder.html");
+    std::fs::write(
+        &holder,
+        format!(
+            "<!DOCTYPE html><html><body><iframe id=\"report\" data-src=\"file://{}\" data-follow=\"mutant-5\"></iframe>\
+             <pre id=\"seen\"></pre><script>{}</script></body></html>\n",
+            html.display(),
+            include_str!("html_driver.js")
+        ),
+    )
+    .unwrap();
+
+    let (dom, _) = browse_with(
+        &format!("file://{}", holder.display()),
+        &["--allow-file-access-from-files", "--virtual-time-budget=10000"],
+    );
+
+    let seen = dom.split("<pre id=\"seen\">").nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        [
+            "caught mutants after unticking Killed: hidden",
+            "address: ?status=Survived,NoCoverage,Timeout,CompileError,RuntimeError,Ignored",
+            &format!("following: {CUT_OFF_TEST}"),
+            "tests: unfolded",
+            &format!("at: {CUT_OFF_TEST} — ran 6 mutants, killed none"),
+        ],
+        "{dom}"
+    );
+}
+
+#[test]
+fn html_report_folds_a_file_whose_mutants_were_all_caught_until_a_link_points_into_it() {
+    let repo = fixture_repo("strong_tests");
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--html", html.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let url = format!("file://{}", html.display());
+    let (dom, _) = browse_with(&url, &[]);
+    assert!(dom.contains("<details class=\"file\" data-path=\"grades.py\"><summary><h2>grades.py</h2> <span class=\"muted\">10 mutants · 10 caught"), "{dom}");
+    let (linked, _) = browse_with(&format!("{url}#L0-5"), &[]);
+    assert!(linked.contains("<details class=\"file\" data-path=\"grades.py\" open=\"\">"), "{linked}");
+}
+
+#[test]
+fn stryker_viewer_lists_each_test_in_its_tests_view_with_the_mutants_it_killed() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("report.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let page = out.path().join("viewer.html");
+    let data = serde_json::to_string(&report).unwrap().replace('<', "\\u003c");
+    // The viewer shortens paths by their common folder: the one test file is shown by its name.
+    std::fs::write(
+        &page,
+        format!(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><script src=\"file://{}\"></script></head>\n\
+             <body><mutation-test-report-app></mutation-test-report-app><pre id=\"seen\"></pre>\n\
+             <script type=\"application/json\" id=\"report\" data-test-file=\"test_model_client.py\">{data}</script>\n\
+             <script>{}</script></body></html>\n",
+            report_viewer().display(),
+            include_str!("viewer_driver.js"),
+        ),
+    )
+    .unwrap();
+
+    let (dom, _) = browse_with(&format!("file://{}", page.display()), &["--virtual-time-budget=60000"]);
+
+    let seen = dom.split("<pre id=\"seen\">").nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    let covered = |at: &str| format!("  ☂️ {at}");
+    assert_eq!(
+        seen,
+        [
+            "tabs: 👽 Mutants, 🧪 Tests",
+            "test: ☂ ParseReplyTest::test_cut_off_reply [Covering]",
+            &covered("if False: (model_client.py:14:8)"),
+            &covered("if True: (model_client.py:14:8)"),
+            &covered("if stop_reason != \"max_tokens\": (model_client.py:14:20)"),
+            &covered("if stop_reason == \"\": (model_client.py:14:23)"),
+            &covered("pass (model_client.py:15:9)"),
+            &covered("raise RuntimeError(\"\") (model_client.py:15:28)"),
+            "test: ✅ ParseReplyTest::test_text_is_kept [Killing]",
+            "  🎯 if True: (model_client.py:14:8)",
+            "  🎯 if stop_reason != \"max_tokens\": (model_client.py:14:20)",
+            &covered("if False: (model_client.py:14:8)"),
+            &covered("if stop_reason == \"\": (model_client.py:14:23)"),
+        ],
+        "{dom}"
+    );
 }
 
 #[test]

@@ -70,6 +70,7 @@ fn view(document: &Document) -> Value {
         "linesNotRun": missed.iter().filter(|line| line.survived.is_empty()).count(),
         "worst": worst(document),
         "files": files.iter().map(|(path, file)| file_view(document, path, file)).collect::<Vec<_>>(),
+        "tests": tests_view(document),
         "audit": document.mutdelta.audit.as_ref().map(|audit| json!({
             "editedTests": audit.edited_tests,
             "mutants": audit.mutants,
@@ -102,6 +103,35 @@ fn worst(document: &Document) -> Vec<Value> {
                 "description": line.reported().first().map(|m| m.description()),
             })
         })
+        .collect()
+}
+
+/// Each test the mutants name, by name: the mutants it killed, the survivors it ran, how many
+/// mutants it ran.
+fn tests_view(document: &Document) -> Vec<Value> {
+    #[derive(Default)]
+    struct Seen {
+        killed: Vec<Value>,
+        survived: Vec<Value>,
+        ran: usize,
+    }
+    let mut tests: BTreeMap<&str, Seen> = BTreeMap::new();
+    for (path, mutant) in document.mutants() {
+        let at = || json!({ "id": mutant.id, "file": path, "line": mutant.line(), "description": mutant.description() });
+        for test in &mutant.covered_by {
+            let seen = tests.entry(test).or_default();
+            seen.ran += 1;
+            if mutant.status == Status::Survived {
+                seen.survived.push(at());
+            }
+        }
+        for test in &mutant.killed_by {
+            tests.entry(test).or_default().killed.push(at());
+        }
+    }
+    tests
+        .into_iter()
+        .map(|(name, seen)| json!({ "name": name, "killed": seen.killed, "survived": seen.survived, "ran": seen.ran }))
         .collect()
 }
 

@@ -39,6 +39,23 @@
   data.files.forEach(function (file, index) {
     fileIndex[file.path] = index;
   });
+  // A test's entry in the Tests section, numbered by its place there.
+  var testIndex = new Map();
+  data.tests.forEach(function (test, index) {
+    testIndex.set(test.name, index);
+  });
+
+  // The statuses shown: those `?status=A,B` names, else all.
+  var asked = new URLSearchParams(location.search).get("status");
+  var shownStatus = {};
+  data.counts.forEach(function (pair) {
+    shownStatus[pair[0]] = asked === null || asked.split(",").indexOf(pair[0]) >= 0;
+  });
+
+  function testName(name) {
+    var code = el("code", {}, name);
+    return testIndex.has(name) ? el("a", { href: "#T" + testIndex.get(name) }, code) : code;
+  }
 
   function tests(label, names) {
     if (!names || names.length === 0) return null;
@@ -46,7 +63,7 @@
     var line = el("div", { class: "tests" }, label + ": ");
     shown.forEach(function (name, i) {
       if (i > 0) line.append(", ");
-      line.append(el("code", {}, name));
+      line.append(testName(name));
     });
     if (names.length > shown.length) line.append(" and " + (names.length - shown.length) + " more");
     return line;
@@ -75,9 +92,22 @@
     if (data.linesNotRun > 0) parts.push(plural(data.linesNotRun, "line", "lines") + " no test runs");
     parts.push("time " + data.seconds + " s");
     var counts = el("table", { class: "counts" },
-      el("tr", {}, el("th", {}, "status"), el("th", {}, "mutants")));
+      el("tr", {}, el("th", {}, "status"), el("th", {}, "mutants"), el("th", {}, "shown")));
     data.counts.forEach(function (pair) {
-      counts.append(el("tr", { id: "count-" + pair[0] }, el("td", {}, badge(pair[0])), el("td", {}, pair[1])));
+      var show = el("input", { type: "checkbox", "data-show": pair[0], "aria-label": "show " + pair[0] });
+      if (shownStatus[pair[0]]) show.setAttribute("checked", "");
+      show.addEventListener("change", function () {
+        shownStatus[pair[0]] = show.checked;
+        filter();
+        var statuses = Object.keys(shownStatus).filter(function (status) { return shownStatus[status]; });
+        try {
+          history.replaceState(null, "", "?status=" + statuses.join(",") + location.hash);
+        } catch (e) {
+          // Some browsers refuse a new query on a file: URL; the filter holds all the same.
+        }
+      });
+      counts.append(el("tr", { id: "count-" + pair[0] },
+        el("td", {}, badge(pair[0])), el("td", {}, pair[1]), el("td", {}, show)));
     });
     return el("header", {},
       el("h1", {}, "mutdelta: mutation score of the change"),
@@ -103,20 +133,39 @@
     var head = el("div", {}, badge(mutant.status),
       "mutant " + mutant.id + ", column " + mutant.column + ": ", el("strong", {}, mutant.description));
     if (mutant.likelyEquivalent) head.append(" (likely equivalent: " + mutant.likelyEquivalent + ")");
-    var box = el("div", { class: "mutant", id: "mutant-" + mutant.id }, head);
+    var box = el("div", { class: "mutant", id: "mutant-" + mutant.id, "data-status": mutant.status }, head);
     if (mutant.status === "RuntimeError" && mutant.reason) box.append(el("div", { class: "tests" }, mutant.reason));
     return add(box, [diff(mutant.diff), tests("ran under", mutant.coveredBy)]);
+  }
+
+  function isCaught(mutant) {
+    return mutant.status === "Killed" || mutant.status === "Timeout";
   }
 
   function briefList(mutants) {
     if (mutants.length === 0) return null;
     var list = el("ul", { class: "brief" });
     mutants.forEach(function (mutant) {
-      var by = mutant.killedBy && mutant.killedBy.length ? " by " + mutant.killedBy.slice(0, 2).join(", ") : "";
-      var why = mutant.status === "Killed" ? by : mutant.reason ? ": " + mutant.reason : "";
-      list.append(el("li", {}, badge(mutant.status), mutant.description + why));
+      var item = el("li", { "data-status": mutant.status }, badge(mutant.status), mutant.description);
+      if (mutant.status === "Killed" && mutant.killedBy && mutant.killedBy.length) {
+        item.append(" by ");
+        mutant.killedBy.slice(0, 2).forEach(function (name, i) {
+          if (i > 0) item.append(", ");
+          item.append(testName(name));
+        });
+      } else if (!isCaught(mutant) && mutant.reason) {
+        item.append(": " + mutant.reason);
+      }
+      list.append(item);
     });
     return list;
+  }
+
+  // The caught mutants of a line, folded away under one line that counts them.
+  function caughtList(mutants) {
+    if (mutants.length === 0) return null;
+    return el("details", { class: "caught" },
+      el("summary", {}, plural(mutants.length, "mutant", "mutants") + " caught"), briefList(mutants));
   }
 
   function marks(mutants) {
@@ -153,15 +202,69 @@
         el("td", { class: "src" }, row.text)));
       if (row.mutants.length === 0) return;
       var inFull = row.mutants.filter(function (m) { return m.diff; });
-      var rest = row.mutants.filter(function (m) { return !m.diff; });
+      var rest = row.mutants.filter(function (m) { return !m.diff && !isCaught(m); });
+      var caught = row.mutants.filter(function (m) { return !m.diff && isCaught(m); });
       var cell = el("td", { colspan: "3" });
       inFull.forEach(function (mutant) { cell.append(mutantDetails(mutant)); });
-      add(cell, [briefList(rest)]);
+      add(cell, [briefList(rest), caughtList(caught)]);
       table.append(el("tr", { class: "mutants", "data-mutants-of": row.n }, cell));
     });
-    return el("section", { class: "file", "data-path": file.path },
-      el("header", {}, el("h2", {}, file.path), el("span", { class: "muted" }, summary.join(" · "))),
+    // A file whose every mutant was caught (or settled without a test) starts folded.
+    var attributes = { class: "file", "data-path": file.path };
+    if (file.linesWithSurvivors + file.linesNotRun > 0) attributes.open = "";
+    return el("details", attributes,
+      el("summary", {}, el("h2", {}, file.path), " ", el("span", { class: "muted" }, summary.join(" · "))),
       table);
+  }
+
+  function mutantLinks(label, mutants) {
+    if (mutants.length === 0) return null;
+    var line = el("div", { class: "tests" }, label + ": ");
+    mutants.forEach(function (mutant, i) {
+      if (i > 0) line.append(", ");
+      line.append(el("a", { href: "#" + anchor(fileIndex[mutant.file], mutant.line) },
+        "mutant " + mutant.id + " (" + mutant.file + ":" + mutant.line + ")"), " " + mutant.description);
+    });
+    return line;
+  }
+
+  function testsSection() {
+    if (data.tests.length === 0) return null;
+    var list = el("ol");
+    data.tests.forEach(function (test, index) {
+      var what = test.killed.length > 0 ? "killed " + plural(test.killed.length, "mutant", "mutants")
+        : "killed none";
+      list.append(el("li", { id: "T" + index, class: "test" },
+        el("div", {}, el("code", {}, test.name), " — ran " + plural(test.ran, "mutant", "mutants") + ", " + what),
+        mutantLinks("killed", test.killed),
+        mutantLinks("ran, and it survived", test.survived)));
+    });
+    return el("details", { class: "tests", id: "tests" },
+      el("summary", {}, el("strong", {}, "Tests: "), plural(data.tests.length, "test", "tests") + " ran the mutants"),
+      list);
+  }
+
+  // Shows only the mutants of the statuses ticked, and a line's list only while it shows one.
+  function filter() {
+    root.querySelectorAll("[data-status]").forEach(function (node) {
+      node.hidden = !shownStatus[node.getAttribute("data-status")];
+    });
+    root.querySelectorAll("details.caught").forEach(function (node) {
+      node.hidden = !node.querySelector("li:not([hidden])");
+    });
+    root.querySelectorAll("tr.mutants").forEach(function (node) {
+      node.hidden = !node.querySelector(".mutant:not([hidden]), li:not([hidden])");
+    });
+  }
+
+  // A link into a folded file or the Tests section unfolds what holds its target.
+  function reveal() {
+    var target = location.hash.length > 1 ? document.getElementById(location.hash.slice(1)) : null;
+    if (!target) return;
+    for (var node = target.parentElement; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    target.scrollIntoView();
   }
 
   function audit() {
@@ -193,4 +296,9 @@
   var lost = audit();
   if (lost) root.append(lost);
   data.files.forEach(function (file, index) { root.append(fileSection(file, index)); });
+  var testList = testsSection();
+  if (testList) root.append(testList);
+  filter();
+  reveal();
+  window.addEventListener("hashchange", reveal);
 })();
