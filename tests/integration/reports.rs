@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::common::{
     browse, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit, read_valid_report,
-    read_valid_sarif,
+    read_valid_sarif, sarif_multitool_findings,
 };
 
 const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
@@ -146,11 +146,66 @@ fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
     assert_eq!(places, [at(14, 8), at(15, 9)]);
     let message = results[1]["message"]["text"].as_str().unwrap();
     assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9);"), "{message}");
+    assert!(
+        run_log["tool"]["driver"]["informationUri"].as_str().is_some_and(|uri| uri.starts_with("https://")),
+        "{run_log}"
+    );
+    let fingerprints: Vec<&str> =
+        results.iter().map(|r| r["partialFingerprints"]["mutdelta/v1"].as_str().unwrap()).collect();
+    assert!(
+        fingerprints.iter().all(|f| f.len() == 16) && fingerprints[0] != fingerprints[1],
+        "{fingerprints:?}"
+    );
+    assert_eq!(
+        sarif_multitool_findings(&sarif),
+        Vec::<String>::new(),
+        "the multitool's validate warns of nothing"
+    );
     let report = read_valid_report(&json);
     assert_eq!(
         report["mutdelta"]["addedLines"],
         json!({ "model_client.py": [14, 15] }),
         "the added lines travel in the JSON report"
+    );
+}
+
+#[test]
+fn sarif_fingerprints_stay_when_lines_are_added_above_the_survivors() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let (before, after) = (out.path().join("before.sarif"), out.path().join("after.sarif"));
+    let fingerprints = |sarif: &std::path::Path| -> Vec<(u64, String)> {
+        let log = read_valid_sarif(sarif);
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap();
+                (line, r["partialFingerprints"]["mutdelta/v1"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--sarif", before.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    // A later commit puts two lines above the change; the change is checked again from its base.
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("# a header\n# added later\n{source}")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "-m", "a header"]);
+
+    let run = check(repo.path(), &["--base", "HEAD~2", "-q", "--sarif", after.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let (before, after) = (fingerprints(&before), fingerprints(&after));
+    assert_eq!(
+        before.iter().map(|(line, _)| line + 2).collect::<Vec<_>>(),
+        after.iter().map(|(line, _)| *line).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        before.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+        after.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+        "the same alerts, two lines down"
     );
 }
 
