@@ -12,7 +12,7 @@ use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
 use crate::options::{Format, ListOptions, Options, ReportFiles};
-use crate::report;
+use crate::report::{self, Gate};
 use crate::run::{self, Interrupted, INTERRUPTED};
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
@@ -104,6 +104,7 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
+    let step_summary = step_summary(options.format)?;
     if !options.quiet {
         for note in &options.config.notes {
             eprintln!("note: {note}");
@@ -113,19 +114,68 @@ fn check(options: &Options) -> Result<Exit> {
     let report = run::check(options, &mut |event| console.hear(event))?;
     console.settle();
     let text = if options.quiet { report::text::summary(&report) } else { report::text::render(&report) };
-    print!("{text}");
-    std::io::stdout().flush()?;
-    console.finish(&report.timings);
     let document = report::json::render(&report);
-    if options.format == Format::Github {
-        print!("{}", report::github::render(&document)?);
-        std::io::stdout().flush()?;
-    }
+    show(options.format, &text, &document, &report.gate(), step_summary.as_deref())?;
+    console.finish(&report.timings);
     write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
     Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&report.gate()) })
+}
+
+/// Prints the terminal report `text` as `format` has it: alone, followed by the annotations, or
+/// as a Markdown summary (appended to `step_summary` after the text when there is one).
+fn show(
+    format: Format,
+    text: &str,
+    document: &Value,
+    gate: &Gate,
+    step_summary: Option<&Path>,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Text => out.write_all(text.as_bytes())?,
+        Format::Github => {
+            out.write_all(text.as_bytes())?;
+            out.write_all(report::github::render(document)?.as_bytes())?;
+        }
+        Format::Markdown => {
+            let markdown = report::markdown::render(document, gate)?;
+            match step_summary {
+                Some(path) => {
+                    out.write_all(text.as_bytes())?;
+                    let mut file = append_to(path)?;
+                    file.write_all(markdown.as_bytes())
+                        .with_context(|| format!("could not append the summary to {}", path.display()))?;
+                }
+                None => out.write_all(markdown.as_bytes())?,
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// With `--format markdown`, the file `GITHUB_STEP_SUMMARY` names, proven writable before the
+/// check spends its time; None: the summary goes to standard output.
+fn step_summary(format: Format) -> Result<Option<PathBuf>> {
+    let path = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    let Some(path) = path.filter(|_| format == Format::Markdown).map(PathBuf::from) else {
+        return Ok(None);
+    };
+    append_to(&path)?;
+    Ok(Some(path))
+}
+
+/// `path` opened to append to, as GitHub has each step add to its job's summary.
+fn append_to(path: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|err| {
+        anyhow::anyhow!(
+            "GITHUB_STEP_SUMMARY names {}, which cannot be appended to ({err}): point it at a writable file or unset it",
+            path.display()
+        )
+    })
 }
 
 /// Writes each requested report file, all rendered from the mutation-testing-elements document
@@ -163,6 +213,8 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
 /// `mutdelta merge`: the shards' reports joined, its summary lines, and the exit status the
 /// unsharded check would have.
 fn merge(args: &MergeArgs) -> Result<Exit> {
+    let format = Format::resolve(args.format);
+    let step_summary = step_summary(format)?;
     let mut documents = Vec::new();
     for path in &args.shards {
         let document: serde_json::Value =
@@ -173,8 +225,7 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
         documents.iter().map(|(name, document)| (name.clone(), document)).collect();
     let merged = report::merge::merge_named(&named)?;
     let gate = report::gate::read(&merged)?;
-    print!("{}", report::text::summary_lines(&gate));
-    std::io::stdout().flush()?;
+    show(format, &report::text::summary_lines(&gate), &merged, &gate, step_summary.as_deref())?;
     write_reports(&merged, &ReportFiles::resolve(&args.reports))?;
     Ok(report::gate::exit(&gate))
 }

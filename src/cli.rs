@@ -80,6 +80,9 @@ pub struct MergeArgs {
     /// The merged report's files, as `check` writes them.
     #[command(flatten)]
     pub reports: ReportArgs,
+    /// How the summary is written, as `check --format` writes it.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -241,7 +244,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub reports: ReportArgs,
     /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
-    /// with survivors, per line no test runs and per kill lost, worst first.
+    /// with survivors, per line no test runs and per kill lost, worst first; `markdown` writes a
+    /// Markdown summary instead (appended to the file $GITHUB_STEP_SUMMARY names, when set,
+    /// after the usual report).
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
     /// Keep a record of the run in DIR: per mutant its diff, the commands that ran, their exit
@@ -274,6 +279,7 @@ pub struct ReportArgs {
 pub enum FormatArg {
     Text,
     Github,
+    Markdown,
 }
 
 /// `--test-tool`: what runs a cargo package's tests.

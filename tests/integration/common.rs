@@ -138,6 +138,18 @@ pub fn sarif_multitool_findings(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `markdown` as a reader sees it: the HTML markdown-it-py (CommonMark, with GitHub's tables)
+/// makes of it, raw HTML passed through as GitHub passes `<details>`.
+pub fn markdown_to_html(markdown: &str) -> String {
+    let python = venv_with_pytest("python-env-markdown", Path::new("python3"), &["markdown-it-py"]);
+    let render = "import sys\nfrom markdown_it import MarkdownIt\n\
+                  sys.stdout.write(MarkdownIt('commonmark').enable('table').render(sys.stdin.read()))";
+    let output =
+        assert_cmd::Command::new(python).args(["-c", render]).write_stdin(markdown).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// Checks a JUnit XML file against the JUnit schema and reads it.
 pub fn read_valid_junit(path: &Path) -> String {
     let validate = "import sys,xmlschema\nxmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2])";
