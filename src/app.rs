@@ -12,7 +12,7 @@ use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
 use crate::options::{Format, ListOptions, Options, ReportFiles};
-use crate::report;
+use crate::report::{self, Gate};
 use crate::run::{self, Interrupted, INTERRUPTED};
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
@@ -155,6 +155,7 @@ fn check(options: &Options) -> Result<Exit> {
     if let Some(dir) = &options.out {
         report::out::check_destination(dir)?;
     }
+    let step_summary = step_summary(options.format)?;
     if !options.quiet {
         for note in &options.config.notes {
             eprintln!("note: {note}");
@@ -172,17 +173,75 @@ fn check(options: &Options) -> Result<Exit> {
     // standard error.
     let report_on_stdout = options.reports.to_stdout()?;
     let text = if options.color.enabled(!report_on_stdout) { crate::paint::paint(&text) } else { text };
-    terminal(report_on_stdout, &text)?;
-    console.finish(&report.timings);
     let document = report::json::render(&report);
-    if options.format == Format::Github {
-        terminal(report_on_stdout, &report::github::render(&document)?)?;
-    }
+    show(options.format, &text, &document, &report.gate(), step_summary.as_deref(), report_on_stdout)?;
+    console.finish(&report.timings);
     write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
         report::out::write(dir, &report, options)?;
     }
     Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&report.gate()) })
+}
+
+/// Prints the terminal report `text` as `format` has it: alone, followed by the annotations, or
+/// as a Markdown summary (appended to `step_summary` after the text when there is one).
+fn show(
+    format: Format,
+    text: &str,
+    document: &Value,
+    gate: &Gate,
+    step_summary: Option<&Path>,
+    report_on_stdout: bool,
+) -> Result<()> {
+    // A report written to standard output has it to itself: the terminal text goes to
+    // standard error.
+    let mut out: Box<dyn Write> = if report_on_stdout {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
+    match format {
+        Format::Text => out.write_all(text.as_bytes())?,
+        Format::Github => {
+            out.write_all(text.as_bytes())?;
+            out.write_all(report::github::render(document)?.as_bytes())?;
+        }
+        Format::Markdown => {
+            let markdown = report::markdown::render(document, gate)?;
+            match step_summary {
+                Some(path) => {
+                    out.write_all(text.as_bytes())?;
+                    let mut file = append_to(path)?;
+                    file.write_all(markdown.as_bytes())
+                        .with_context(|| format!("could not append the summary to {}", path.display()))?;
+                }
+                None => out.write_all(markdown.as_bytes())?,
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// With `--format markdown`, the file `GITHUB_STEP_SUMMARY` names, proven writable before the
+/// check spends its time; None: the summary goes to standard output.
+fn step_summary(format: Format) -> Result<Option<PathBuf>> {
+    let path = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    let Some(path) = path.filter(|_| format == Format::Markdown).map(PathBuf::from) else {
+        return Ok(None);
+    };
+    append_to(&path)?;
+    Ok(Some(path))
+}
+
+/// `path` opened to append to, as GitHub has each step add to its job's summary.
+fn append_to(path: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|err| {
+        anyhow::anyhow!(
+            "GITHUB_STEP_SUMMARY names {}, which cannot be appended to ({err}): point it at a writable file or unset it",
+            path.display()
+        )
+    })
 }
 
 /// Writes each requested report file, all rendered from the mutation-testing-elements document
@@ -199,20 +258,6 @@ pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
     write(&files.sarif, "SARIF", &|| {
         Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
     })
-}
-
-/// Prints the terminal report: to standard error when a report file has standard output.
-fn terminal(report_on_stdout: bool, text: &str) -> Result<()> {
-    if report_on_stdout {
-        let mut err = std::io::stderr().lock();
-        err.write_all(text.as_bytes())?;
-        err.flush()?;
-    } else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-    }
-    Ok(())
 }
 
 /// Writes `text` to `path`, or to standard output for `-`.
@@ -245,6 +290,8 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// `mutdelta merge`: the shards' reports joined, its summary lines, and the exit status the
 /// unsharded check would have.
 fn merge(args: &MergeArgs) -> Result<Exit> {
+    let format = Format::resolve(args.format);
+    let step_summary = step_summary(format)?;
     let mut documents = Vec::new();
     for path in &args.shards {
         let document: serde_json::Value =
@@ -256,7 +303,8 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
     let merged = report::merge::merge_named(&named)?;
     let gate = report::gate::read(&merged)?;
     let files = ReportFiles::resolve(&args.reports);
-    terminal(files.to_stdout()?, &report::text::summary_lines(&gate))?;
+    let summary = report::text::summary_lines(&gate);
+    show(format, &summary, &merged, &gate, step_summary.as_deref(), files.to_stdout()?)?;
     write_reports(&merged, &files)?;
     Ok(report::gate::exit(&gate))
 }

@@ -92,6 +92,9 @@ pub struct MergeArgs {
     /// The merged report's files, as `check` writes them.
     #[command(flatten)]
     pub reports: ReportArgs,
+    /// How the summary is written, as `check --format` writes it.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -274,7 +277,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub reports: ReportArgs,
     /// How the terminal report is written: `github` adds a GitHub Actions annotation per line
-    /// with survivors, per line no test runs and per kill lost, worst first.
+    /// with survivors, per line no test runs and per kill lost, worst first; `markdown` writes a
+    /// Markdown summary instead (appended to the file $GITHUB_STEP_SUMMARY names, when set,
+    /// after the usual report).
     #[arg(long, value_enum, default_value = "text", help_heading = "Reports")]
     pub format: FormatArg,
     /// The survivors' diffs in the terminal report: `full`, or `none` for one line per mutant.
@@ -325,6 +330,7 @@ pub struct ReportArgs {
 pub enum FormatArg {
     Text,
     Github,
+    Markdown,
 }
 
 /// `--diff`: how much of each survivor the terminal report shows.

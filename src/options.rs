@@ -166,6 +166,19 @@ pub enum Format {
     Text,
     /// The text, then a GitHub Actions annotation per line no test checks.
     Github,
+    /// A Markdown summary: appended to the file `GITHUB_STEP_SUMMARY` names after the text, else
+    /// instead of it.
+    Markdown,
+}
+
+impl Format {
+    pub fn resolve(arg: FormatArg) -> Format {
+        match arg {
+            FormatArg::Text => Format::Text,
+            FormatArg::Github => Format::Github,
+            FormatArg::Markdown => Format::Markdown,
+        }
+    }
 }
 
 /// Settings only the Python side reads.
@@ -454,10 +467,7 @@ impl Options {
             memory_limit,
             shard: args.shard.as_deref().map(Shard::parse).transpose()?,
             reports: ReportFiles::resolve(&args.reports),
-            format: match args.format {
-                FormatArg::Text => Format::Text,
-                FormatArg::Github => Format::Github,
-            },
+            format: Format::resolve(args.format),
             diffs: args.diff == DiffArg::Full,
             color: match args.color {
                 ColorArg::Auto => crate::paint::ColorChoice::Auto,

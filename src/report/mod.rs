@@ -1,4 +1,4 @@
-//! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF and GitHub reports rendered from that JSON.
+//! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF, GitHub and Markdown reports rendered from that JSON.
 
 pub mod document;
 pub mod gate;
@@ -8,6 +8,7 @@ pub mod input;
 pub mod json;
 pub mod junit;
 pub mod list;
+pub mod markdown;
 pub mod merge;
 pub mod out;
 pub mod sarif;

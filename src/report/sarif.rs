@@ -1,9 +1,16 @@
 //! `--sarif FILE`: SARIF 2.1.0 for code-scanning alerts, a result per line with survivors, per line no test runs, and per kill the change's test edits lose.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::document::{count_of, some_tests, Document, MissedLine};
+
+/// The key of our own entry in each result's `partialFingerprints`. GitHub computes
+/// `primaryLocationLineHash` itself, and upload-sarif warns when a log carries a value it would
+/// not have computed, so that key is left to it.
+const FINGERPRINT: &str = "mutdelta/v1";
 
 /// The rules, in the order results index them: (id, name, short description, help).
 const RULES: [(&str, &str, &str, &str); 3] = [
@@ -33,16 +40,32 @@ const RULES: [(&str, &str, &str, &str); 3] = [
 /// The report as a SARIF log with one run.
 pub fn render(document: &Value) -> Result<Value> {
     let document = Document::read(document)?;
-    let mut results: Vec<Value> = document.missed_lines().iter().map(missed).collect();
+    let mut fingerprints = Fingerprints::default();
+    let mut results: Vec<Value> = document
+        .missed_lines()
+        .iter()
+        .map(|line| {
+            let text = document.files[line.path].source.lines().nth(line.line - 1).unwrap_or("");
+            missed(line, fingerprints.next(RULES[missed_rule(line)].0, line.path, text))
+        })
+        .collect();
     if let Some(audit) = &document.mutdelta.audit {
         for lost in &audit.lost_kills {
             let message = format!("Kill lost: {}.", lost.summary());
+            // The audit's files need not be in the document: the mutant's diff holds the line.
+            let text = lost
+                .diff
+                .lines()
+                .find(|line| line.starts_with('-') && !line.starts_with("---"))
+                .map_or("", |line| &line[1..]);
+            let fingerprint = fingerprints.next(RULES[2].0, &lost.file, text);
             results.push(result(
                 2,
                 &message,
                 &lost.file,
                 lost.location.start.line,
                 lost.location.start.column,
+                fingerprint,
             ));
         }
     }
@@ -66,6 +89,7 @@ pub fn render(document: &Value) -> Result<Value> {
             "tool": { "driver": {
                 "name": "mutdelta",
                 "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": env!("CARGO_PKG_REPOSITORY"),
                 "rules": rules,
             } },
             "invocations": [invocation(&document)],
@@ -87,20 +111,23 @@ fn invocation(document: &Document) -> Value {
     }
 }
 
-fn missed(line: &MissedLine) -> Value {
+/// The index of the rule a missed line is reported under: survived, else no coverage.
+fn missed_rule(line: &MissedLine) -> usize {
+    usize::from(line.survived.is_empty())
+}
+
+fn missed(line: &MissedLine, fingerprint: String) -> Value {
     let mutants: Vec<String> = line
         .reported()
         .iter()
         .map(|m| format!("{} (mutant {}, column {})", m.description(), m.id, m.location.start.column))
         .collect();
-    let (rule, message) = if line.survived.is_empty() {
-        (
-            1,
-            format!(
-                "No test runs this line: {} not tested: {}.",
-                count_of(mutants.len(), "mutant", "mutants"),
-                mutants.join("; ")
-            ),
+    let rule = missed_rule(line);
+    let message = if line.survived.is_empty() {
+        format!(
+            "No test runs this line: {} not tested: {}.",
+            count_of(mutants.len(), "mutant", "mutants"),
+            mutants.join("; ")
         )
     } else {
         let mut message = format!(
@@ -112,22 +139,44 @@ fn missed(line: &MissedLine) -> Value {
         if !tests.is_empty() {
             message.push_str(&format!(" Ran under: {}.", some_tests(&tests, 3)));
         }
-        (0, message)
+        message
     };
-    result(rule, &message, line.path, line.line, line.column())
+    result(rule, &message, line.path, line.line, line.column(), fingerprint)
 }
 
-fn result(rule: usize, message: &str, path: &str, line: usize, column: usize) -> Value {
+fn result(rule: usize, message: &str, path: &str, line: usize, column: usize, fingerprint: String) -> Value {
     json!({
         "ruleId": RULES[rule].0,
         "ruleIndex": rule,
         "level": "error",
         "message": { "text": message },
+        "partialFingerprints": { FINGERPRINT: fingerprint },
         "locations": [{ "physicalLocation": {
             "artifactLocation": { "uri": uri(path), "uriBaseId": "%SRCROOT%" },
             "region": { "startLine": line, "startColumn": column },
         } }],
     })
+}
+
+/// Fingerprints that follow a line's text, not its number: a result keeps its alert when lines
+/// above it are added or removed. The rule, the path and the line's text without its indentation
+/// are hashed, with how many results of the log came before with the same three, so that two
+/// identical lines of a file stay two alerts.
+#[derive(Default)]
+struct Fingerprints {
+    seen: HashMap<(String, String, String), usize>,
+}
+
+impl Fingerprints {
+    fn next(&mut self, rule: &str, path: &str, text: &str) -> String {
+        let text = text.trim();
+        let seen = self.seen.entry((rule.to_string(), path.to_string(), text.to_string())).or_insert(0);
+        let occurrence = seen.to_string();
+        *seen += 1;
+        let digest =
+            crate::cache::key(&[rule.as_bytes(), path.as_bytes(), text.as_bytes(), occurrence.as_bytes()]);
+        digest[..16].to_string()
+    }
 }
 
 /// A repository-relative path as a relative URI reference: bytes outside the unreserved set and
@@ -175,6 +224,41 @@ mod tests {
             })
             .collect();
         assert_eq!(results, [("MUT-nocoverage", 1), ("MUT-survived", 2)]);
+    }
+
+    #[test]
+    fn a_fingerprint_follows_the_line_s_text_not_its_number() {
+        let document = |source: &str, line: usize| {
+            json!({ "files": { "a.py": {
+                "source": source,
+                "mutants": [{
+                    "id": "1", "mutatorName": "Literal", "replacement": "2", "status": "Survived",
+                    "location": { "start": { "line": line, "column": 9 }, "end": { "line": line, "column": 10 } },
+                }],
+            } } })
+        };
+        let fingerprint = |document: &Value| {
+            let log = render(document).unwrap();
+            log["runs"][0]["results"][0]["partialFingerprints"][FINGERPRINT].as_str().unwrap().to_string()
+        };
+
+        let before = fingerprint(&document("def f():\n    x = 1\n", 2));
+        let moved = fingerprint(&document("import os\n\ndef f():\n        x = 1\n", 4));
+        let other = fingerprint(&document("def f():\n    y = 1\n", 2));
+
+        assert_eq!(before, moved, "lines added above and a new indentation keep the alert");
+        assert_ne!(before, other, "another line's text is another alert");
+        assert_eq!(before.len(), 16);
+    }
+
+    #[test]
+    fn identical_lines_of_a_file_have_distinct_fingerprints() {
+        let mut fingerprints = Fingerprints::default();
+        let first = fingerprints.next("MUT-survived", "a.py", "return None");
+        let second = fingerprints.next("MUT-survived", "a.py", "  return None");
+        assert_ne!(first, second);
+        assert_ne!(first, Fingerprints::default().next("MUT-nocoverage", "a.py", "return None"));
+        assert_eq!(first, Fingerprints::default().next("MUT-survived", "a.py", "return None"));
     }
 
     #[test]

@@ -114,6 +114,49 @@ pub fn read_valid_sarif(path: &Path) -> serde_json::Value {
     read_report(path)
 }
 
+/// What the SARIF multitool's `validate` (npm `@microsoft/sarif-multitool`, installed once per
+/// target dir) finds in `path`: its results, each `RULE: message arguments`; none for a log
+/// that follows every rule it knows.
+pub fn sarif_multitool_findings(path: &Path) -> Vec<String> {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sarif-multitool");
+    let tool = root.join("node_modules/.bin/sarif-multitool");
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = File::create(root.join("lock")).unwrap();
+    lock.lock().unwrap();
+    if !tool.exists() {
+        run_ok(
+            Command::new("npm")
+                .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&root)
+                .arg("@microsoft/sarif-multitool@5"),
+        );
+    }
+    drop(lock);
+    let out = tempfile::tempdir().unwrap();
+    let findings = out.path().join("validation.sarif");
+    let validate = Command::new(&tool).arg("validate").arg(path).arg("-o").arg(&findings).output().unwrap();
+    assert!(findings.exists(), "the multitool wrote no findings: {validate:?}");
+    let log = read_report(&findings);
+    log["runs"][0]["results"]
+        .as_array()
+        .expect("the multitool's results")
+        .iter()
+        .map(|result| format!("{}: {}", result["ruleId"], result["message"]["arguments"]))
+        .collect()
+}
+
+/// `markdown` as a reader sees it: the HTML markdown-it-py (CommonMark, with GitHub's tables)
+/// makes of it, raw HTML passed through as GitHub passes `<details>`.
+pub fn markdown_to_html(markdown: &str) -> String {
+    let python = venv_with_pytest("python-env-markdown", Path::new("python3"), &["markdown-it-py"]);
+    let render = "import sys\nfrom markdown_it import MarkdownIt\n\
+                  sys.stdout.write(MarkdownIt('commonmark').enable('table').render(sys.stdin.read()))";
+    let output =
+        assert_cmd::Command::new(python).args(["-c", render]).write_stdin(markdown).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// Checks a JUnit XML file against the JUnit schema and reads it.
 pub fn read_valid_junit(path: &Path) -> String {
     let validate = "import sys,xmlschema\nxmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2])";

@@ -3,8 +3,9 @@
 use serde_json::json;
 
 use crate::common::{
-    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, mutdelta, read_valid_junit,
-    read_valid_report, read_valid_sarif, report_viewer,
+    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, markdown_to_html, mutdelta,
+    mutdelta_as, python, read_valid_junit, read_valid_report, read_valid_sarif, report_viewer,
+    sarif_multitool_findings,
 };
 
 const CUT_OFF_TEST: &str = "tests/test_model_client.py::ParseReplyTest::test_cut_off_reply";
@@ -338,11 +339,66 @@ fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
     assert_eq!(places, [at(14, 8), at(15, 9)]);
     let message = results[1]["message"]["text"].as_str().unwrap();
     assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9);"), "{message}");
+    assert!(
+        run_log["tool"]["driver"]["informationUri"].as_str().is_some_and(|uri| uri.starts_with("https://")),
+        "{run_log}"
+    );
+    let fingerprints: Vec<&str> =
+        results.iter().map(|r| r["partialFingerprints"]["mutdelta/v1"].as_str().unwrap()).collect();
+    assert!(
+        fingerprints.iter().all(|f| f.len() == 16) && fingerprints[0] != fingerprints[1],
+        "{fingerprints:?}"
+    );
+    assert_eq!(
+        sarif_multitool_findings(&sarif),
+        Vec::<String>::new(),
+        "the multitool's validate warns of nothing"
+    );
     let report = read_valid_report(&json);
     assert_eq!(
         report["mutdelta"]["addedLines"],
         json!({ "model_client.py": [14, 15] }),
         "the added lines travel in the JSON report"
+    );
+}
+
+#[test]
+fn sarif_fingerprints_stay_when_lines_are_added_above_the_survivors() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let (before, after) = (out.path().join("before.sarif"), out.path().join("after.sarif"));
+    let fingerprints = |sarif: &std::path::Path| -> Vec<(u64, String)> {
+        let log = read_valid_sarif(sarif);
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap();
+                (line, r["partialFingerprints"]["mutdelta/v1"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let run = check(repo.path(), &["--commit", "HEAD", "-q", "--sarif", before.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    // A later commit puts two lines above the change; the change is checked again from its base.
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("# a header\n# added later\n{source}")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "-m", "a header"]);
+
+    let run = check(repo.path(), &["--base", "HEAD~2", "-q", "--sarif", after.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let (before, after) = (fingerprints(&before), fingerprints(&after));
+    assert_eq!(
+        before.iter().map(|(line, _)| line + 2).collect::<Vec<_>>(),
+        after.iter().map(|(line, _)| *line).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        before.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+        after.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+        "the same alerts, two lines down"
     );
 }
 
@@ -393,6 +449,128 @@ fn github_format_annotates_each_line_no_test_runs() {
     assert_eq!(lines, ["line=6", "line=8", "line=7"], "worst first: 6, 3 and 2 mutants: {run:?}");
 }
 
+/// The model_client fixture with a test whose name, and a source line whose text, hold what
+/// would break out of Markdown and HTML.
+fn hostile_model_client() -> tempfile::TempDir {
+    let repo = fixture_repo("model_client");
+    let file = repo.path().join("model_client.py");
+    let source = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"[MAX_TOKENS] reply", "\"|x| <script>alert(1)</script> `tick` [MAX_TOKENS] reply");
+    std::fs::write(&file, source).unwrap();
+    let tests = repo.path().join("tests/test_model_client.py");
+    let hostile_test = "\n\nimport pytest\n\n\n\
+        @pytest.mark.parametrize(\"stop\", [\"max_tokens\"], ids=[\"a|b <script>x</script> `t` @here\"])\n\
+        def test_hostile(stop):\n    try:\n        parse_reply({\"content\": \"x\", \"stop_reason\": stop})\n\
+        \x20   except Exception:\n        pass\n";
+    let mut text = std::fs::read_to_string(&tests).unwrap();
+    text.push_str(hostile_test);
+    std::fs::write(&tests, text).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    repo
+}
+
+const HOSTILE_TEST: &str =
+    "tests/test_model_client.py::test_hostile[a|b &lt;script&gt;x&lt;/script&gt; `t` @here]";
+
+#[test]
+fn markdown_summary_shows_the_verdict_counts_and_survivors_with_hostile_names_as_text() {
+    let repo = hostile_model_client();
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--format", "markdown"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.starts_with("## mutdelta: the check fails\n"), "Markdown alone on stdout: {run:?}");
+    let html = markdown_to_html(&run.stdout);
+    assert!(html.starts_with("<h2>mutdelta: the check fails</h2>\n"), "{html}");
+    assert!(
+        html.contains("<td>2 of 6</td>\n<td>2 of 2</td>\n<td>0 of 2</td>"),
+        "caught, lines with survivors, lines no test runs: {html}"
+    );
+    let table = html.split("<h3>Lines no test checks</h3>").nth(1).unwrap().split("</table>").next().unwrap();
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "a row per line with survivors: {table}");
+    assert!(rows[1].starts_with("\n<td><code>model_client.py:15</code></td>"), "{}", rows[1]);
+    assert!(
+        rows[1].contains(
+            "mutant 6 at column 28: replace &quot;|x| &lt;script&gt;alert(1)&lt;/script&gt; `tick` [… with &quot;&quot;"
+        ),
+        "the source's text shown as text, in its cell: {}",
+        rows[1]
+    );
+    assert!(
+        rows[1].contains(&format!("<code>{HOSTILE_TEST}</code>")),
+        "the test's name as code: {}",
+        rows[1]
+    );
+    assert_eq!(rows[1].matches("<td>").count(), 3, "no cell split by a pipe: {}", rows[1]);
+    assert!(!html.contains("<script"), "no markup from the repository: {html}");
+    assert_eq!(html.matches("<details><summary>mutant ").count(), 4, "a folded diff per survivor: {html}");
+    assert!(
+        html.contains("<pre><code class=\"language-diff\">--- a/model_client.py\n+++ b/model_client.py\n@@ -14,3 +14,3 @@\n"),
+        "{html}"
+    );
+    assert!(html.contains("\n+        pass\n"), "the deleted raise's diff: {html}");
+}
+
+#[test]
+fn markdown_summary_is_appended_to_the_step_summary_and_the_usual_report_printed() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let summary = out.path().join("step-summary.md");
+    std::fs::write(&summary, "an earlier step's summary\n").unwrap();
+    let python = python();
+
+    let run = mutdelta_as(
+        repo.path(),
+        &[
+            "check",
+            "--python",
+            python.to_str().unwrap(),
+            "-j",
+            "2",
+            "--commit",
+            "HEAD",
+            "-q",
+            "--format",
+            "markdown",
+        ],
+        "",
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "mutation delta: 2 of 6 mutants caught on 2 new lines; 2 lines with survivors\n");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(written.starts_with("an earlier step's summary\n## mutdelta: the check fails\n"), "{written}");
+    let html = markdown_to_html(&written);
+    assert!(html.contains("<td><code>model_client.py:14</code></td>"), "{html}");
+}
+
+#[test]
+fn a_step_summary_that_cannot_be_written_is_refused_before_the_check() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let summary = out.path().join("no-such-dir/summary.md");
+
+    let run = mutdelta_as(
+        repo.path(),
+        &["check", "--commit", "HEAD", "--format", "markdown"],
+        "",
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        crate::common::error_line(&run),
+        format!(
+            "error: GITHUB_STEP_SUMMARY names {}, which cannot be appended to (No such file or directory (os error 2)): point it at a writable file or unset it",
+            summary.display()
+        )
+    );
+    assert_eq!(run.stdout, "", "nothing checked: {run:?}");
+}
+
 #[test]
 fn an_unknown_format_is_refused() {
     let repo = fixture_repo("model_client");
@@ -401,7 +579,7 @@ fn an_unknown_format_is_refused() {
 
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("invalid value 'xml' for '--format <FORMAT>'"), "{run:?}");
-    assert!(run.stderr.contains("[possible values: text, github]"), "{run:?}");
+    assert!(run.stderr.contains("[possible values: text, github, markdown]"), "{run:?}");
 }
 
 #[test]

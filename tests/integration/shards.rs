@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, fixture_repo_at, mutdelta, read_report, read_valid_report, Run};
+use crate::common::{
+    check, fixture_repo, fixture_repo_at, markdown_to_html, mutdelta, read_report, read_valid_report, Run,
+};
 
 /// The `sharded` fixture checked whole and split in two and in three, once for every test here
 /// (in the target directory, replaced at each run of the tests: a static is never dropped).
@@ -199,6 +201,46 @@ fn merged_shards_equal_the_unsharded_report() {
     assert_eq!(shown.code, 0, "{shown:?}");
     let reproduce = shown.stdout.lines().last().unwrap();
     assert!(reproduce.contains("PYTHONPATH=. ") && !reproduce.contains("mutdelta-run-"), "{shown:?}");
+}
+
+#[test]
+fn merge_writes_the_markdown_summary_of_the_whole_check() {
+    let checked = checked();
+    let whole = read_report(checked.report("whole"));
+    let count = |statuses: &[&str]| {
+        let files = whole["files"].as_object().unwrap();
+        let mutants = files.values().flat_map(|file| file["mutants"].as_array().unwrap());
+        mutants.filter(|m| statuses.iter().any(|status| m["status"] == *status)).count()
+    };
+    let caught = count(&["Killed", "Timeout"]);
+    let scored = caught + count(&["Survived", "NoCoverage"]);
+    let mut missed: BTreeSet<String> = BTreeSet::new();
+    for (path, file) in whole["files"].as_object().unwrap() {
+        for m in file["mutants"].as_array().unwrap() {
+            if m["status"] == "Survived" || m["status"] == "NoCoverage" {
+                missed.insert(format!("<td><code>{path}:{}</code></td>", m["location"]["start"]["line"]));
+            }
+        }
+    }
+
+    let mut args = vec!["merge", "--format", "markdown"];
+    let (half_0, half_1) = (checked.report("half-0"), checked.report("half-1"));
+    args.extend([half_0.to_str().unwrap(), half_1.to_str().unwrap()]);
+    let merge = mutdelta(&checked.repo, &args);
+
+    assert_eq!(merge.code, checked.whole.code, "{merge:?}");
+    let html = markdown_to_html(&merge.stdout);
+    assert!(html.starts_with("<h2>mutdelta: the check fails</h2>"), "{html}");
+    assert!(html.contains(&format!("<td>{caught} of {scored}</td>")), "{html}");
+    let rows: BTreeSet<String> = html
+        .lines()
+        // The first cell of a row: a place, where the tests' cells name tests (`file::name`).
+        .filter(|line| {
+            line.starts_with("<td><code>") && line.ends_with("</code></td>") && !line.contains("::")
+        })
+        .map(str::to_string)
+        .collect();
+    assert_eq!(rows, missed, "a row per line of the whole check no test checks: {html}");
 }
 
 #[test]
