@@ -276,11 +276,18 @@ impl Target {
     }
 }
 
+/// Whether the pre-commit framework runs mutdelta: it sets `PRE_COMMIT=1` for every hook.
+pub fn under_pre_commit() -> bool {
+    std::env::var_os("PRE_COMMIT").is_some_and(|value| value == "1")
+}
+
 /// The range a run of the pre-commit framework checks (`pre-commit run --from-ref A --to-ref
 /// B`, a pre-push hook, pre-commit.ci): a hook's `--staged` means "what pre-commit checks", and
 /// there that is the range, not the index.
 fn pre_commit_range() -> Option<(String, String)> {
-    std::env::var_os("PRE_COMMIT").filter(|value| value == "1")?;
+    if !under_pre_commit() {
+        return None;
+    }
     let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
     Some((variable("PRE_COMMIT_FROM_REF")?, variable("PRE_COMMIT_TO_REF")?))
 }

@@ -158,7 +158,9 @@ pub fn find_interpreter(explicit: Option<&Path>, repo_root: &Path) -> Result<Fou
 /// The hook environment the pre-commit framework runs mutdelta in, when it does: it sets
 /// `PRE_COMMIT=1` for every hook and `VIRTUAL_ENV` to a Python hook's own environment.
 fn pre_commit_environment() -> Option<PathBuf> {
-    std::env::var_os("PRE_COMMIT").filter(|value| value == "1")?;
+    if !crate::options::under_pre_commit() {
+        return None;
+    }
     Some(
         std::env::var_os("VIRTUAL_ENV")
             .filter(|venv| !venv.is_empty())

@@ -153,15 +153,11 @@ fn nothing_staged(target: &Target, added: &lines::AddedLines) -> Option<String> 
     if !is_nothing_staged(target, added) {
         return None;
     }
-    Some(if under_pre_commit() {
+    Some(if crate::options::under_pre_commit() {
         "nothing is staged and pre-commit named no range, so nothing was checked: `pre-commit run --all-files` names files, and mutdelta checks a change; run `pre-commit run --from-ref origin/main --to-ref HEAD` to check a branch".to_string()
     } else {
         "nothing is staged: stage a change to check it, or try --commit HEAD or --base main".to_string()
     })
-}
-
-fn under_pre_commit() -> bool {
-    std::env::var_os("PRE_COMMIT").is_some_and(|value| value == "1")
 }
 
 /// Whether this runs under CI: `CI` set to anything but empty, `0` or `false`, as GitHub
@@ -176,7 +172,7 @@ fn refuse_nothing_staged_under_ci(options: &Options, added: &lines::AddedLines) 
     if options.allow_empty || !under_ci() || !is_nothing_staged(&options.target, added) {
         return Ok(());
     }
-    let how = if under_pre_commit() {
+    let how = if crate::options::under_pre_commit() {
         "run pre-commit with --from-ref and --to-ref (the range of the pull request or push)"
     } else {
         "check the pushed change with --commit HEAD or --base origin/main"
