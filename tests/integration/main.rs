@@ -1,5 +1,6 @@
 //! Integration tests: mutdelta run as a process on real git repositories and real pytest runs.
 
+mod action;
 mod arid;
 mod bad_input;
 mod changes;

@@ -1,0 +1,322 @@
+//! The GitHub Action (`action.yml`): its steps run as GitHub's runner runs a composite action
+//! (`action_runner.py`) on a pull request's checkout, and the README's workflows checked by
+//! actionlint against the action's inputs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{action_tools, copy_tree, git, git_command, python, FIXTURES};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A test that kills every mutant of model_client's new raise.
+const KILLING_TEST: &str = "\n    def test_cut_off_reply_raises(self):\n        with self.assertRaisesRegex(RuntimeError, \"MAX_TOKENS\"):\n            parse_reply({\"content\": \"partial\", \"stop_reason\": \"max_tokens\"})\n";
+
+/// A bare `origin` whose `base` branch holds model_client's `before/` and whose `feature`
+/// branch adds the raise and a test that runs it and asserts nothing, as a pull request would.
+struct PullRequest {
+    dir: tempfile::TempDir,
+}
+
+impl PullRequest {
+    fn new(base: &str) -> PullRequest {
+        let dir = tempfile::Builder::new().prefix("pull-request-").tempdir().unwrap();
+        let author = dir.path().join("author");
+        std::fs::create_dir(&author).unwrap();
+        git(&author, &["init", "-q", "-b", base]);
+        copy_tree(&Path::new(FIXTURES).join("model_client/before"), &author);
+        git(&author, &["add", "-A"]);
+        git(&author, &["commit", "-q", "-m", "before"]);
+        git(&author, &["checkout", "-q", "-b", "feature"]);
+        copy_tree(&Path::new(FIXTURES).join("model_client/after"), &author);
+        git(&author, &["add", "-A"]);
+        git(&author, &["commit", "-q", "-m", "cut-off replies"]);
+        git(dir.path(), &["init", "-q", "--bare", "origin.git"]);
+        git(&author, &["push", "-q", "../origin.git", &format!("refs/heads/{base}"), "refs/heads/feature"]);
+        PullRequest { dir }
+    }
+
+    fn origin(&self) -> String {
+        format!("file://{}", self.dir.path().join("origin.git").display())
+    }
+
+    /// The pull request's branch checked out into `name`, with `clone_args` (a depth, say).
+    fn checkout(&self, name: &str, clone_args: &[&str]) -> PathBuf {
+        let origin = self.origin();
+        let mut args = vec!["clone", "-q", "--branch", "feature"];
+        args.extend(clone_args);
+        args.extend([origin.as_str(), name]);
+        git(self.dir.path(), &args);
+        self.dir.path().join(name)
+    }
+}
+
+/// What one run of the action did: its status, its log, its outputs.
+struct ActionRun {
+    status: i64,
+    log: String,
+    outputs: serde_json::Value,
+    summary: String,
+}
+
+/// The action, run by `action_runner.py` in `workspace` with the inputs in `with` (the binary
+/// under test as its `mutdelta` input unless `with` names one), as a `pull_request` job whose
+/// base branch is `base_ref`.
+fn run_action(workspace: &Path, base_ref: &str, with: serde_json::Value) -> ActionRun {
+    let runner_temp = tempfile::Builder::new().prefix("runner-temp-").tempdir().unwrap();
+    let mut with = with.as_object().unwrap().clone();
+    with.entry("mutdelta")
+        .or_insert_with(|| assert_cmd::cargo::cargo_bin!("mutdelta").to_str().unwrap().into());
+    let outputs_file = runner_temp.path().join("outputs.json");
+    let summary_file = runner_temp.path().join("step-summary.md");
+    std::fs::write(&summary_file, "").unwrap();
+    let git_env = git_command(workspace);
+    let output: Output = Command::new(action_tools().join("python"))
+        .arg(Path::new(ROOT).join("tests/integration/action_runner.py"))
+        .arg(ROOT)
+        .arg(serde_json::Value::Object(with).to_string())
+        .arg(&outputs_file)
+        .current_dir(workspace)
+        .envs(git_env.get_envs().filter_map(|(name, value)| Some((name, value?))))
+        .env("CI", "true")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_BASE_REF", base_ref)
+        .env("GITHUB_HEAD_REF", "feature")
+        .env("GITHUB_WORKSPACE", workspace)
+        .env("GITHUB_STEP_SUMMARY", &summary_file)
+        .env("RUNNER_TEMP", runner_temp.path())
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    let log =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let recorded: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&outputs_file).unwrap_or_else(|err| panic!("no outputs ({err}): {log}")),
+    )
+    .unwrap();
+    assert_eq!(Some(recorded["status"].as_i64().unwrap()), output.status.code().map(i64::from), "{log}");
+    ActionRun {
+        status: recorded["status"].as_i64().unwrap(),
+        log,
+        outputs: recorded["outputs"].clone(),
+        summary: std::fs::read_to_string(&summary_file).unwrap(),
+    }
+}
+
+fn interpreter() -> String {
+    python().to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_pull_requests_untested_line_fails_the_action_with_annotations_and_a_tested_one_passes() {
+    let pull_request = PullRequest::new("main");
+    let workspace = pull_request.checkout("workspace", &[]);
+
+    let run = run_action(
+        &workspace,
+        "main",
+        serde_json::json!({"python": interpreter(), "json": "mutdelta.json", "html": "mutdelta.html"}),
+    );
+
+    assert_eq!(run.status, 1, "the survivor fails the step: {}", run.log);
+    assert!(
+        run.log.contains("mutdelta check --format github --base origin/main --python"),
+        "the pull request's base branch is the base: {}",
+        run.log
+    );
+    assert!(
+        run.log.contains("::error file=model_client.py,line=15,col=9,title=mutdelta%3A"),
+        "an annotation on the untested raise: {}",
+        run.log
+    );
+    assert_eq!(run.outputs["exit-code"], "1", "{}", run.log);
+    assert_eq!(run.outputs["json"], "mutdelta.json", "{}", run.log);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(workspace.join("mutdelta.json")).unwrap()).unwrap();
+    let statuses: Vec<&str> = report["files"]["model_client.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|mutant| mutant["status"].as_str().unwrap())
+        .collect();
+    assert!(statuses.contains(&"Survived"), "{statuses:?}");
+    assert!(workspace.join("mutdelta.html").is_file(), "the html input writes the page");
+
+    // The pull request's next commit tests the raise: every mutant of it is caught.
+    let tests = workspace.join("tests/test_model_client.py");
+    let mut source = std::fs::read_to_string(&tests).unwrap();
+    source.push_str(KILLING_TEST);
+    std::fs::write(&tests, source).unwrap();
+    git(&workspace, &["commit", "-q", "-am", "test the raise"]);
+    std::fs::remove_file(workspace.join("mutdelta.json")).unwrap();
+
+    let run =
+        run_action(&workspace, "main", serde_json::json!({"python": interpreter(), "json": "mutdelta.json"}));
+
+    assert_eq!(run.status, 0, "{}", run.log);
+    assert_eq!(run.outputs["exit-code"], "0", "{}", run.log);
+    assert!(!run.log.contains("::error"), "{}", run.log);
+}
+
+#[test]
+fn a_shallow_checkout_fetches_the_base_branch_it_lacks() {
+    let pull_request = PullRequest::new("main");
+    let workspace = pull_request.checkout("shallow", &["--depth", "1", "--single-branch"]);
+    assert!(!git_command(&workspace)
+        .args(["rev-parse", "--verify", "-q", "origin/main"])
+        .status()
+        .unwrap()
+        .success());
+
+    let run = run_action(&workspace, "main", serde_json::json!({"python": interpreter()}));
+
+    assert_eq!(run.status, 1, "{}", run.log);
+    assert!(run.log.contains("::error file=model_client.py,line=15,col=9"), "{}", run.log);
+    let shallow = git(&workspace, &["rev-parse", "--is-shallow-repository"]);
+    assert_eq!(String::from_utf8_lossy(&shallow.stdout).trim(), "false", "deepened for the merge base");
+}
+
+#[test]
+fn shards_pass_with_their_survivors_and_the_merge_of_their_reports_fails_the_check() {
+    let pull_request = PullRequest::new("main");
+    let workspace = pull_request.checkout("workspace", &[]);
+
+    let mut shard_statuses = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let run =
+            run_action(&workspace, "main", serde_json::json!({"python": interpreter(), "shard": shard}));
+        assert_eq!(run.status, 0, "a shard leaves the verdict to the merge: {}", run.log);
+        let number = &shard[..1];
+        assert_eq!(run.outputs["json"], format!("mutdelta-shard-{number}.json"), "{}", run.log);
+        assert!(workspace.join(format!("mutdelta-shard-{number}.json")).is_file());
+        shard_statuses.push(run.outputs["exit-code"].as_str().unwrap().to_string());
+    }
+    assert!(shard_statuses.contains(&"1".to_string()), "a shard held the survivor: {shard_statuses:?}");
+
+    let merged = run_action(
+        &workspace,
+        "main",
+        serde_json::json!({"command": "merge", "format": "markdown", "json": "merged.json"}),
+    );
+
+    assert_eq!(merged.status, 1, "the merge fails the check: {}", merged.log);
+    assert_eq!(merged.outputs["exit-code"], "1");
+    assert!(
+        merged.log.contains(
+            "mutdelta merge --format markdown mutdelta-shard-0.json mutdelta-shard-1.json --json merged.json"
+        ),
+        "{}",
+        merged.log
+    );
+    assert!(
+        merged.summary.contains("model_client.py:15"),
+        "the merged summary reaches the job's summary page: {}",
+        merged.summary
+    );
+    assert!(workspace.join("merged.json").is_file());
+}
+
+#[test]
+fn a_hostile_base_branch_name_is_one_argument_and_never_runs() {
+    let base = "main$(touch${IFS}pwned)`touch${IFS}pwned2`";
+    let pull_request = PullRequest::new(base);
+    let workspace = pull_request.checkout("workspace", &["--depth", "1", "--single-branch"]);
+
+    let run = run_action(&workspace, base, serde_json::json!({"python": interpreter()}));
+
+    assert_eq!(run.status, 1, "the branch is checked against like any other: {}", run.log);
+    assert!(run.log.contains("::error file=model_client.py,line=15"), "{}", run.log);
+    for dir in [pull_request.dir.path(), workspace.as_path(), Path::new(ROOT)] {
+        assert!(
+            !dir.join("pwned").exists() && !dir.join("pwned2").exists(),
+            "nothing ran in {}",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn bad_inputs_are_an_error_annotation_each() {
+    let pull_request = PullRequest::new("main");
+    let workspace = pull_request.checkout("workspace", &[]);
+    let cases = [
+        (
+            serde_json::json!({"mutdelta": "no/such/mutdelta"}),
+            "the mutdelta input names no/such/mutdelta, which is no file",
+        ),
+        (serde_json::json!({"shard": "first"}), "the shard input is first: write K/N"),
+        (serde_json::json!({"command": "chek"}), "the command input is chek: it is check, merge or install"),
+        (
+            serde_json::json!({"command": "merge", "reports": "none-*.json"}),
+            "no shard report matches none-*.json",
+        ),
+    ];
+    for (with, said) in cases {
+        let run = run_action(&workspace, "main", with.clone());
+        assert_eq!(run.status, 2, "{with}: {}", run.log);
+        assert!(run.log.contains(&format!("::error title=mutdelta action::{said}")), "{with}: {}", run.log);
+    }
+}
+
+/// The README's workflows that use the action, with its `uses:` pointed at a copy of this
+/// repository's action (actionlint then reads its inputs, and shellcheck its run steps).
+#[test]
+fn actionlint_accepts_the_readmes_workflows_against_the_actions_inputs_and_refuses_an_unknown_input() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let workflows: Vec<String> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .filter(|block| block.contains("uses: your-org/mutdelta@"))
+        .map(|block| {
+            block
+                .lines()
+                .map(|line| match line.split_once("uses: your-org/mutdelta@") {
+                    Some((indent, _)) => format!("{indent}uses: ./"),
+                    None => line.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    assert!(workflows.len() >= 2, "the README shows the action in a gate and in a sharded matrix");
+    let repo = tempfile::Builder::new().prefix("actionlint-").tempdir().unwrap();
+    git(repo.path(), &["init", "-q"]);
+    std::fs::copy(Path::new(ROOT).join("action.yml"), repo.path().join("action.yml")).unwrap();
+    std::fs::create_dir_all(repo.path().join(".github/workflows")).unwrap();
+    for (number, workflow) in workflows.iter().enumerate() {
+        std::fs::write(repo.path().join(format!(".github/workflows/readme-{number}.yml")), workflow).unwrap();
+    }
+    let tools = action_tools();
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap());
+    let lint = || {
+        Command::new(tools.join("actionlint")).current_dir(repo.path()).env("PATH", &path).output().unwrap()
+    };
+
+    let clean = lint();
+    assert!(
+        clean.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&clean.stdout),
+        String::from_utf8_lossy(&clean.stderr)
+    );
+
+    let wrong = workflows[0].replacen(
+        "uses: ./\n        with:\n",
+        "uses: ./\n        with:\n          sharding: 0/4\n",
+        1,
+    );
+    assert_ne!(wrong, workflows[0]);
+    std::fs::write(repo.path().join(".github/workflows/readme-0.yml"), wrong).unwrap();
+    let refused = lint();
+    let said = String::from_utf8_lossy(&refused.stdout);
+    assert!(
+        !refused.status.success() && said.contains("input \"sharding\" is not defined in action"),
+        "{said}"
+    );
+
+    let script = Path::new(ROOT).join("scripts/action");
+    let shellcheck = Command::new(tools.join("shellcheck")).arg(&script).output().unwrap();
+    assert!(shellcheck.status.success(), "{}", String::from_utf8_lossy(&shellcheck.stdout));
+}
