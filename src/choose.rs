@@ -1,4 +1,4 @@
-//! Which mutants a check runs: files the configuration excludes passed over, disabled families dropped, those on arid lines settled as Ignored (unless `--no-arid`), and with `--one-per-line` at most one per line.
+//! Which mutants a check runs: files the configuration excludes passed over, disabled families dropped, those on arid lines kept with their rule (a survivor there is Ignored; unless `--no-arid`), and with `--one-per-line` at most one per line.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,7 +10,8 @@ use mutators::Mutant;
 /// `disable-mutators`, resolved.
 #[derive(Debug, Clone)]
 pub struct Choice {
-    /// Mutants on arid lines are Ignored, with the rule's name (else they are run).
+    /// Mutants on arid lines keep their rule: they run, a kill counts, and a survivor (or one no
+    /// test reaches) is Ignored with the rule's name (else they are verdicts like any other).
     pub arid: bool,
     /// At most one mutant per added line: the first of `PREFERENCE`.
     pub one_per_line: bool,
@@ -110,9 +111,6 @@ pub fn apply(mut mutants: Vec<Mutant>, choice: &Choice) -> Vec<Mutant> {
         if !choice.arid || mutant.ignored.is_some() {
             mutant.arid = None;
         }
-        if let Some(rule) = mutant.arid {
-            mutant.ignored = Some(format!("arid line: {}", rule.name));
-        }
     }
     if choice.one_per_line {
         mutants = one_per_line(mutants);
@@ -120,12 +118,12 @@ pub fn apply(mut mutants: Vec<Mutant>, choice: &Choice) -> Vec<Mutant> {
     mutants
 }
 
-/// Per line, the mutant to run: one that is not ignored nor likely equivalent if there is
-/// one, then the first family of `PREFERENCE`, then the first in source order.
+/// Per line, the mutant to run: one that is not ignored, likely equivalent nor arid if there
+/// is one, then the first family of `PREFERENCE`, then the first in source order.
 fn one_per_line(mutants: Vec<Mutant>) -> Vec<Mutant> {
     let rank = |m: &Mutant| {
         let family = PREFERENCE.iter().position(|&f| f == m.mutator()).unwrap_or(PREFERENCE.len());
-        (m.ignored.is_some(), m.likely_equivalent.is_some(), family)
+        (m.ignored.is_some(), m.likely_equivalent.is_some(), m.arid.is_some(), family)
     };
     let mut best: Vec<(usize, usize)> = Vec::new(); // (line, index of its mutant)
     for (index, mutant) in mutants.iter().enumerate() {
@@ -164,21 +162,25 @@ mod tests {
     }
 
     #[test]
-    fn arid_mutants_are_ignored_with_their_rule_unless_arid_lines_are_tested() {
+    fn arid_mutants_run_with_their_rule_unless_arid_lines_are_tested_and_a_pragma_wins() {
         let source =
             "print(a + 1)\nb = a + 1  # mutdelta: skip counted elsewhere\nprint(b)  # mutdelta: skip noise\n";
         let chosen = apply(mutants(source), &Choice::default());
-        let reasons: Vec<(usize, &str)> =
-            chosen.iter().map(|m| (m.line, m.ignored.as_deref().unwrap_or("-"))).collect();
+        let marks: Vec<(usize, Option<&str>, Option<&str>)> =
+            chosen.iter().map(|m| (m.line, m.arid.map(|rule| rule.name), m.ignored.as_deref())).collect();
+        let first: Vec<_> = marks.iter().filter(|(line, ..)| *line == 1).collect();
         assert!(
-            reasons.iter().filter(|(line, _)| *line == 1).all(|(_, r)| *r == "arid line: print"),
-            "{reasons:?}"
+            !first.is_empty()
+                && first.iter().all(|(_, arid, ignored)| *arid == Some("print") && ignored.is_none()),
+            "{marks:?}"
         );
         assert!(
-            reasons.iter().filter(|(line, _)| *line != 1).all(|(_, r)| !r.starts_with("arid")),
-            "{reasons:?}"
+            marks
+                .iter()
+                .filter(|(line, ..)| *line != 1)
+                .all(|(_, arid, ignored)| arid.is_none() && ignored.is_some()),
+            "{marks:?}"
         );
-        assert!(chosen.iter().filter(|m| m.line == 3).all(|m| m.arid.is_none()), "the pragma's reason wins");
 
         let tested = apply(mutants(source), &Choice { arid: false, ..Choice::default() });
         assert!(tested.iter().filter(|m| m.line == 1).all(|m| m.ignored.is_none() && m.arid.is_none()));
@@ -230,7 +232,7 @@ mod tests {
                 (6, "BooleanLiteral"),
             ]
         );
-        assert!(chosen[2].ignored.is_some(), "a line with only arid mutants keeps one, ignored");
+        assert!(chosen[2].arid.is_some(), "a line with only arid mutants keeps one, with its rule");
         assert!(chosen[4].likely_equivalent.is_none(), "the forcing to True, not the fast-path one");
         assert_eq!(chosen[1].replacement, "False", "ties go to source order: False sorts first");
     }

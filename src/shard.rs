@@ -116,7 +116,7 @@ pub fn digest(plan: &Plan, tests: &[String]) -> String {
         let m = &planned.mutant;
         parts.push(
             format!(
-                "{} {} {}:{}-{}:{} {} {:?} {:?} {:?}",
+                "{} {} {}:{}-{}:{} {} {:?} {:?} {:?} {:?}",
                 planned.id,
                 planned.file,
                 m.start.line,
@@ -126,7 +126,8 @@ pub fn digest(plan: &Plan, tests: &[String]) -> String {
                 m.mutator().name(),
                 m.replacement,
                 m.description,
-                m.ignored
+                m.ignored,
+                m.arid.map(|rule| rule.name)
             )
             .into(),
         );
@@ -205,9 +206,10 @@ mod tests {
         assert_eq!(split(&costs, 3), [2, 0, 2, 2, 0, 1, 2, 2, 2, 1, 2]);
     }
 
-    /// A plan of one Python and one Rust file, every line added, arid mutants Ignored.
+    /// A plan of one Python and one Rust file, every line added, arid mutants marked, a
+    /// pragma's Ignored.
     fn plan() -> Plan {
-        let python = "import logging\n\ndef fee(kg):\n    logging.info('fee')\n    if kg > 10:\n        return kg * 2 + 1\n    return kg - 1\n";
+        let python = "import logging\n\ndef fee(kg):\n    logging.info('fee')\n    if kg > 10:\n        return kg * 2 + 1  # mutdelta: skip priced elsewhere\n    return kg - 1\n";
         let rust = "pub fn fee(kg: u32) -> u32 {\n    if kg > 10 {\n        kg * 2 + 1\n    } else {\n        kg - 1\n    }\n}\n";
         let file = |path: &str, language: Language, source: &str| {
             let lines: Vec<usize> = (1..=source.lines().count()).collect();
@@ -287,7 +289,7 @@ mod tests {
         assert_ne!(crate::shard::digest(&fewer, &[]), digest);
         let mut arid_run = whole.clone();
         for mutant in &mut arid_run.files[0].mutants {
-            mutant.ignored = None;
+            mutant.arid = None;
         }
         assert_ne!(crate::shard::digest(&arid_run, &[]), digest, "--no-arid plans another run");
     }

@@ -15,22 +15,72 @@ const SCRIPT: &str = include_str!("compile_check.py");
 const COMPILED: &str = "python/compiled";
 const KEPT_COMPILED: usize = 64;
 
-/// What the script answers: an error (or `None`) per file and per mutant, in request order.
+/// What the script answers: an error (or `None`) per file and per mutant, and per mutant
+/// whether it compiles as the original or an earlier mutant does, in request order.
 #[derive(Debug, serde::Deserialize)]
 struct Answers {
     originals: Vec<Option<String>>,
     mutants: Vec<Option<String>>,
+    equivalent: Vec<Option<SameCode>>,
+}
+
+/// The script's word for a mutant whose code is another's: "original", or an earlier
+/// mutant's index in the request.
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+enum SameCode {
+    Original(OriginalWord),
+    Mutant(usize),
+}
+
+#[derive(Debug, serde::Deserialize)]
+enum OriginalWord {
+    #[serde(rename = "original")]
+    Original,
+}
+
+/// A mutant that compiles to the same code (bytecode, folded constants, names: all but the
+/// source positions) as the original or as another mutant: it cannot behave differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Equivalent {
+    /// The same code as the unmutated source.
+    Original,
+    /// The same code as the mutant with this id, which is tested in its stead.
+    Mutant(usize),
+}
+
+impl Equivalent {
+    /// The verdict's reason.
+    pub fn reason(self) -> String {
+        match self {
+            Equivalent::Original => {
+                "equivalent: compiles to the code the original compiles to (only source positions differ)"
+                    .to_string()
+            }
+            Equivalent::Mutant(id) => format!(
+                "equivalent: compiles to the code mutant {id} compiles to (only source positions differ), which is tested"
+            ),
+        }
+    }
+}
+
+/// What the compile check found: the error of each mutant that does not compile and the
+/// equivalence of each that compiles as the original or an earlier mutant does, by mutant id.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Compiled {
+    pub errors: HashMap<usize, String>,
+    pub equivalent: HashMap<usize, Equivalent>,
 }
 
 /// Compiles the changed Python files and every candidate mutant; a changed file that does not
 /// compile is refused (every mutant of it would be CompileError). Returns the error of each
-/// mutant that does not compile, by mutant id.
+/// mutant that does not compile and which mutants compile to code already tested, by mutant id.
 pub fn compile_check(
     python: &Path,
     plan: &Plan,
     candidates: &[PlannedMutant],
     cache: &Cache,
-) -> Result<HashMap<usize, String>> {
+) -> Result<Compiled> {
     let files: Vec<usize> =
         (0..plan.files.len()).filter(|&i| plan.files[i].language == Language::Python).collect();
     // The mutant ids in the order the script sees their mutants: file by file.
@@ -52,7 +102,10 @@ pub fn compile_check(
         }));
     }
     let answers = run(python, &json!({ "files": requests }), cache)?;
-    if answers.mutants.len() != order.len() || answers.originals.len() != files.len() {
+    if answers.mutants.len() != order.len()
+        || answers.equivalent.len() != order.len()
+        || answers.originals.len() != files.len()
+    {
         bail!("the compile check answered for {} of {} mutants", answers.mutants.len(), order.len());
     }
     for (&index, error) in files.iter().zip(&answers.originals) {
@@ -63,7 +116,17 @@ pub fn compile_check(
             );
         }
     }
-    Ok(order.into_iter().zip(answers.mutants).filter_map(|(id, error)| Some((id, error?))).collect())
+    let equivalent = order
+        .iter()
+        .zip(answers.equivalent)
+        .filter_map(|(&id, same)| match same? {
+            SameCode::Original(_) => Some((id, Equivalent::Original)),
+            SameCode::Mutant(index) => Some((id, Equivalent::Mutant(*order.get(index)?))),
+        })
+        .collect();
+    let errors =
+        order.into_iter().zip(answers.mutants).filter_map(|(id, error)| Some((id, error?))).collect();
+    Ok(Compiled { errors, equivalent })
 }
 
 /// Runs the script in `python` with `request` on its standard input, or reads what it answered
@@ -73,7 +136,7 @@ fn run(python: &Path, request: &serde_json::Value, cache: &Cache) -> Result<Answ
     let request = serde_json::to_vec(request)?;
     let name = match interpreter::fingerprint(python) {
         Ok(interpreter) if cache.is_on() => {
-            Some(format!("{COMPILED}/{}", cache::key(&[interpreter.as_bytes(), &request])))
+            Some(format!("{COMPILED}/{}", cache::key(&[SCRIPT.as_bytes(), interpreter.as_bytes(), &request])))
         }
         _ => None,
     };
@@ -123,6 +186,37 @@ mod tests {
         assert_eq!(first, second);
         let kept = std::fs::read_dir(dir.path().join(".git/mutdelta").join(COMPILED)).unwrap().count();
         assert_eq!(kept, 1, "one answer kept for both orders");
+    }
+
+    #[test]
+    fn a_mutant_that_compiles_to_the_originals_code_or_an_earlier_mutants_is_equivalent() {
+        let source = "def f(x):\n    y = 2 + 0\n    return x * y\n".to_string();
+        let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
+        let plan = Plan {
+            files: vec![crate::plan::FilePlan {
+                path: "calc.py".into(),
+                language: Language::Python,
+                source,
+                lines: vec![2],
+                statements: vec![2..=2],
+                mutants,
+            }],
+            ..Default::default()
+        };
+        let planned = plan.mutants();
+        let id = |description: &str| {
+            let found = planned.iter().find(|p| p.mutant.description == description);
+            found.unwrap_or_else(|| panic!("no mutant {description}: {planned:#?}")).id
+        };
+        let found = compile_check(Path::new("python3"), &plan, &planned, &Cache::off()).unwrap();
+
+        assert!(found.errors.is_empty(), "{:?}", found.errors);
+        // 2 - 0 folds to 2, as 2 + 0 does; 3 + 0 and 2 + 1 both fold to 3.
+        let minus = id("replace + with -");
+        let three = id("replace 2 with 3");
+        let plus_one = id("replace 0 with 1");
+        let expected = HashMap::from([(minus, Equivalent::Original), (plus_one, Equivalent::Mutant(three))]);
+        assert_eq!(found.equivalent, expected, "{planned:#?}");
     }
 
     /// Each mutated file compiled whole, as the oracle: the error (or none) per mutant.

@@ -3,7 +3,15 @@
 Input on stdin, JSON: {"files": [{"name", "source", "mutants": [[start_line, start_column,
 end_line, end_column, replacement], ...]}]} with 1-based lines and 1-based columns counted in
 characters, end exclusive. Output on stdout, JSON: {"originals": [error or null per file],
-"mutants": [error or null per mutant, in input order]}.
+"mutants": [error or null per mutant, in input order], "equivalent": [per mutant: null,
+"original" when it compiles to the code the original compiles to, or the input index of an
+earlier mutant that it compiles the same as]}.
+
+Compiled the same means the same code objects but for where their code lies (line and column
+tables): the same bytecode, constants (folded by the compiler: `2 + 0` is `2`; compared with
+their types, so `2` is not `2.0`), names, flags and exception table, nested code alike. Such a
+mutant behaves as the original (or the earlier mutant) does, whatever the tests (trivial
+compiler equivalence); only source positions, which a traceback shows, tell them apart.
 
 Whether a statement compiles never depends on the other top-level statements of its file (only
 on `from __future__` imports), so each mutant is compiled within the top-level statement that
@@ -25,14 +33,40 @@ def describe(error):
     return f"{type(error).__name__}: {error}"
 
 
-def compile_error(source, name):
+def compiled(source, name):
+    """The code object, or the error's description."""
     # A file may begin with a byte order mark, which Python reads past in a file but refuses
     # in a string.
     try:
-        compile(source.removeprefix(BOM), name, "exec", dont_inherit=True)
-        return None
+        return compile(source.removeprefix(BOM), name, "exec", dont_inherit=True), None
     except (SyntaxError, ValueError) as error:
-        return describe(error)
+        return None, describe(error)
+
+
+def compile_error(source, name):
+    return compiled(source, name)[1]
+
+
+CODE_FIELDS = (
+    "co_code", "co_flags", "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",
+    "co_stacksize", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_name",
+    "co_qualname", "co_exceptiontable",
+)
+
+
+def shape(code):
+    """What a code object does, without where its source lies: comparable for equality."""
+    fields = tuple(getattr(code, field, None) for field in CODE_FIELDS)
+    return fields + (tuple(constant_shape(constant) for constant in code.co_consts),)
+
+
+def constant_shape(constant):
+    if hasattr(constant, "co_code"):
+        return ("code", shape(constant))
+    if isinstance(constant, (tuple, frozenset)):
+        items = [constant_shape(item) for item in constant]
+        return (type(constant).__name__, tuple(sorted(items, key=repr) if isinstance(constant, frozenset) else items))
+    return (type(constant).__name__, repr(constant))
 
 
 def blocks_of(tree):
@@ -93,7 +127,7 @@ def check_file(file):
     original = compile_error(source, name)
     results = []
     if original is not None:
-        return original, [original for _ in file["mutants"]]
+        return original, [original for _ in file["mutants"]], [None for _ in file["mutants"]]
     tree = ast.parse(source.removeprefix(BOM))
     lines = source.split("\n")
     starts = [0]
@@ -104,39 +138,65 @@ def check_file(file):
     block_starts = [first for first, _ in blocks]
     method_starts = [first for first, _ in methods]
     future = future_lines(tree)
-    for start_line, start_column, end_line, end_column, replacement in file["mutants"]:
+    # Per unit compiled (the whole file, or a block at its place), the original's shape and
+    # the shapes mutants compiled to, with the first mutant of each.
+    originals, seen = {}, {}
+    equivalent = []
+    for index, (start_line, start_column, end_line, end_column, replacement) in enumerate(file["mutants"]):
         begin = starts[start_line - 1] + start_column - 1
         end = starts[end_line - 1] + end_column - 1
         holder = enclosing(blocks, block_starts, start_line, end_line)
         if holder is None or holder[0] in future:
-            results.append(compile_error(source[:begin] + replacement + source[end:], name))
+            code, error = compiled(source[:begin] + replacement + source[end:], name)
+            results.append(error)
+            unit, original = "file", lambda: source
+        else:
+            method = enclosing(methods, method_starts, start_line, end_line)
+            first, last = method or holder
+            block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
+            # The `from __future__` lines (at the top), then the stand-in header of a method,
+            # then the statement, at once; only a statement that does not compile so is
+            # compiled again at its own line numbers, for the error to name the file's lines.
+            kept = max((n for n in future if n < first), default=0)
+            header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
+            stand_in = ["class _:"] if method else []
+            block = source[block_begin:begin] + replacement + source[end:block_end]
+            code, error = compiled("\n".join(header + stand_in + [block]), name)
+            if error is not None:
+                padding = [""] * (first - 1 - kept - len(stand_in))
+                error = compile_error("\n".join(header + padding + stand_in + [block]), name)
+            results.append(error)
+            unit = (first, last, bool(method))
+            original = lambda: "\n".join(header + stand_in + [source[block_begin:block_end]])
+        if code is None:
+            equivalent.append(None)
             continue
-        method = enclosing(methods, method_starts, start_line, end_line)
-        first, last = method or holder
-        block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
-        # The `from __future__` lines (at the top), then the stand-in header of a method, then
-        # the statement, at once; only a statement that does not compile so is compiled again
-        # at its own line numbers, for the error to name the file's lines.
-        kept = max((n for n in future if n < first), default=0)
-        header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
-        stand_in = ["class _:"] if method else []
-        block = source[block_begin:begin] + replacement + source[end:block_end]
-        if compile_error("\n".join(header + stand_in + [block]), name) is None:
-            results.append(None)
-            continue
-        padding = [""] * (first - 1 - kept - len(stand_in))
-        results.append(compile_error("\n".join(header + padding + stand_in + [block]), name))
-    return None, results
+        if unit not in originals:
+            unmutated = compiled(original(), name)[0]
+            originals[unit] = unmutated and shape(unmutated)
+        mutant = shape(code)
+        if originals[unit] is None:
+            equivalent.append(None)
+        elif mutant == originals[unit]:
+            equivalent.append("original")
+        else:
+            equivalent.append(seen.setdefault((unit, mutant), index))
+            if equivalent[-1] == index:
+                equivalent[-1] = None
+    return None, results, equivalent
 
 
 def main():
     request = json.load(sys.stdin)
-    originals, mutants = [], []
+    originals, mutants, equivalent = [], [], []
     for file in request["files"]:
-        original, results = check_file(file)
+        original, results, same = check_file(file)
         originals.append(original)
+        # Indexes count from the first mutant of the request, not of the file.
+        offset = len(mutants)
+        equivalent.extend(offset + other if isinstance(other, int) else other for other in same)
         mutants.extend(results)
-    json.dump({"originals": originals, "mutants": mutants}, sys.stdout)
+    json.dump({"originals": originals, "mutants": mutants, "equivalent": equivalent}, sys.stdout)
 
 
 if __name__ == "__main__":

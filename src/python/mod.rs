@@ -583,9 +583,10 @@ fn baseline_step(step: &str, measured: &coverage::Measured) -> StepRecord {
 }
 
 /// What the compile check found, and how long it took.
-struct Compiled {
-    /// The error of each mutant that does not compile, by mutant id.
-    errors: std::collections::HashMap<usize, String>,
+struct CompileCheck {
+    /// The error of each mutant that does not compile, and of each that compiles to code
+    /// already tested, by mutant id.
+    found: compile::Compiled,
     took: Duration,
 }
 
@@ -692,7 +693,7 @@ impl LanguageCheck for PythonCheck {
             let compiling = scope.spawn(|| {
                 let started = Instant::now();
                 compile::compile_check(&self.python, ctx.plan, &candidates, ctx.cache)
-                    .map(|errors| Compiled { errors, took: started.elapsed() })
+                    .map(|found| CompileCheck { found, took: started.elapsed() })
             });
             let selected = self.select(ctx, candidates.clone());
             (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
@@ -704,12 +705,18 @@ impl LanguageCheck for PythonCheck {
             self.stop_rest();
         }
         // A changed file that does not compile explains a failing baseline: report that first.
-        let Compiled { errors, took: compile } = compiled??;
+        let CompileCheck { found, took: compile } = compiled??;
         let Selected { jobs, reused, uncovered, baseline, first_round, step } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
-        // never run and never counted as caught.
+        // never run and never counted as caught. One that compiles to the original's code, or
+        // to another mutant's, is no mutant of its own: Ignored, with the reason, not run.
         let compile_error = |planned: &PlannedMutant| {
-            errors.get(&planned.id).map(|error| Outcome::settled(Status::CompileError, error.clone()))
+            let error = found.errors.get(&planned.id);
+            let compile_error = error.map(|error| Outcome::settled(Status::CompileError, error.clone()));
+            compile_error.or_else(|| {
+                let same = found.equivalent.get(&planned.id)?;
+                Some(Outcome::settled(Status::Ignored, same.reason()))
+            })
         };
         let mut settled = Vec::new();
         let mut runnable = Vec::new();

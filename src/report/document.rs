@@ -39,6 +39,8 @@ pub struct MutantEntry {
     pub status: Status,
     pub status_reason: Option<String>,
     pub likely_equivalent: Option<String>,
+    /// The test a survivor asks for (`report::hint`).
+    pub hint: Option<String>,
     #[serde(default)]
     pub covered_by: Vec<String>,
     #[serde(default)]
@@ -219,12 +221,23 @@ impl Document {
         self.files.keys().flat_map(|path| self.missed_lines_of(path)).collect()
     }
 
-    /// The lines with a Survived or NoCoverage mutant, worst first: more survivors first, then
-    /// more mutants no test runs; else by file path and line.
+    /// The lines with a Survived or NoCoverage mutant, worst first: lines whose survivors are
+    /// all likely equivalent last; before them, more families of survivors first (each family
+    /// that survives is another kind of test missing), then more survivors, then more mutants
+    /// no test runs; else by file path and line.
     pub fn worst_lines(&self) -> Vec<MissedLine<'_>> {
         let mut lines = self.missed_lines();
         lines.sort_by_key(|line| {
-            (std::cmp::Reverse(line.survived.len()), std::cmp::Reverse(line.not_run.len()))
+            let equivalent =
+                !line.survived.is_empty() && line.survived.iter().all(|m| m.likely_equivalent.is_some());
+            let families: std::collections::BTreeSet<&str> =
+                line.survived.iter().map(|m| m.mutator_name.as_str()).collect();
+            (
+                equivalent,
+                std::cmp::Reverse(families.len()),
+                std::cmp::Reverse(line.survived.len()),
+                std::cmp::Reverse(line.not_run.len()),
+            )
         });
         lines
     }

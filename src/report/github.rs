@@ -68,6 +68,9 @@ fn missed(line: &MissedLine) -> String {
             mutant.location.start.column,
             mutant.description()
         );
+        if let Some(hint) = &mutant.hint {
+            let _ = write!(message, "\n    hint: {hint}");
+        }
     }
     let tests = line.covered_by();
     if !tests.is_empty() {

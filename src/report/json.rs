@@ -60,11 +60,16 @@ fn mutant(result: &MutantResult, language: Language, tests: &mut TestSection) ->
         "statusReason": result.outcome.reason,
         "duration": millis(result.outcome.duration),
     });
-    if let Some(rule) = mutant.arid.filter(|_| result.outcome.status == Status::Ignored) {
+    // Also on a kill: the suite checks what the arid rule would have passed over.
+    if let Some(rule) = mutant.arid {
         value["arid"] = json!(rule.name);
     }
     if let Some(rule) = result.likely_equivalent() {
         value["likelyEquivalent"] = json!(rule.name);
+    } else if result.outcome.status == Status::Survived {
+        if let Some(hint) = super::hint::hint(mutant) {
+            value["hint"] = json!(hint);
+        }
     }
     let covered = &result.outcome.covered_by;
     let killed: Vec<&str> =

@@ -128,6 +128,9 @@ fn verdict(path: &str, file: &FileEntry, mutant: &MutantEntry) -> Option<(&'stat
             if let Some(rule) = &mutant.likely_equivalent {
                 let _ = write!(message, " (likely equivalent: {rule})");
             }
+            if let Some(hint) = &mutant.hint {
+                let _ = write!(message, "; hint: {hint}");
+            }
             let tests: Vec<&str> = mutant.covered_by.iter().map(String::as_str).collect();
             Some(("failure", message, format!("{diff}ran under: {}\n", tests.join(", "))))
         }

@@ -91,7 +91,13 @@ fn row(line: &MissedLine) -> String {
         .reported()
         .iter()
         .map(|m| {
-            format!("mutant {} at column {}: {}", m.id, m.location.start.column, inline(m.description()))
+            let hint = m.hint.as_deref().map(|hint| format!(" (hint: {})", inline(hint))).unwrap_or_default();
+            format!(
+                "mutant {} at column {}: {}{hint}",
+                m.id,
+                m.location.start.column,
+                inline(m.description())
+            )
         })
         .collect();
     let verdict = if line.survived.is_empty() {

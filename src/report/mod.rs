@@ -3,6 +3,7 @@
 pub mod document;
 pub mod gate;
 pub mod github;
+pub mod hint;
 pub mod html;
 pub mod input;
 pub mod json;

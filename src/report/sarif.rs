@@ -120,7 +120,10 @@ fn missed(line: &MissedLine, fingerprint: String) -> Value {
     let mutants: Vec<String> = line
         .reported()
         .iter()
-        .map(|m| format!("{} (mutant {}, column {})", m.description(), m.id, m.location.start.column))
+        .map(|m| {
+            let hint = m.hint.as_deref().map(|hint| format!("; hint: {hint}")).unwrap_or_default();
+            format!("{} (mutant {}, column {}{hint})", m.description(), m.id, m.location.start.column)
+        })
         .collect();
     let rule = missed_rule(line);
     let message = if line.survived.is_empty() {

@@ -1,7 +1,9 @@
 //! The terminal report: each mutant no test caught with its diff, then one summary line (the only user of `similar`).
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use mutators::catalog::Mutator;
 use similar::TextDiff;
 
 use super::{AuditSummary, Gate, MutantResult, Report, Status, Summary};
@@ -22,7 +24,7 @@ pub fn render(report: &Report, diffs: bool) -> String {
     }
     let (likely_equivalent, others): (Vec<&MutantResult>, Vec<&MutantResult>) =
         report.results.iter().partition(|result| result.likely_equivalent().is_some());
-    for line in by_line(&others) {
+    for line in most_telling_first(by_line(&others)) {
         render_line(&mut out, report, &line, diffs);
     }
     if let Some(audit) = &report.audit {
@@ -42,8 +44,22 @@ pub fn render(report: &Report, diffs: bool) -> String {
     if let Some(arid) = arid_note(report) {
         let _ = writeln!(out, "{arid}");
     }
+    if let Some(equivalent) = equivalent_note(report) {
+        let _ = writeln!(out, "{equivalent}");
+    }
     out.push_str(&summary(report));
     out
+}
+
+/// Lines with survivors of more families first (each family that survives is another kind of
+/// test missing), then more survivors; else in report order.
+fn most_telling_first(mut lines: Vec<Vec<&MutantResult>>) -> Vec<Vec<&MutantResult>> {
+    lines.sort_by_key(|line| {
+        let survivors = line.iter().filter(|r| r.outcome.status == Status::Survived);
+        let families: BTreeSet<Mutator> = survivors.clone().map(|r| r.planned.mutant.mutator()).collect();
+        (std::cmp::Reverse(families.len()), std::cmp::Reverse(survivors.count()))
+    });
+    lines
 }
 
 /// Results split into runs of one added line each, in report order.
@@ -149,7 +165,8 @@ fn audit_line(audit: &AuditSummary) -> String {
     )
 }
 
-/// `note: 3 mutants on arid lines ignored (logging 2, print 1); --no-arid runs them`.
+/// `note: 3 mutants on arid lines ignored (logging 2, print 1): no test failed with them;
+/// --no-arid counts them` (their kills count as any other).
 fn arid_note(report: &Report) -> Option<String> {
     let mut by_rule: Vec<(&str, usize)> = Vec::new();
     let arid = report.results.iter().filter(|r| r.outcome.status == Status::Ignored);
@@ -163,9 +180,26 @@ fn arid_note(report: &Report) -> Option<String> {
     let rules: Vec<String> = by_rule.iter().map(|(name, count)| format!("{name} {count}")).collect();
     (total > 0).then(|| {
         format!(
-            "note: {total} {} on arid lines ignored ({}); --no-arid runs them",
+            "note: {total} {} on arid lines ignored ({}): no test failed with them; --no-arid counts them",
             plural(total, "mutant", "mutants"),
             rules.join(", ")
+        )
+    })
+}
+
+/// `note: 2 mutants not run: they compile to the code the original (1) or another mutant (1)
+/// compiles to`: equivalent whatever the tests, Ignored.
+fn equivalent_note(report: &Report) -> Option<String> {
+    let reasons = report.results.iter().filter(|r| r.outcome.status == Status::Ignored);
+    let reasons: Vec<&str> = reasons.filter_map(|r| r.outcome.reason.strip_prefix("equivalent: ")).collect();
+    let original = reasons.iter().filter(|reason| reason.contains("the original compiles to")).count();
+    let other = reasons.len() - original;
+    (!reasons.is_empty()).then(|| {
+        format!(
+            "note: {} {} not run: {} to the code the original ({original}) or another mutant ({other}) compiles to",
+            reasons.len(),
+            plural(reasons.len(), "mutant", "mutants"),
+            plural(reasons.len(), "it compiles", "they compile"),
         )
     })
 }
@@ -276,6 +310,9 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_t
     }
     if !diffs {
         return;
+    }
+    if let Some(hint) = super::hint::hint(mutant).filter(|_| result.likely_equivalent().is_none()) {
+        let _ = writeln!(out, "    hint: {hint}");
     }
     let unified = unified_diff(&file.path.display().to_string(), &file.source, &mutant.apply(&file.source));
     for line in unified.lines() {

@@ -50,7 +50,13 @@ impl Outcome {
         Outcome { duration: run.duration, ..Outcome::settled(status, reason) }
     }
 
-    pub fn for_mutant(self, planned: PlannedMutant) -> MutantResult {
+    /// On an arid line (`choose`), a mutant no test failed with (or none reached) is Ignored
+    /// with the rule's name: nobody would act on it. A kill there counts as any kill.
+    pub fn for_mutant(mut self, planned: PlannedMutant) -> MutantResult {
+        if let Some(rule) = planned.mutant.arid.filter(|_| self.status.is_missed()) {
+            self.reason = format!("arid line: {}; {}", rule.name, self.reason);
+            self.status = Status::Ignored;
+        }
         MutantResult { planned, outcome: self }
     }
 }

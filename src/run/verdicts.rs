@@ -90,8 +90,13 @@ impl Verdicts {
     pub fn remember(&self, recalled: &Recalled, results: &[MutantResult]) {
         let mut kept = false;
         for result in results {
-            let keeps = matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout)
-                && result.outcome.memory_limit.is_none();
+            // An arid line's survivor is kept as the Ignored it became.
+            let arid_survivor =
+                result.outcome.status == Status::Ignored && result.planned.mutant.arid.is_some();
+            let keeps =
+                (matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout)
+                    || (arid_survivor && result.outcome.record.is_some()))
+                    && result.outcome.memory_limit.is_none();
             if let (true, Some(key)) = (keeps, recalled.keys.get(&result.planned.id)) {
                 if let Ok(bytes) = serde_json::to_vec(&result.outcome) {
                     self.cache.write(key, &bytes);

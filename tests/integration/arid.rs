@@ -54,7 +54,7 @@ fn list_marks_each_python_arid_rule_and_the_fast_path_guard() {
     ]);
     assert_eq!(arid_marks(&mutants), expected);
     for m in mutants.iter().filter(|m| !m["arid"].is_null()) {
-        assert_eq!(m["ignored"], format!("arid line: {}", m["arid"].as_str().unwrap()), "{m}");
+        assert!(m["ignored"].is_null(), "an arid mutant runs; only its survivor is Ignored: {m}");
     }
     let on_argparse_line: Vec<(&str, &str)> = mutants
         .iter()
@@ -145,7 +145,7 @@ fn list_marks_each_rust_arid_rule_and_the_pointer_equality_fast_path() {
 }
 
 #[test]
-fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_likely_equivalent() {
+fn arid_mutants_run_their_kills_count_their_survivors_are_ignored_and_a_fast_path_guard_is_last() {
     let repo = fixture_repo("arid_lines");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -156,17 +156,43 @@ fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_
     let report = read_valid_report(&json);
     let mutants = report["files"]["shapes.py"]["mutants"].as_array().unwrap();
     let mut survived = Vec::new();
+    let mut arid_killed = BTreeSet::new();
     for m in mutants {
         match m["status"].as_str().unwrap() {
-            "Killed" => assert!(m["arid"].is_null() && m["likelyEquivalent"].is_null(), "{m}"),
+            "Killed" => {
+                assert!(m["likelyEquivalent"].is_null(), "{m}");
+                if let Some(rule) = m["arid"].as_str() {
+                    let at = m["location"]["start"]["line"].as_u64().unwrap();
+                    arid_killed.insert((
+                        at,
+                        rule.to_string(),
+                        m["replacement"].as_str().unwrap().to_string(),
+                    ));
+                }
+            }
             "Ignored" => {
                 let rule = m["arid"].as_str().unwrap_or_else(|| panic!("ignored without an arid rule: {m}"));
-                assert_eq!(m["statusReason"], format!("arid line: {rule}"), "{m}");
+                let reason = m["statusReason"].as_str().unwrap();
+                assert!(reason.starts_with(&format!("arid line: {rule}; ")), "{m}");
+                assert!(
+                    reason.ends_with("every test that runs this line passed")
+                        || reason.ends_with("no test runs this line"),
+                    "ignored after it ran, or because no test reaches it: {m}"
+                );
             }
             "Survived" => survived.push(m),
             other => panic!("{other}: {m}"),
         }
     }
+    let expected: BTreeSet<(u64, String, String)> =
+        [(7, "logging", "None"), (26, "print", "pass"), (26, "print", "\"\""), (27, "assert", "<")]
+            .into_iter()
+            .map(|(line, rule, to)| (line, rule.to_string(), to.to_string()))
+            .collect();
+    assert_eq!(
+        arid_killed, expected,
+        "the logger set to None (its every call fails), the print a test reads with capsys, and the assert that fails on every scaling: killed"
+    );
     assert_eq!(survived.len(), 1, "{survived:?}");
     let guard = survived[0];
     assert_eq!(
@@ -178,13 +204,21 @@ fn arid_mutants_are_ignored_and_a_surviving_fast_path_guard_is_reported_last_as_
         printed, 2,
         "the print call of `scaled` (its deletion, its string); the `__main__` block's is main-guard"
     );
+    let debug_call: Vec<&Value> =
+        mutants.iter().filter(|m| m["location"]["start"]["line"] == 25 && m["arid"] == "logging").collect();
+    assert!(
+        !debug_call.is_empty() && debug_call.iter().all(|m| m["status"] == "Ignored"),
+        "no test reads the log: {debug_call:?}"
+    );
 
     let heading = run.stdout.find("Likely equivalent (counted as survived").expect("a section apart");
     let survivor =
         "[MUT-survived] shapes.py:16:12: force condition to False (likely equivalent: fast-path-guard)";
     assert!(run.stdout[heading..].contains(survivor), "{run:?}");
     assert_eq!(run.stdout.matches("[MUT-survived]").count(), 1, "{run:?}");
-    assert!(run.stdout.contains("on arid lines ignored (") && run.stdout.contains("print 2"), "{run:?}");
+    let note = run.stdout.lines().find(|l| l.contains("on arid lines ignored (")).expect("the arid note");
+    assert!(note.contains("logging") && !note.contains("print"), "{note}");
+    assert!(note.ends_with("no test failed with them; --no-arid counts them"), "{note}");
     let last = run.stdout.lines().last().unwrap();
     assert!(last.contains("1 line with survivors"), "{last}");
 }

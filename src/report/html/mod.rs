@@ -192,6 +192,7 @@ fn mutant_view(path: &str, file: &FileEntry, mutant: &MutantEntry) -> Value {
         "column": mutant.location.start.column,
         "reason": mutant.status_reason,
         "likelyEquivalent": mutant.likely_equivalent,
+        "hint": mutant.hint,
         "coveredBy": mutant.covered_by,
         "killedBy": mutant.killed_by,
         "diff": if shown_in_full { file.diff(path, mutant) } else { String::new() },

@@ -135,6 +135,7 @@
     if (mutant.likelyEquivalent) head.append(" (likely equivalent: " + mutant.likelyEquivalent + ")");
     var box = el("div", { class: "mutant", id: "mutant-" + mutant.id, "data-status": mutant.status }, head);
     if (mutant.status === "RuntimeError" && mutant.reason) box.append(el("div", { class: "tests" }, mutant.reason));
+    if (mutant.hint) box.append(el("div", { class: "hint" }, "hint: " + mutant.hint));
     return add(box, [diff(mutant.diff), tests("ran under", mutant.coveredBy)]);
   }
 
