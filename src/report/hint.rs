@@ -13,6 +13,9 @@ pub fn hint(mutant: &Mutant) -> Option<String> {
     let hint = match mutant.mutator() {
         Mutator::ComparisonOperator => comparison(mutant.original.trim(), mutant.replacement.trim())?,
         Mutator::ConditionForcing => forced(&mutant.replacement, &from)?,
+        Mutator::StatementDeletion if first_word(&mutant.original) == Some("raise") => {
+            format!("no test expects the error {from} raises: add one that asserts it is raised")
+        }
         Mutator::StatementDeletion if is_exit(&mutant.original) => {
             format!("no test takes the early exit {from} and checks what would have followed it")
         }
@@ -93,8 +96,11 @@ fn forced(replacement: &str, condition: &str) -> Option<String> {
 }
 
 fn is_exit(statement: &str) -> bool {
-    let word = statement.trim_start().split(|c: char| !c.is_alphanumeric() && c != '_').next();
-    matches!(word, Some("return" | "break" | "continue"))
+    matches!(first_word(statement), Some("return" | "break" | "continue"))
+}
+
+fn first_word(statement: &str) -> Option<&str> {
+    statement.trim_start().split(|c: char| !c.is_alphanumeric() && c != '_').next()
 }
 
 /// `code` in backticks on one line, shortened past `QUOTED` characters.
@@ -155,6 +161,18 @@ mod tests {
         assert_eq!(
             hint_of(&hints, "replace 30 with 31"),
             "no test pins the constant `30`: add one whose outcome changes when it does"
+        );
+    }
+
+    #[test]
+    fn a_deleted_raise_asks_for_a_test_that_expects_the_error() {
+        let hints = hints("def f(reply):\n    raise RuntimeError('cut off')\n");
+
+        let deleted =
+            hints.iter().find(|(d, _)| d.starts_with("delete")).and_then(|(_, h)| h.clone()).unwrap();
+        assert_eq!(
+            deleted,
+            "no test expects the error `raise RuntimeError('cut off')` raises: add one that asserts it is raised"
         );
     }
 

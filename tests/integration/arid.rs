@@ -1,4 +1,4 @@
-//! Arid lines, likely-equivalent mutants and `--one-per-line`, on fixture repositories: the marks `list` shows and the verdicts `check` gives.
+//! Arid lines, likely-equivalent mutants, mutants equivalent by their compiled code and `--one-per-line`, on fixture repositories: the marks `list` shows and the verdicts `check` gives.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -239,4 +239,74 @@ fn mutators_lists_every_arid_and_equivalence_rule_with_its_example() {
     let sections = ["Arid lines, Python", "Arid lines, Rust", "Likely-equivalent mutants"];
     let at: Vec<usize> = sections.iter().map(|s| run.stdout.find(s).expect(s)).collect();
     assert!(at.windows(2).all(|w| w[0] < w[1]), "{run:?}");
+}
+
+/// The JSON report's mutants of `client.py` of the `equivalent_code` fixture, checked with
+/// `python`, and the text report.
+fn equivalent_code_checked(python: &std::path::Path) -> (Vec<Value>, String) {
+    let repo = fixture_repo("equivalent_code");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let args =
+        ["check", "--commit", "HEAD", "--python", python.to_str().unwrap(), "--json", json.to_str().unwrap()];
+    let run = mutdelta(repo.path(), &args);
+    assert_eq!(run.code, 1, "the loop's break is not checked: {run:?}");
+    let report = read_valid_report(&json);
+    (report["files"]["client.py"]["mutants"].as_array().unwrap().clone(), run.stdout)
+}
+
+fn mutant_described<'a>(mutants: &'a [Value], line: u64, description: &str) -> &'a Value {
+    let found =
+        mutants.iter().find(|m| m["location"]["start"]["line"] == line && m["description"] == description);
+    found.unwrap_or_else(|| panic!("no mutant {description} on line {line}: {mutants:#?}"))
+}
+
+#[test]
+fn a_mutant_that_compiles_to_the_code_of_a_tested_one_is_ignored_as_equivalent_and_not_run() {
+    let (mutants, text) = equivalent_code_checked(&crate::common::python());
+
+    // `2 + 1`: `2 - 1` folds to 1 as `0 + 1` does, `2 + 2` to 4 as `3 + 1` does.
+    for (twin, kept) in [("replace + with -", "replace 2 with 0"), ("replace 1 with 2", "replace 2 with 3")] {
+        let twin = mutant_described(&mutants, 3, twin);
+        let kept = mutant_described(&mutants, 3, kept);
+        assert_eq!(kept["status"], "Killed", "{kept}");
+        assert_eq!(twin["status"], "Ignored", "{twin}");
+        let reason = format!(
+            "equivalent: compiles to the code mutant {} compiles to (only source positions differ), which is tested",
+            kept["id"].as_str().unwrap()
+        );
+        assert_eq!(twin["statusReason"], reason.as_str());
+        assert!(twin["run"].is_null() && twin["coveredBy"].is_null(), "not run: {twin}");
+    }
+    assert_eq!(mutant_described(&mutants, 3, "replace 1 with 0")["status"], "Killed", "2 + 0 is 2, no twin");
+    // Python 3.11 keeps the unreachable raise's string among the constants: its mutants run.
+    assert_eq!(mutant_described(&mutants, 13, "delete statement")["status"], "NoCoverage");
+    assert!(
+        text.contains(
+            "note: 2 mutants not run: they compile to the code the original (0) or another mutant (2) compiles to"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("(2 ignored not counted)\n"), "{text}");
+}
+
+#[test]
+fn on_python_3_12_unreachable_code_compiles_away_and_its_mutants_are_equivalent_to_the_original() {
+    let (mutants, text) = equivalent_code_checked(&crate::common::python_at("3.12"));
+
+    for description in ["delete statement", "replace \"the reply was cut off at the limit\" with \"\""] {
+        let dead = mutant_described(&mutants, 13, description);
+        assert_eq!(dead["status"], "Ignored", "{dead}");
+        assert_eq!(
+            dead["statusReason"],
+            "equivalent: compiles to the code the original compiles to (only source positions differ)"
+        );
+    }
+    assert!(
+        text.contains(
+            "note: 4 mutants not run: they compile to the code the original (2) or another mutant (2) compiles to"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("[MUT-nocoverage]"), "the unreachable line holds no mutant of its own: {text}");
 }

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use crate::common::{
-    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, markdown_to_html, mutdelta,
-    mutdelta_as, python, read_valid_junit, read_valid_report, read_valid_sarif, report_viewer,
+    browse, browse_with, check, fixture_repo, fixture_repo_variant, git, markdown_to_html, mutants_on_line,
+    mutdelta, mutdelta_as, python, read_valid_junit, read_valid_report, read_valid_sarif, report_viewer,
     sarif_multitool_findings,
 };
 
@@ -46,6 +46,10 @@ fn html_report_shows_the_score_and_each_survivor_at_its_added_line_in_a_browser(
     let survivor =
         dom.split("<tr class=\"mutants\" data-mutants-of=\"15\">").nth(1).expect("line 15's mutants");
     assert!(survivor.contains("mutant 5, column 9: <strong>delete statement</strong>"), "{survivor}");
+    assert!(
+        survivor.contains("<div class=\"hint\">hint: no test expects the error `raise RuntimeError(\"&lt;b&gt;[MAX_TOKENS]&lt;/...` raises: add one that asserts it is raised</div>"),
+        "the hint under the survivor, as text: {survivor}"
+    );
     assert!(
         survivor.contains("<span class=\"del\">-        raise RuntimeError(\"&lt;b&gt;[MAX_TOKENS]&lt;/b&gt;&lt;/script&gt; reply was cut off at the output-token limit\")</span>")
             && survivor.contains("<span class=\"ins\">+        pass</span>"),
@@ -504,6 +508,11 @@ fn markdown_summary_shows_the_verdict_counts_and_survivors_with_hostile_names_as
         rows[1]
     );
     assert_eq!(rows[1].matches("<td>").count(), 3, "no cell split by a pipe: {}", rows[1]);
+    assert!(
+        rows[1].contains("(hint: no test checks the text `&quot;|x| &lt;script&gt;alert(1)&lt;/script&gt; `tick`...`: assert on the output or value holding it)"),
+        "the hint quotes the source as text: {}",
+        rows[1]
+    );
     assert!(!html.contains("<script"), "no markup from the repository: {html}");
     assert_eq!(html.matches("<details><summary>mutant ").count(), 4, "a folded diff per survivor: {html}");
     assert!(
@@ -660,4 +669,37 @@ fn kills_lost_by_edited_tests_appear_in_the_html_junit_and_sarif_reports() {
         .map(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap())
         .collect();
     assert_eq!(lost, [7, 9, 13, 13, 17, 17, 18], "{log}");
+}
+
+#[test]
+fn each_survivor_carries_the_hint_of_the_test_it_asks_for_in_the_text_and_json_reports() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let header = "[MUT-survived] model_client.py:15:9: delete statement\n";
+    let after = &run.stdout[run.stdout.find(header).unwrap_or_else(|| panic!("{run:?}")) + header.len()..];
+    assert!(
+        after.starts_with("    hint: no test expects the error `raise RuntimeError(\"[MAX_TOKENS] repl...` raises: add one that asserts it is raised\n"),
+        "the hint under the survivor's header: {run:?}"
+    );
+    let report = read_valid_report(&json);
+    for mutant in report["files"]["model_client.py"]["mutants"].as_array().unwrap() {
+        let hint = mutant["hint"].as_str();
+        match mutant["status"].as_str().unwrap() {
+            "Survived" => assert!(hint.is_some_and(|h| h.starts_with("no test ")), "{mutant}"),
+            _ => assert!(hint.is_none(), "only a survivor asks for a test: {mutant}"),
+        }
+    }
+    let forced = mutants_on_line(&report, "model_client.py", 14)
+        .into_iter()
+        .find(|m| m["replacement"] == "False")
+        .expect("the condition forced to False");
+    assert_eq!(
+        forced["hint"],
+        "no test where `stop_reason == \"max_tokens\"` is true checks the outcome: add one"
+    );
 }
