@@ -13,12 +13,13 @@ pub fn render_text(plan: &Plan) -> String {
         let file = &plan.files[planned.file];
         let m = &planned.mutant;
         let ignored = m.ignored.as_ref().map(|reason| format!(" [ignored: {reason}]")).unwrap_or_default();
+        let arid = m.arid.map(|rule| format!(" [arid: {}]", rule.name)).unwrap_or_default();
         let equivalent = m
             .likely_equivalent
             .map(|rule| format!(" [likely equivalent if it survives: {}]", rule.name))
             .unwrap_or_default();
         out.push_str(&format!(
-            "{} {}:{}:{}: {}{ignored}{equivalent}\n",
+            "{} {}:{}:{}: {}{ignored}{arid}{equivalent}\n",
             planned.id,
             file.path.display(),
             m.start.line,

@@ -116,6 +116,13 @@ fn no_arid_runs_the_arid_mutants_and_one_per_line_keeps_one_per_line() {
     assert!(single.iter().all(|m| m["likelyEquivalent"].is_null()), "not the fast-path forcing");
     assert_eq!(per_line[&18], ["ReturnValue"], "a return value before operator swaps");
     assert_eq!(per_line[&24], ["NumberLiteral"]);
+
+    let text = mutdelta(repo.path(), &["list", "--commit", "HEAD"]);
+    let print_deletion = text.stdout.lines().find(|l| l.contains("shapes.py:26:5: delete statement"));
+    assert!(
+        print_deletion.is_some_and(|l| l.ends_with(" [arid: print]")),
+        "the text list names the rule, and ignores nothing: {text:?}"
+    );
 }
 
 #[test]
