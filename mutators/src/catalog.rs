@@ -313,6 +313,7 @@ pub const EQUIVALENT: &[Marker] = &[
     marker("duplicate", "not made: a mutant whose lines read, after the edit, as another mutant's do (the first in source order is kept) or as they did before", "not not x: removing either not gives one mutant"),
     marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
     marker("identity-operand", "not made (Rust): an operator swap that keeps the value, its right operand an integer literal: `x + 0` and `x - 0`, `x << 0` and `x >> 0`, `x * 1` and `x / 1` (and their assignments)", "buf[OFFSET + 0] → buf[OFFSET - 0]"),
+    marker("literal-fold", "not made (Rust): inside arithmetic of unsuffixed integer literals alone (`60 * 60`), a mutant whose value, folded as the compiler folds it, is the original's or an earlier mutant's (only where every step stays within 0 to i32::MAX)", "60 * 60 → 1 * 60 made, 60 * 1 not"),
     marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false (in Rust, also its `return` deleted): the rest of the function usually gives the same answer", "if self is other: return True"),
 ];
 

@@ -4,6 +4,7 @@ mod arid;
 mod body;
 mod equivalent;
 mod exits;
+mod fold;
 mod rules;
 pub mod schema;
 mod source;
@@ -64,6 +65,7 @@ pub fn mutate_with(
     let mut mutants: Vec<Mutant> =
         std::mem::take(&mut walker.edits).into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
     crate::sort_and_dedup(source, &mut mutants);
+    fold::drop_folded(source, &fold::literal_arithmetic(&parsed.source, &parsed.file), &mut mutants);
     walker.marks.apply(&mut mutants);
     let statements = executable_lines.iter().map(|&line| line..=line).collect();
     let mutated: std::collections::HashSet<usize> = mutants.iter().map(|mutant| mutant.line).collect();

@@ -197,6 +197,6 @@ fn every_arid_and_equivalence_mark_is_put_on_a_mutant_of_some_table_row() {
     // Of the equivalence rules only the fast-path guard marks; the others make no mutant.
     assert_eq!(
         support::unused_markers(EQUIVALENT, &mutants),
-        ["duplicate", "bool-return-none", "identity-operand"]
+        ["duplicate", "bool-return-none", "identity-operand", "literal-fold"]
     );
 }

@@ -584,3 +584,24 @@ fn h(x: u8) -> u8 {
     ];
     assert_eq!(gated, expected);
 }
+
+#[test]
+fn literal_arithmetic_makes_no_mutant_that_folds_to_the_original_or_an_earlier_mutant() {
+    let source = "fn timeout() -> Duration {\n    Duration::from_secs(60 * 60)\n}\nfn f(x: u64) -> u64 {\n    x * 1 + 60\n}\n";
+    let mutants = mutators::rust::mutate(source, &[2, 5]).unwrap().mutants;
+    let on_line = |line: usize| -> Vec<String> {
+        let operators = mutants.iter().filter(|m| m.line == line && m.mutator().name() != "FunctionBody");
+        operators.map(|m| m.description.clone()).collect()
+    };
+
+    // 0 * 60 is 0, 1 * 60 is 60, 61 * 60 is 3660, 60 / 60 is 1; then 60 * 0 folds as 0 * 60
+    // does, 60 * 1 as 1 * 60, 60 * 61 as 61 * 60: not made.
+    assert_eq!(
+        on_line(2),
+        ["replace 60 with 0", "replace 60 with 1", "replace 60 with 61", "replace * with /"],
+        "{mutants:#?}"
+    );
+    let x_line = on_line(5);
+    assert!(x_line.contains(&"replace 1 with 0".to_string()), "x is no literal: {x_line:?}");
+    assert!(x_line.contains(&"replace 60 with 61".to_string()), "{x_line:?}");
+}

@@ -1,0 +1,133 @@
+//! Arithmetic of integer literals alone (`60 * 60`), folded as the compiler folds it: a mutant there whose value is the original's, or an earlier mutant's, is the same program (`literal-fold` in `catalog::EQUIVALENT`) and is not made.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use syn::visit::Visit;
+use syn::{BinOp, Expr, Lit, UnOp};
+
+use super::source::Source;
+use crate::Mutant;
+
+/// The spans of the outermost expressions made only of integer literals, parentheses, unary
+/// `-` and the arithmetic and bitwise operators.
+pub(crate) fn literal_arithmetic(source: &Source, file: &syn::File) -> Vec<Range<usize>> {
+    struct Finder<'s, 'a> {
+        source: &'s Source<'a>,
+        found: Vec<Range<usize>>,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_, '_> {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            if matches!(expr, Expr::Binary(_)) && is_literal_arithmetic(expr) {
+                self.found.push(self.source.node(expr));
+            } else {
+                syn::visit::visit_expr(self, expr);
+            }
+        }
+    }
+    let mut finder = Finder { source, found: Vec::new() };
+    finder.visit_file(file);
+    finder.found
+}
+
+/// Drops each mutant inside one of `roots` whose folded value is the root's own or that of an
+/// earlier mutant of the root (the first in `mutants`' order is kept).
+pub(crate) fn drop_folded(text: &str, roots: &[Range<usize>], mutants: &mut Vec<Mutant>) {
+    for root in roots {
+        let Some(original) = fold(&text[root.clone()]) else { continue };
+        let mut values = HashSet::from([original]);
+        mutants.retain(|mutant| {
+            if mutant.span.start < root.start || mutant.span.end > root.end {
+                return true;
+            }
+            let relative = mutant.span.start - root.start..mutant.span.end - root.start;
+            let mut mutated = text[root.clone()].to_string();
+            mutated.replace_range(relative, &mutant.replacement);
+            match fold(&mutated) {
+                Some(value) => values.insert(value),
+                None => true,
+            }
+        });
+    }
+}
+
+/// The value of literal arithmetic, when every step stays within what any integer type from
+/// i32 up holds without wrapping (0 to i32::MAX: an unsuffixed literal's type comes from its
+/// context) and no literal has a suffix; else none, and nothing is dropped.
+fn fold(text: &str) -> Option<i64> {
+    let expr = syn::parse_str::<Expr>(text).ok()?;
+    value(&expr)
+}
+
+fn value(expr: &Expr) -> Option<i64> {
+    let result = match expr {
+        Expr::Lit(syn::ExprLit { lit: Lit::Int(int), .. }) if int.suffix().is_empty() => {
+            int.base10_digits().parse::<i64>().ok()?
+        }
+        Expr::Paren(inner) => value(&inner.expr)?,
+        Expr::Group(inner) => value(&inner.expr)?,
+        Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => value(&unary.expr)?.checked_neg()?,
+        Expr::Binary(binary) => {
+            let (left, right) = (value(&binary.left)?, value(&binary.right)?);
+            match binary.op {
+                BinOp::Add(_) => left.checked_add(right)?,
+                BinOp::Sub(_) => left.checked_sub(right)?,
+                BinOp::Mul(_) => left.checked_mul(right)?,
+                BinOp::Div(_) => left.checked_div(right)?,
+                BinOp::Rem(_) => left.checked_rem(right)?,
+                BinOp::BitAnd(_) => left & right,
+                BinOp::BitOr(_) => left | right,
+                BinOp::BitXor(_) => left ^ right,
+                BinOp::Shl(_) if right < 31 => left.checked_shl(u32::try_from(right).ok()?)?,
+                BinOp::Shr(_) if right < 31 => left >> right,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    (0..=i64::from(i32::MAX)).contains(&result).then_some(result)
+}
+
+fn is_literal_arithmetic(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(syn::ExprLit { lit: Lit::Int(_), .. }) => true,
+        Expr::Paren(inner) => is_literal_arithmetic(&inner.expr),
+        Expr::Group(inner) => is_literal_arithmetic(&inner.expr),
+        Expr::Unary(unary) => matches!(unary.op, UnOp::Neg(_)) && is_literal_arithmetic(&unary.expr),
+        Expr::Binary(binary) => {
+            matches!(
+                binary.op,
+                BinOp::Add(_)
+                    | BinOp::Sub(_)
+                    | BinOp::Mul(_)
+                    | BinOp::Div(_)
+                    | BinOp::Rem(_)
+                    | BinOp::BitAnd(_)
+                    | BinOp::BitOr(_)
+                    | BinOp::BitXor(_)
+                    | BinOp::Shl(_)
+                    | BinOp::Shr(_)
+            ) && is_literal_arithmetic(&binary.left)
+                && is_literal_arithmetic(&binary.right)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_arithmetic_folds_within_the_range_every_integer_type_from_i32_holds() {
+        assert_eq!(fold("60 * 60"), Some(3600));
+        assert_eq!(fold("(1 << 4) | 0x0F"), Some(31));
+        assert_eq!(fold("7 / 2 - 1"), Some(2), "integer division truncates");
+        assert_eq!(fold("3 - -1"), None, "a negative step: left alone");
+        assert_eq!(fold("1 << 31"), None, "past i32::MAX: an i32 would wrap");
+        assert_eq!(fold("1 - 2"), None, "negative: an unsigned type would not compile");
+        assert_eq!(fold("4 / 0"), None);
+        assert_eq!(fold("2u8 * 3"), None, "a suffix: left alone");
+        assert_eq!(fold("x * 3"), None);
+    }
+}
