@@ -107,8 +107,9 @@ const fn rule(mutator: Mutator, from: &'static str, to: &'static [&'static str],
     Rule { mutator, from, to, note }
 }
 
-/// Python. Nothing is mutated inside f-strings, docstrings, bare string statements,
-/// comments, `case` patterns or type annotations (of parameters, returns and variables).
+/// Python. Nothing is mutated inside docstrings, bare string statements, comments, `case`
+/// patterns, type annotations (of parameters, returns and variables), nor an f-string's
+/// format specs, conversions and the strings inside its replacement fields.
 #[rustfmt::skip]
 pub const PYTHON: &[Rule] = &[
     rule(ArithmeticOperator, "+", &["-"], "binary only"),
@@ -169,8 +170,9 @@ pub const PYTHON: &[Rule] = &[
 
     rule(NoneValue, "<target> = <value>", &["None"], "statement level, single targets (not a, b = ...), not when <value> is None"),
 
-    rule(StringLiteral, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); f-strings are left alone"),
+    rule(StringLiteral, "<non-empty string>", &["\"\""], "prefix kept (b'x' becomes b\"\"); an f-string only when it has no replacement field"),
     rule(StringLiteral, "<empty string>", &["\"mutdelta\""], "prefix kept"),
+    rule(StringLiteral, "<text of an f-string>", &[""], "each run of text between replacement fields is removed: f\"total: {n}\" becomes f\"{n}\"; {{ and }} are text; the fields' expressions get the rows above and below as any code does"),
 
     rule(StatementDeletion, "<simple statement>", &["pass"], "not pass, return, import, global, nonlocal, assert, break, continue, `...`, docstrings, nor assignments to a name some nonlocal declares"),
 
@@ -182,6 +184,12 @@ pub const PYTHON: &[Rule] = &[
     rule(ConditionForcing, "if <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
     rule(ConditionForcing, "elif <condition>:", &["True", "False"], "not when <condition> is a True/False literal"),
     rule(ConditionForcing, "while <condition>:", &["False"], "never True: the loop would hang"),
+    rule(ConditionForcing, "case <pattern> if <guard>:", &["True", "False"], "match guards, in any match; not when <guard> is a True/False literal"),
+    rule(ConditionForcing, "<a> if <condition> else <b>", &["True", "False", "not (<condition>)"], "conditional expressions, in f-string fields and lambdas too, not in annotations; not when <condition> is a True/False literal"),
+    rule(ConditionForcing, "<comprehension> if <condition>", &["True", "False"], "each if of a list, set or dict comprehension or generator expression"),
+    rule(ConditionForcing, "<condition holding :=>", &["((<condition>) or True)", "((<condition>) and False)"], "any condition above that holds a walrus keeps its binding: `if (n := f()):` becomes `if ((n := f()) or True):`, where True and False would leave n unbound; a while gets only the `and False`"),
+
+    rule(MatchArmDeletion, "case <pattern>:", &["<pattern> if False"], "the arm never matches, its lines kept: `case 1:` becomes `case 1 if False:`; only in a match with a `case _:` (or `case <name>:`) arm, which is never touched; a guarded arm gets its guard forced to False (above) instead"),
 ];
 
 /// Rust. Nothing is mutated in test code (`#[cfg(test)]` items, `#[test]` functions), `const`

@@ -33,12 +33,29 @@ fn strings_and_comments_hide_their_operators() {
 }
 
 #[test]
-fn fstrings_are_opaque() {
+fn fstring_fields_are_code_but_their_strings_and_specs_are_not() {
     let source = "s = f\"{a + b} {d['k'] - 1:>{w}}\" + t\n";
     let mutants = all_mutants(source);
-    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:+→-"]);
-    assert!(of(&mutants, "StringLiteral").is_empty());
-    assert!(of(&mutants, "NumberLiteral").is_empty());
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:+→-", "1:-→+", "1:+→-"]);
+    assert_eq!(of(&mutants, "StringLiteral"), ["1: →"]);
+    assert_eq!(of(&mutants, "NumberLiteral"), ["1:1→0", "1:1→2"]);
+}
+
+#[test]
+fn an_fstring_with_doubled_braces_and_a_spec_loses_only_its_text() {
+    let source = "s = f\"{{total}}: {n:>{width}.2f}!r {x!r}\"\n";
+    let texts: Vec<String> = all_mutants(source)
+        .iter()
+        .filter(|m| m.mutator().name() == "StringLiteral")
+        .map(|m| m.apply(source))
+        .collect();
+    assert_eq!(texts, ["s = f\"{n:>{width}.2f}!r {x!r}\"\n", "s = f\"{{total}}: {n:>{width}.2f}{x!r}\"\n"]);
+}
+
+#[test]
+fn an_fstring_without_fields_is_a_string_and_a_multi_line_one_keeps_its_lines() {
+    let mutants = all_mutants("a = f'plain'\nb = f\"\"\"x {y}\nz {w}\"\"\"\n");
+    assert_eq!(of(&mutants, "StringLiteral"), ["1:f'plain'→f\"\"", "2:x →", "2:\nz →\n"]);
 }
 
 #[test]
@@ -129,7 +146,121 @@ fn walrus_is_not_an_assignment_statement() {
     let mutants = all_mutants(source);
     assert!(of(&mutants, "NoneValue").is_empty());
     assert!(of(&mutants, "StatementDeletion").is_empty());
-    assert_eq!(of(&mutants, "ConditionForcing"), ["1:(n := len(a)) > 10→False", "1:(n := len(a)) > 10→True"]);
+    assert_eq!(
+        of(&mutants, "ConditionForcing"),
+        [
+            "1:(n := len(a)) > 10→(((n := len(a)) > 10) and False)",
+            "1:(n := len(a)) > 10→(((n := len(a)) > 10) or True)"
+        ]
+    );
+}
+
+#[test]
+fn a_forced_condition_keeps_its_walrus_binding_wherever_it_is() {
+    let source = "while chunk := read():\n    pass\n\
+                  ys = [y for x in xs if (y := g(x))]\n\
+                  v = a if (m := h()) else m\n";
+    let mutants = all_mutants(source);
+    assert_eq!(
+        of(&mutants, "ConditionForcing"),
+        [
+            "1:chunk := read()→((chunk := read()) and False)",
+            "3:(y := g(x))→((y := g(x)) and False)",
+            "3:(y := g(x))→((y := g(x)) or True)",
+            "4:(m := h())→((m := h()) and False)",
+            "4:(m := h())→((m := h()) or True)",
+            "4:(m := h())→not (m := h())",
+        ]
+    );
+}
+
+#[test]
+fn walrus_values_are_mutated_like_any_value() {
+    let mutants = all_mutants("if (n := count - 1) > 0:\n    pass\n");
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["1:-→+"]);
+    assert_eq!(of(&mutants, "NumberLiteral"), ["1:1→0", "1:1→2", "1:0→1"]);
+}
+
+#[test]
+fn nested_conditional_expressions_have_each_condition_forced_alone() {
+    let source = "x = a if b else c if d else e\n";
+    let applied: Vec<String> = all_mutants(source)
+        .iter()
+        .filter(|m| m.mutator().name() == "ConditionForcing")
+        .map(|m| m.apply(source))
+        .collect();
+    assert_eq!(
+        applied,
+        [
+            "x = a if False else c if d else e\n",
+            "x = a if True else c if d else e\n",
+            "x = a if not (b) else c if d else e\n",
+            "x = a if b else c if False else e\n",
+            "x = a if b else c if True else e\n",
+            "x = a if b else c if not (d) else e\n",
+        ]
+    );
+}
+
+#[test]
+fn conditional_expressions_in_defaults_and_lambdas_are_forced_but_not_in_annotations() {
+    let source = "def f(x: int if A else str = 1 if B else 2, g=lambda y: y if C else -y):\n    pass\n";
+    let conditions: Vec<String> = of(&all_mutants(source), "ConditionForcing");
+    assert_eq!(conditions, ["1:B→False", "1:B→True", "1:B→not (B)", "1:C→False", "1:C→True", "1:C→not (C)"]);
+}
+
+#[test]
+fn comprehension_conditions_are_forced_each_alone() {
+    let source = "r = {k: v for k, v in d if k if v > (1 if w else 2)}\n";
+    let conditions: Vec<String> = of(&all_mutants(source), "ConditionForcing");
+    assert_eq!(
+        conditions,
+        [
+            "1:k→False",
+            "1:k→True",
+            "1:v > (1 if w else 2)→False",
+            "1:v > (1 if w else 2)→True",
+            "1:w→False",
+            "1:w→True",
+            "1:w→not (w)",
+        ]
+    );
+}
+
+#[test]
+fn a_match_without_a_catch_all_arm_gets_no_arm_mutant() {
+    let source = "match p:\n    case 1:\n        pass\n    case Point(x=0):\n        pass\n";
+    assert!(of(&all_mutants(source), "MatchArmDeletion").is_empty());
+    let with_catch_all = format!("{source}    case other:\n        pass\n");
+    assert_eq!(
+        of(&all_mutants(&with_catch_all), "MatchArmDeletion"),
+        ["2:1→1 if False", "4:Point(x=0)→Point(x=0) if False"]
+    );
+}
+
+#[test]
+fn a_guarded_arm_has_its_guard_forced_and_the_catch_all_arm_is_left_alone() {
+    let source = "match p:\n    case [x, *_] if x:\n        pass\n    case _:\n        pass\n";
+    let mutants = all_mutants(source);
+    assert!(of(&mutants, "MatchArmDeletion").is_empty());
+    assert_eq!(of(&mutants, "ConditionForcing"), ["2:x→False", "2:x→True"]);
+}
+
+#[test]
+fn await_statements_are_deleted_and_their_expressions_mutated() {
+    let source = "async def f():\n    await g(x + 1)\n    async with lock(a - 1) as l:\n        async for i in it(b * 2):\n            pass\n";
+    let mutants = all_mutants(source);
+    assert_eq!(of(&mutants, "StatementDeletion"), ["2:await g(x + 1)→pass"]);
+    assert_eq!(of(&mutants, "ArithmeticOperator"), ["2:+→-", "3:-→+", "4:*→/"]);
+}
+
+#[test]
+fn edits_of_multi_line_code_keep_every_line() {
+    let source = "if (a and\n        b):\n    x = [\n        1,\n    ]\n";
+    let forced = all_mutants(source).into_iter().find(|m| m.replacement.starts_with("True")).unwrap();
+    assert_eq!(forced.apply(source), "if True \\\n:\n    x = [\n        1,\n    ]\n");
+    let none = all_mutants(source).into_iter().find(|m| m.mutator().name() == "NoneValue").unwrap();
+    assert_eq!(none.apply(source), "if (a and\n        b):\n    x = None \\\n\\\n\n");
 }
 
 #[test]
@@ -142,7 +273,8 @@ fn a_three_line_call_is_deleted_whole() {
         (deletion.start, deletion.end),
         (Position { line: 2, column: 5 }, Position { line: 4, column: 11 })
     );
-    assert_eq!(deletion.apply(source), "if x:\n    pass  # trailing\n");
+    // A backslash carries each line the call had, so no later line moves.
+    assert_eq!(deletion.apply(source), "if x:\n    pass \\\n\\\n  # trailing\n");
 }
 
 #[test]
@@ -199,7 +331,7 @@ fn case_patterns_are_left_alone_but_guards_are_not() {
     let mutants = all_mutants(source);
     let on_case_line: Vec<String> =
         mutants.iter().filter(|m| m.line == 3).map(|m| format!("{}→{}", m.original, m.replacement)).collect();
-    assert_eq!(on_case_line, [">→<", ">→>=", "3→0", "3→4"]);
+    assert_eq!(on_case_line, ["match > 3→False", "match > 3→True", ">→<", ">→>=", "3→0", "3→4"]);
 }
 
 #[test]

@@ -82,6 +82,37 @@ const ROWS: &[Row] = &[
         source: "if a > 0:\n    pass\nelif a:\n    pass\nwhile a < 3:\n    a += 1\nwhile True:\n    break\nif True: pass\n",
     },
     Row {
+        family: "ConditionForcing of conditional expressions",
+        source: "x = a if c > 0 else b\ny = p if (q if r else s) else t if u else v\nz = f(w if True else -w)\n",
+    },
+    Row {
+        family: "ConditionForcing of comprehension conditions",
+        source: "evens = [x for x in xs if x % 2 == 0]\npairs = {k: v for k, v in d.items() if v if k}\n\
+                 total = sum(x for x in xs if x)\nasync def f():\n    return {x async for x in ax if x > 1}\n",
+    },
+    Row {
+        family: "ConditionForcing of match guards",
+        source: "match p:\n    case (x, y) if x > y:\n        pass\n    case [z, *_] if z:\n        pass\n",
+    },
+    Row {
+        family: "ConditionForcing keeps a walrus",
+        source: "if (n := len(a)) > 10:\n    pass\nelif m := n:\n    pass\nwhile chunk := f.read(n):\n    pass\n\
+                 ys = [y for x in xs if (y := g(x))]\nv = a if (k := h()) else k\n",
+    },
+    Row {
+        family: "MatchArmDeletion",
+        source: "match cmd:\n    case \"go\" | \"run\":\n        go()\n    case Point(x=0, y=0) if ready:\n        stop()\n    \
+                 case [1,\n          2]:\n        pass\n    case _:\n        pass\nmatch other:\n    case 1:\n        pass\n",
+    },
+    Row {
+        family: "StringLiteral of f-strings",
+        source: "s = f\"total: {n + 1}\"\nt = f'{{x}} {x!r:>{w}} {y=} end'\nu = f\"{a}\"\nv = f\"plain\"\nw = f\"\"\n",
+    },
+    Row {
+        family: "StatementDeletion of await",
+        source: "async def f():\n    await g(x + 1)\n    async with lock(a - 1) as l:\n        async for i in it(b * 2):\n            pass\n",
+    },
+    Row {
         family: "ignored by pragma",
         source: "x = a + 1  # mutdelta: skip logging only\n",
     },

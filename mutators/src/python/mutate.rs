@@ -3,8 +3,10 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::structure::{Code, Header, Role};
-use super::tokenize::Kind;
+use super::fstring::{self, Part};
+use super::structure::{Code, Role};
+use super::tokenize::{self, Kind};
+use super::{conditions, match_arms};
 use crate::catalog::{self, Mutator, Rule, PYTHON};
 use crate::text::{format_like, shorten};
 use crate::Edit;
@@ -15,7 +17,8 @@ const NEVER_DELETED: &[&str] =
 
 /// Every edit starting on a line marked in `wanted` (indexed by line number).
 pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
-    let mut rules = Rules { code, nonlocals: nonlocal_names(code), out: Vec::new() };
+    let mut rules =
+        Rules { code, nonlocals: nonlocal_names(code), in_field: false, out: match_arms::edits(code) };
     let is_wanted = |i: usize| wanted.get(code.line_of(i)).copied().unwrap_or(false);
     for line in &code.lines {
         // Statement rules may edit a part starting on a later line than the statement
@@ -27,9 +30,7 @@ pub(crate) fn edits(code: &Code, wanted: &[bool]) -> Vec<Edit> {
         for i in line.tokens.clone().filter(|&i| is_wanted(i)) {
             rules.token(i, line.tokens.clone());
         }
-        if let Some(header) = line.header {
-            rules.condition(header);
-        }
+        rules.out.extend(conditions::edits(code, line));
         for statement in &line.statements {
             rules.statement(statement.clone());
         }
@@ -42,6 +43,9 @@ struct Rules<'c, 'a> {
     code: &'c Code<'a>,
     /// Names some `nonlocal` statement declares.
     nonlocals: HashSet<&'a str>,
+    /// Whether `code` is the expression of an f-string's replacement field, whose strings
+    /// are left alone (a new quote there may close the f-string before Python 3.12).
+    in_field: bool,
     out: Vec<Edit>,
 }
 
@@ -154,8 +158,14 @@ impl Rules<'_, '_> {
         let (text, span) = (self.code.text(i), self.code.tokens[i].span.clone());
         let quote_at = text.find(['"', '\'']).unwrap_or(0);
         let prefix = &text[..quote_at];
-        if prefix.contains(['f', 'F']) {
+        if self.in_field {
             return;
+        }
+        if prefix.contains(['f', 'F']) {
+            let Some(parts) = fstring::parts(text) else { return };
+            if parts.iter().any(|part| matches!(part, Part::Expression(_))) {
+                return self.fstring(span.start, text, &parts);
+            }
         }
         let body = text[quote_at..].trim_matches(['"', '\'']);
         let from = if body.is_empty() { "<empty string>" } else { "<non-empty string>" };
@@ -167,24 +177,45 @@ impl Rules<'_, '_> {
         }
     }
 
-    /// `if`/`elif`/`while` conditions forced to a constant.
-    fn condition(&mut self, header: Header) {
-        let code = self.code;
-        let keyword = code.text(header.keyword);
-        let Some(colon) = header.colon else { return };
-        let condition = header.keyword + 1..colon;
-        if condition.is_empty() || !matches!(keyword, "if" | "elif" | "while") {
-            return;
+    /// Each run of text of an f-string removed; each field's expression mutated as code.
+    fn fstring(&mut self, start: usize, text: &str, parts: &[Part]) {
+        let rule = catalog::lookup(PYTHON, Mutator::StringLiteral, "<text of an f-string>");
+        for part in parts {
+            match part {
+                Part::Text(range) => {
+                    let original = &text[range.clone()];
+                    for (rule, to) in rule.iter().flat_map(|rule| rule.to.iter().map(move |to| (*rule, *to)))
+                    {
+                        let replacement = format!("{to}{}", line_breaks_in_string(original));
+                        let description = format!("remove {}", shorten(&format!("{original:?}")));
+                        self.push(start + range.start..start + range.end, &replacement, rule, description);
+                    }
+                }
+                Part::Expression(range) => self.field(start + range.start, &text[range.clone()]),
+            }
         }
-        let text = code.source_of(condition.clone());
-        if condition.len() == 1 && matches!(text, "True" | "False") {
-            return; // BooleanLiteral covers it
+    }
+
+    /// The edits of a replacement field's expression (at `start`), read in brackets as
+    /// Python reads it; none when it does not tokenize.
+    fn field(&mut self, start: usize, expression: &str) {
+        let bracketed = format!("({expression})");
+        let Ok(tokens) = tokenize::tokenize(&bracketed) else { return };
+        let code = Code::new(&bracketed, tokens);
+        let mut inner = Rules { code: &code, nonlocals: HashSet::new(), in_field: true, out: Vec::new() };
+        for line in &code.lines {
+            for i in line.tokens.clone() {
+                inner.token(i, line.tokens.clone());
+            }
+            inner.out.extend(conditions::edits(&code, line));
         }
-        let from = format!("{keyword} <condition>:");
-        let Some(rule) = catalog::lookup(PYTHON, Mutator::ConditionForcing, &from) else { return };
-        for to in rule.to {
-            let description = format!("force condition to {to}");
-            self.push(code.span(condition.clone()), to, rule, description);
+        for edit in inner.out {
+            let original = &bracketed[edit.span.clone()];
+            // A field may span lines only in brackets or a triple-quoted string: line breaks
+            // stay as they are, no backslash (which a field may not hold before Python 3.12).
+            let replacement = format!("{}{}", edit.replacement, line_breaks_in_string(original));
+            let span = start + edit.span.start - 1..start + edit.span.end - 1;
+            self.out.push(Edit { span, replacement, ..edit });
         }
     }
 
@@ -255,6 +286,27 @@ impl Rules<'_, '_> {
         let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
         span.start..span.end + blanks
     }
+}
+
+/// The line breaks of `text`, each after the backslash that escaped it, if any: what a
+/// replacement inside a string or brackets adds to keep every line where it was.
+fn line_breaks_in_string(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if !matches!(c, '\n' | '\r') {
+            continue;
+        }
+        if text[..at].ends_with('\\') {
+            out.push('\\');
+        }
+        out.push(c);
+        if c == '\r' && chars.peek().is_some_and(|&(_, next)| next == '\n') {
+            chars.next();
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn removal(from: &str) -> String {

@@ -213,16 +213,16 @@ impl Lexer<'_> {
     }
 }
 
-fn is_name_start(c: char) -> bool {
+pub(super) fn is_name_start(c: char) -> bool {
     c == '_' || c.is_ascii_alphabetic() || (!c.is_ascii() && !c.is_whitespace())
 }
 
-fn is_name_char(c: char) -> bool {
+pub(super) fn is_name_char(c: char) -> bool {
     is_name_start(c) || c.is_ascii_digit()
 }
 
 /// r, u, b, f and their combinations rb, br, fr, rf, in any case.
-fn is_string_prefix(name: &str) -> bool {
+pub(super) fn is_string_prefix(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     matches!(lower.as_str(), "r" | "u" | "b" | "f" | "br" | "rb" | "fr" | "rf")
 }
@@ -258,7 +258,7 @@ fn number_end(src: &str, start: usize) -> usize {
 
 /// Where the string literal starting at `start` (at its prefix) ends, or the offset to
 /// blame when it is never closed.
-fn string_end(src: &str, start: usize) -> Result<usize, usize> {
+pub(super) fn string_end(src: &str, start: usize) -> Result<usize, usize> {
     let quote_at = start + src[start..].find(['"', '\'']).unwrap_or(0);
     let prefix = src[start..quote_at].to_ascii_lowercase();
     let mut scanner = StringScanner::open(src, quote_at);
