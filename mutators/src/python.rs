@@ -105,7 +105,6 @@ fn skip_pragmas(code: &Code) -> Result<HashMap<usize, String>, MutateError> {
 
 fn finish(code: &Code, edit: Edit, skipped: &HashMap<usize, String>) -> Mutant {
     let replacement = separated(code.src, &edit.span, &edit.replacement);
-    let replacement = with_lines_kept(code.src, &edit.span, replacement);
     let ignored = skipped.get(&code.index.line(edit.span.start)).cloned();
     Edit { replacement, ..edit }.into_mutant(code.src, &code.index, ignored)
 }
@@ -129,37 +128,6 @@ fn separated(src: &str, span: &Range<usize>, replacement: &str) -> String {
         _ => {}
     }
     out
-}
-
-/// The replacement with a backslash-continued line break for each one the replaced code had
-/// and it lacks, so every later line keeps its number (`f(\n  1)` → `pass \\\n`). At the end
-/// of a file without a final line break none is added: no line follows to move, and a
-/// continuation there would not parse.
-fn with_lines_kept(src: &str, span: &Range<usize>, mut replacement: String) -> String {
-    let original = &src[span.clone()];
-    let missing = line_breaks(original).saturating_sub(line_breaks(&replacement));
-    if missing == 0 || !src[span.end..].contains(['\n', '\r']) {
-        return replacement;
-    }
-    let line_break = if original.contains("\r\n") {
-        "\r\n"
-    } else if original.contains('\n') {
-        "\n"
-    } else {
-        "\r"
-    };
-    if !replacement.ends_with([' ', '\t']) {
-        replacement.push(' ');
-    }
-    for _ in 0..missing {
-        replacement.push('\\');
-        replacement.push_str(line_break);
-    }
-    replacement
-}
-
-fn line_breaks(text: &str) -> usize {
-    text.matches('\n').count() + text.matches('\r').count() - text.matches("\r\n").count()
 }
 
 fn fuses(left: Option<char>, right: char) -> bool {

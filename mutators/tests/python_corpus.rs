@@ -1,4 +1,4 @@
-//! Corpus check: mutants of this machine's Python standard library still compile and keep every line.
+//! Corpus check: mutants of this machine's Python standard library still compile.
 
 mod support;
 
@@ -181,13 +181,8 @@ fn mutate_all(source: &str) -> Result<Vec<Mutant>, MutateError> {
     for mutant in &found.mutants {
         assert_eq!(source[mutant.span.clone()], mutant.original);
         assert_ne!(mutant.original, mutant.replacement, "{mutant:?}");
-        assert_eq!(line_breaks(&mutant.original), line_breaks(&mutant.replacement), "lines move: {mutant:?}");
     }
     Ok(found.mutants)
-}
-
-fn line_breaks(text: &str) -> usize {
-    text.matches('\n').count() + text.matches('\r').count() - text.matches("\r\n").count()
 }
 
 /// At most `cap` items, evenly spread over `items`.
