@@ -128,14 +128,16 @@ impl Verdicts {
         }
         let file = &plan.files[job.planned.file];
         let mutant = &job.planned.mutant;
+        // The arid rule too: an arid line's survivor is kept as the Ignored it became.
         let what = format!(
-            "{} {:?} {:?} {:?} {:?} {}",
+            "{} {:?} {:?} {:?} {:?} {} {:?}",
             file.path.display(),
             mutant.span,
             mutant.original,
             mutant.replacement,
             mutant.mutator().name(),
-            mutant.line
+            mutant.line,
+            mutant.arid.map(|rule| rule.name)
         );
         let tests =
             serde_json::to_string(&(&job.tests, &job.in_suite_order, &job.tried_first, &job.left_out))

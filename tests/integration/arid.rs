@@ -317,3 +317,28 @@ fn on_python_3_12_unreachable_code_compiles_away_and_its_mutants_are_equivalent_
     );
     assert!(!text.contains("[MUT-nocoverage]"), "the unreachable line holds no mutant of its own: {text}");
 }
+
+#[test]
+fn an_arid_survivor_remembered_as_ignored_is_a_survivor_again_under_no_arid() {
+    let repo = fixture_repo("arid_lines");
+    let out = tempfile::tempdir().unwrap();
+    let statuses_on_the_debug_call = |extra: &[&str], name: &str| -> Vec<String> {
+        let json = out.path().join(name);
+        let mut args = vec!["--commit", "HEAD", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let run = check(repo.path(), &args);
+        assert_eq!(run.code, 1, "{run:?}");
+        let report = read_valid_report(&json);
+        let mutants = report["files"]["shapes.py"]["mutants"].as_array().unwrap().clone();
+        let on_line = mutants.iter().filter(|m| m["location"]["start"]["line"] == 25);
+        on_line.map(|m| m["status"].as_str().unwrap().to_string()).collect()
+    };
+
+    let arid = statuses_on_the_debug_call(&[], "arid.json");
+    let again = statuses_on_the_debug_call(&[], "again.json");
+    let counted = statuses_on_the_debug_call(&["--no-arid"], "counted.json");
+
+    assert!(!arid.is_empty() && arid.iter().all(|s| s == "Ignored"), "{arid:?}");
+    assert_eq!(again, arid, "recalled as it was");
+    assert!(counted.iter().all(|s| s == "Survived"), "--no-arid counts them, recalled or not: {counted:?}");
+}
