@@ -312,10 +312,11 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
 /// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
 fn catalog_text() -> String {
     use mutators::catalog::{render, render_markers, EQUIVALENT, PYTHON, PYTHON_ARID, RUST, RUST_ARID};
-    let arid = "mutants that lie wholly inside: Ignored with the rule's name; --no-arid runs them";
+    let arid = "mutants that lie wholly inside run; a kill counts, a survivor is Ignored with the rule's name; --no-arid counts it";
     format!(
         "Python\n\n{}\nRust\n\n{}\nArid lines, Python ({arid})\n\n{}\nArid lines, Rust ({arid})\n\n{}\n\
-         Likely-equivalent mutants\n\n{}",
+         Likely-equivalent mutants (and, for Python, any mutant that compiles to the code the original \
+         or another mutant compiles to: Ignored, not run)\n\n{}",
         render(PYTHON),
         render(RUST),
         render_markers(PYTHON_ARID),

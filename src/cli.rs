@@ -132,8 +132,9 @@ pub struct ChangeArgs {
 #[derive(Debug, Args, Default)]
 #[command(next_help_heading = "Mutants")]
 pub struct ChoiceArgs {
-    /// Run the mutants of arid lines too (logging, print, assert, `__main__` guards, help
-    /// texts, ...: `mutdelta mutators` lists the rules); by default they are Ignored.
+    /// Count the survivors of arid lines too (logging, print, assert, `__main__` guards, help
+    /// texts, ...: `mutdelta mutators` lists the rules); by default they run, a kill counts and
+    /// a survivor is Ignored.
     #[arg(long)]
     pub no_arid: bool,
     /// At most one mutant per added line: a deletion or forced condition before an operator

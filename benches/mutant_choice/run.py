@@ -41,7 +41,7 @@ def check(binary, repo, commit, python, jobs):
                    "--python", interpreter, "-j", str(jobs), "--json", str(report)]
         done = subprocess.run(command, cwd=clone, capture_output=True, text=True)
         if done.returncode not in (0, 1):
-            sys.exit(f"{binary} failed on {repo} {commit} (exit {done.returncode}):\n{done.stderr}")
+            raise RuntimeError(f"{binary} failed on {repo} {commit} (exit {done.returncode}):\n{done.stderr}")
         return json.loads(report.read_text())
 
 
@@ -118,10 +118,17 @@ def main():
                 entries.append((Path(args.clones) / name, commit, python, " ".join(what)))
     else:
         entries = [(Path(args.repo), args.commit, args.python, "")]
+    failed = 0
     for repo, commit, python, what in entries:
-        before = check(args.before, repo, commit, python, args.jobs)
-        after = check(args.after, repo, commit, python, args.jobs)
+        try:
+            before = check(args.before, repo, commit, python, args.jobs)
+            after = check(args.after, repo, commit, python, args.jobs)
+        except RuntimeError as error:
+            print(f"\n## {repo.name} {commit}: {error}")
+            failed += 1
+            continue
         compare(f"{repo.name} {commit} {what}".strip(), before, after)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -101,8 +101,13 @@ fn a_mutant_that_makes_a_test_allocate_without_bound_is_stopped_at_the_memory_li
                 "{path:?} {what}: {run:?}"
             );
         }
-        let survived: Vec<_> =
-            verdicts.iter().filter(|(_, status, _)| status != "Killed" && status != "Timeout").collect();
+        // `1 >> 20` folds to the 0 that `0 << 20` does, `1 << 21` to `2 << 20`'s constant:
+        // those twins are Ignored, not run.
+        let twin = |status: &str, reason: &str| status == "Ignored" && reason.starts_with("equivalent: ");
+        let survived: Vec<_> = verdicts
+            .iter()
+            .filter(|(_, status, reason)| status != "Killed" && status != "Timeout" && !twin(status, reason))
+            .collect();
         assert_eq!(survived, Vec::<&(String, String, String)>::new(), "{path:?}: {run:?}");
         assert_eq!(run.code, 0, "{path:?}: {run:?}");
         assert!(run.stdout.contains("300 MiB memory limit"), "the text report names the limit: {run:?}");

@@ -295,7 +295,10 @@ fn junit_report_fails_a_test_case_per_survivor_and_follows_the_junit_schema() {
         .nth(1)
         .and_then(|rest| rest.split("</testcase>").next())
         .expect("the deleted raise's test case");
-    assert!(deleted.contains("message=\"Survived: no test failed with this mutant\""), "{deleted}");
+    assert!(
+        deleted.contains("message=\"Survived: no test failed with this mutant; hint: no test expects the error `raise RuntimeError(&quot;[MAX_TOKENS] repl...` raises: add one that asserts it is raised\""),
+        "the verdict with its hint: {deleted}"
+    );
     assert!(deleted.contains("+        pass\n"), "the diff in the failure: {deleted}");
     assert!(deleted.contains(&format!("ran under: {CUT_OFF_TEST}")), "{deleted}");
     let killed = xml.split("name=\"mutant 2 at 14:8: force condition to True\"").nth(1).unwrap();
@@ -342,7 +345,7 @@ fn sarif_report_has_a_result_per_surviving_line_and_follows_the_sarif_schema() {
     };
     assert_eq!(places, [at(14, 8), at(15, 9)]);
     let message = results[1]["message"]["text"].as_str().unwrap();
-    assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9);"), "{message}");
+    assert!(message.starts_with("2 mutants survived, no test failed with the line changed: delete statement (mutant 5, column 9; hint: no test expects the error `raise RuntimeError(\"[MAX_TOKENS] repl...` raises: add one that asserts it is raised);"), "{message}");
     assert!(
         run_log["tool"]["driver"]["informationUri"].as_str().is_some_and(|uri| uri.starts_with("https://")),
         "{run_log}"
@@ -422,12 +425,17 @@ fn github_format_annotates_each_line_with_survivors() {
             &format!(
                 "::error file=model_client.py,line=14,col=8,title=mutdelta%3A 2 mutants survived::\
                  no test failed with the line changed:%0A  mutant 1 at column 8: force condition to False\
-                 %0A  mutant 4 at column 23: replace \"max_tokens\" with \"\"%0Aran under: {both}"
+                 %0A    hint: no test where `stop_reason == \"max_tokens\"` is true checks the outcome: add one\
+                 %0A  mutant 4 at column 23: replace \"max_tokens\" with \"\"\
+                 %0A    hint: no test checks the text `\"max_tokens\"`: assert on the output or value holding it\
+                 %0Aran under: {both}"
             ),
             &format!(
                 "::error file=model_client.py,line=15,col=9,title=mutdelta%3A 2 mutants survived::\
                  no test failed with the line changed:%0A  mutant 5 at column 9: delete statement\
+                 %0A    hint: no test expects the error `raise RuntimeError(\"[MAX_TOKENS] repl...` raises: add one that asserts it is raised\
                  %0A  mutant 6 at column 28: replace \"[MAX_TOKENS] reply was cut off at the … with \"\"\
+                 %0A    hint: no test checks the text `\"[MAX_TOKENS] reply was cut off at th...`: assert on the output or value holding it\
                  %0Aran under: {CUT_OFF_TEST}"
             ),
         ]
