@@ -132,6 +132,8 @@ pub struct Plan {
     pub unsafe_lines: BTreeMap<PathBuf, Vec<usize>>,
     /// Added executable lines compiled only with cargo features, with those features, per file.
     pub feature_gated: BTreeMap<PathBuf, BTreeMap<usize, Vec<String>>>,
+    /// Mutants an equivalence rule left unmade, by rule name (`mutators::FileMutants::not_made`).
+    pub not_made: BTreeMap<&'static str, usize>,
     /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
     pub share: Option<crate::shard::Share>,
 }
@@ -225,6 +227,9 @@ impl Plan {
             if !found.unsafe_lines.is_empty() {
                 plan.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());
             }
+            for &(rule, count) in &found.not_made {
+                *plan.not_made.entry(rule).or_default() += count;
+            }
             if found.executable_lines.is_empty() {
                 continue;
             }
@@ -243,6 +248,16 @@ impl Plan {
                 "{unsafe_lines} added executable {} in `unsafe` code got no mutant: a mutant there could cause undefined behaviour rather than a failing test (--mutate-unsafe mutates {} anyway)",
                 if unsafe_lines == 1 { "line" } else { "lines" },
                 if unsafe_lines == 1 { "it" } else { "them" },
+            ));
+        }
+        let not_made: usize = plan.not_made.values().sum();
+        if not_made > 0 {
+            let rules: Vec<String> =
+                plan.not_made.iter().map(|(rule, count)| format!("{rule} {count}")).collect();
+            plan.notes.push(format!(
+                "{not_made} {} not made: the same program as the original or another mutant ({}; `mutdelta mutators` says why)",
+                if not_made == 1 { "mutant" } else { "mutants" },
+                rules.join(", ")
             ));
         }
         let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();

@@ -76,6 +76,9 @@ pub struct FileMutants {
     /// Executable lines and lines with mutants compiled only with cargo features, with those
     /// features (Rust).
     pub feature_gated: Vec<(usize, Vec<String>)>,
+    /// How many mutants an equivalence rule of `catalog::EQUIVALENT` left unmade, by rule
+    /// name, where they are counted (Rust's `literal-fold`).
+    pub not_made: Vec<(&'static str, usize)>,
 }
 
 /// A function or a type's block (Rust `impl`, `trait`; Python `class`): what code runs in.

@@ -51,6 +51,7 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
         mutants,
         unsafe_lines: Vec::new(),
         feature_gated: Vec::new(),
+        not_made: Vec::new(),
     })
 }
 

@@ -65,7 +65,12 @@ pub fn mutate_with(
     let mut mutants: Vec<Mutant> =
         std::mem::take(&mut walker.edits).into_iter().map(|edit| finish(&parsed, edit, &skipped)).collect();
     crate::sort_and_dedup(source, &mut mutants);
+    let made = mutants.len();
     fold::drop_folded(source, &fold::literal_arithmetic(&parsed.source, &parsed.file), &mut mutants);
+    let not_made = match made - mutants.len() {
+        0 => Vec::new(),
+        folded => vec![("literal-fold", folded)],
+    };
     walker.marks.apply(&mut mutants);
     let statements = executable_lines.iter().map(|&line| line..=line).collect();
     let mutated: std::collections::HashSet<usize> = mutants.iter().map(|mutant| mutant.line).collect();
@@ -97,7 +102,7 @@ pub fn mutate_with(
             (!features.is_empty()).then_some((line, features))
         })
         .collect();
-    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines, feature_gated })
+    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines, feature_gated, not_made })
 }
 
 /// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or

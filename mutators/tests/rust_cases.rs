@@ -588,7 +588,9 @@ fn h(x: u8) -> u8 {
 #[test]
 fn literal_arithmetic_makes_no_mutant_that_folds_to_the_original_or_an_earlier_mutant() {
     let source = "fn timeout() -> Duration {\n    Duration::from_secs(60 * 60)\n}\nfn f(x: u64) -> u64 {\n    x * 1 + 60\n}\n";
-    let mutants = mutators::rust::mutate(source, &[2, 5]).unwrap().mutants;
+    let found = mutators::rust::mutate(source, &[2, 5]).unwrap();
+    assert_eq!(found.not_made, [("literal-fold", 3)], "counted");
+    let mutants = found.mutants;
     let on_line = |line: usize| -> Vec<String> {
         let operators = mutants.iter().filter(|m| m.line == line && m.mutator().name() != "FunctionBody");
         operators.map(|m| m.description.clone()).collect()

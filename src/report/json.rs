@@ -152,6 +152,10 @@ fn origin(report: &Report) -> Value {
         // Added lines passed over as reformatted or moved code, per file.
         value["reformatted"] = super::list::lines_by_path(&report.plan.reformatted);
     }
+    if !report.plan.not_made.is_empty() {
+        // Mutants an equivalence rule left unmade, by rule: the same program, never run.
+        value["notMade"] = json!(report.plan.not_made);
+    }
     if !report.plan.unsafe_lines.is_empty() {
         // Added executable lines left without a mutant for lying in `unsafe` code, per file.
         value["unsafeLines"] = super::list::lines_by_path(&report.plan.unsafe_lines);

@@ -82,6 +82,7 @@ pub fn render_json(plan: &Plan) -> Value {
         "addedLines": plan.added_lines(),
         "reformatted": lines_by_path(&plan.reformatted),
         "unsafeLines": lines_by_path(&plan.unsafe_lines),
+        "notMade": plan.not_made,
     });
     if let Some(share) = &plan.share {
         value["shard"] =

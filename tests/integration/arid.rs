@@ -342,3 +342,44 @@ fn an_arid_survivor_remembered_as_ignored_is_a_survivor_again_under_no_arid() {
     assert_eq!(again, arid, "recalled as it was");
     assert!(counted.iter().all(|s| s == "Survived"), "--no-arid counts them, recalled or not: {counted:?}");
 }
+
+#[test]
+fn rust_mutants_that_fold_to_the_originals_value_or_another_mutants_are_not_made_and_counted() {
+    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let repo = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    crate::common::git(repo, &["init", "-q"]);
+    write("Cargo.toml", "[package]\nname = \"hours\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+    write("src/lib.rs", "pub fn minute() -> u64 {\n    60\n}\n");
+    crate::common::git(repo, &["add", "-A"]);
+    crate::common::git(repo, &["commit", "-q", "-m", "before"]);
+    write("src/lib.rs", "pub fn minute() -> u64 {\n    60\n}\n\npub fn hour() -> u64 {\n    60 * 60\n}\n");
+    crate::common::git(repo, &["commit", "-q", "-am", "an hour"]);
+
+    let json = mutdelta(repo, &["list", "--commit", "HEAD", "--json"]);
+    let text = mutdelta(repo, &["list", "--commit", "HEAD"]);
+
+    assert_eq!(json.code, 0, "{json:?}");
+    let plan: Value = serde_json::from_str(&json.stdout).unwrap();
+    let on_the_product: Vec<&str> = plan["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["line"] == 6)
+        .map(|m| m["description"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        on_the_product,
+        ["replace 60 with 0", "replace 60 with 1", "replace 60 with 61", "replace * with /"],
+        "60 * 0, 60 * 1 and 60 * 61 fold as the first operand's mutants do"
+    );
+    assert_eq!(plan["notMade"], serde_json::json!({ "literal-fold": 3 }));
+    assert!(
+        text.stderr.contains("note: 3 mutants not made: the same program as the original or another mutant (literal-fold 3; `mutdelta mutators` says why)"),
+        "{text:?}"
+    );
+}
