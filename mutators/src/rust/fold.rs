@@ -65,7 +65,6 @@ fn value(expr: &Expr) -> Option<i64> {
             int.base10_digits().parse::<i64>().ok()?
         }
         Expr::Paren(inner) => value(&inner.expr)?,
-        Expr::Group(inner) => value(&inner.expr)?,
         Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => value(&unary.expr)?.checked_neg()?,
         Expr::Binary(binary) => {
             let (left, right) = (value(&binary.left)?, value(&binary.right)?);
@@ -92,7 +91,6 @@ fn is_literal_arithmetic(expr: &Expr) -> bool {
     match expr {
         Expr::Lit(syn::ExprLit { lit: Lit::Int(_), .. }) => true,
         Expr::Paren(inner) => is_literal_arithmetic(&inner.expr),
-        Expr::Group(inner) => is_literal_arithmetic(&inner.expr),
         Expr::Unary(unary) => matches!(unary.op, UnOp::Neg(_)) && is_literal_arithmetic(&unary.expr),
         Expr::Binary(binary) => {
             matches!(
@@ -129,5 +127,47 @@ mod tests {
         assert_eq!(fold("4 / 0"), None);
         assert_eq!(fold("2u8 * 3"), None, "a suffix: left alone");
         assert_eq!(fold("x * 3"), None);
+    }
+
+    #[test]
+    fn each_operator_folds_as_rust_computes_it_and_long_shifts_are_left_alone() {
+        assert_eq!(fold("2 + 3"), Some(5));
+        assert_eq!(fold("7 % 4"), Some(3));
+        assert_eq!(fold("6 & 3"), Some(2));
+        assert_eq!(fold("6 | 3"), Some(7));
+        assert_eq!(fold("6 ^ 3"), Some(5));
+        assert_eq!(fold("256 >> 4"), Some(16));
+        assert_eq!(fold("1 << 30"), Some(1 << 30));
+        assert_eq!(fold("0 << 31"), None, "a shift by 31 or more: an i32 would not allow it");
+        assert_eq!(fold("(1 << 30) >> 31"), None);
+        assert_eq!(fold("-0 + 2"), Some(2), "a unary minus of a literal");
+        assert_eq!(fold("!0"), None, "only minus");
+    }
+
+    fn roots(text: &str) -> Vec<&str> {
+        let parsed = super::super::source::parse(text).unwrap();
+        literal_arithmetic(&parsed.source, &parsed.file).into_iter().map(|range| &text[range]).collect()
+    }
+
+    #[test]
+    fn the_outermost_expressions_of_literals_and_arithmetic_alone_are_the_roots() {
+        let text = "fn f(x: u64) -> u64 { let a = (2) + -1 * 3; let b = x * 2; let c = 1 == 1; let d = !1 & 2; a + b + (4 * 4) }";
+        assert_eq!(roots(text), ["(2) + -1 * 3", "4 * 4"]);
+    }
+
+    #[test]
+    fn a_root_that_does_not_fold_leaves_the_next_one_to_fold_and_code_outside_untouched() {
+        let source = "fn f(x: u64) -> u64 {\n    (1 << 40) + x * (60 * 60)\n}\n";
+        let found = crate::rust::mutate(source, &[2]).unwrap();
+        assert_eq!(found.not_made, [("literal-fold", 3)]);
+        let descriptions: Vec<&str> = found.mutants.iter().map(|m| m.description.as_str()).collect();
+        assert!(
+            descriptions.contains(&"replace 40 with 41"),
+            "the root past i32 keeps every mutant: {descriptions:?}"
+        );
+        assert!(
+            descriptions.contains(&"replace * with /"),
+            "x * ... is outside every root: {descriptions:?}"
+        );
     }
 }
