@@ -159,24 +159,28 @@ fn run(python: &Path, request: &serde_json::Value, cache: &Cache) -> Result<Answ
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_same_mutants_in_another_order_are_the_same_request() {
-        let dir = tempfile::tempdir().unwrap();
-        git2::Repository::init(dir.path()).unwrap();
-        let cache = Cache::open(dir.path(), true);
-        let source = "def f(a):\n    return a + 1\n".to_string();
-        let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
-        let plan = Plan {
+    /// A plan of `calc.py` holding `source`, with the mutants of its line 2.
+    fn plan_of_line_2(source: &str) -> Plan {
+        let mutants = mutators::python::mutate(source, &[2]).unwrap().mutants;
+        Plan {
             files: vec![crate::plan::FilePlan {
                 path: "calc.py".into(),
                 language: Language::Python,
-                source,
+                source: source.to_string(),
                 lines: vec![2],
                 statements: vec![2..=2],
                 mutants,
             }],
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn the_same_mutants_in_another_order_are_the_same_request() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let cache = Cache::open(dir.path(), true);
+        let plan = plan_of_line_2("def f(a):\n    return a + 1\n");
         let in_order = plan.mutants();
         assert!(in_order.len() > 2, "{in_order:?}");
         let reversed: Vec<PlannedMutant> = in_order.iter().rev().cloned().collect();
@@ -190,19 +194,7 @@ mod tests {
 
     #[test]
     fn a_mutant_that_compiles_to_the_originals_code_or_an_earlier_mutants_is_equivalent() {
-        let source = "def f(x):\n    y = 2 + 0\n    return x * y\n".to_string();
-        let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
-        let plan = Plan {
-            files: vec![crate::plan::FilePlan {
-                path: "calc.py".into(),
-                language: Language::Python,
-                source,
-                lines: vec![2],
-                statements: vec![2..=2],
-                mutants,
-            }],
-            ..Default::default()
-        };
+        let plan = plan_of_line_2("def f(x):\n    y = 2 + 0\n    return x * y\n");
         let planned = plan.mutants();
         let id = |description: &str| {
             let found = planned.iter().find(|p| p.mutant.description == description);
