@@ -15,6 +15,10 @@ use crate::options::{Format, ListOptions, Options, ReportFiles};
 use crate::report::{self, Gate};
 use crate::run::{self, Interrupted, INTERRUPTED};
 
+/// The languages mutdelta checks, in the order a check runs them: the one list of them (a new
+/// language is a folder beside `python/` and `cargo/` and a line here).
+pub const LANGUAGES: &[run::Plugin] = &[crate::python::PLUGIN, crate::cargo::PLUGIN];
+
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
     if let Command::Watchdog = cli.command {
@@ -162,7 +166,7 @@ fn check(options: &Options) -> Result<Exit> {
         }
     }
     let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
-    let report = run::check(options, &mut |event| console.hear(event))?;
+    let report = run::check(options, LANGUAGES, &mut |event| console.hear(event))?;
     console.settle();
     let text = if options.quiet {
         report::text::summary(&report)
@@ -333,7 +337,8 @@ fn print_config(provenance: &Provenance) -> Exit {
 
 /// `mutdelta list`: the mutants `check` would run.
 fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
-    let plan = run::plan(&options.directory, &options.target, &options.choice, options.shard)?;
+    let languages: Vec<_> = LANGUAGES.iter().map(|plugin| plugin.language).collect();
+    let plan = run::plan(&options.directory, &options.target, &options.choice, options.shard, &languages)?;
     for note in options.config.notes.iter().chain(&plan.notes) {
         eprintln!("note: {note}");
     }

@@ -134,6 +134,45 @@ fn manifest_dir(root: &Path, dir: &Path, manifest: &mut Vec<Entry>) -> Result<()
     Ok(())
 }
 
+/// mutdelta's environment, which the tests inherit, without what changes from one shell or
+/// terminal to the next.
+pub fn environment_fingerprint() -> String {
+    const VOLATILE: &[&str] = &[
+        "_",
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "TERM",
+        "COLORTERM",
+        "COLUMNS",
+        "LINES",
+        "DISPLAY",
+        "WINDOWID",
+        "XAUTHORITY",
+        "MAIL",
+        "LS_COLORS",
+        "PS1",
+        "HISTFILE",
+        "STY",
+        "TMUX",
+        "TMUX_PANE",
+        // Where temporary files go: a place, not a behaviour.
+        "TMPDIR",
+        // Which run this is (see `watchdog`): a new value every run.
+        crate::watchdog::MARK,
+    ];
+    const VOLATILE_PREFIXES: &[&str] = &["SSH_", "XDG_SESSION", "TERM_", "VSCODE_", "KITTY_", "WT_"];
+    let mut vars: Vec<(String, String)> = std::env::vars_os()
+        .map(|(name, value)| (name.to_string_lossy().into_owned(), value.to_string_lossy().into_owned()))
+        .filter(|(name, _)| {
+            !VOLATILE.contains(&name.as_str())
+                && !VOLATILE_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+        })
+        .collect();
+    vars.sort();
+    vars.iter().map(|(name, value)| format!("{name}={value}\n")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::plan::Language;
-use crate::report::{MutantResult, Status, Timings};
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::report::Timings;
 use crate::run::{Event, Phase};
 
 /// The environment variable that sets how often a plain progress line is printed, in seconds.
@@ -152,11 +152,11 @@ impl Console {
         let mut state = lock(&self.state);
         match event {
             Event::Phase(Phase::Audit) => {
-                state.start(phase_label(Phase::Audit), None);
+                state.start(&phase_label(Phase::Audit), None);
                 state.prefix = "kill-loss audit, ";
             }
             Event::Phase(phase) => {
-                state.start(phase_label(phase), None);
+                state.start(&phase_label(phase), None);
                 let line = format!("{}{}", state.prefix, phase_line(phase));
                 state.say(&line);
             }
@@ -168,9 +168,9 @@ impl Console {
             }
             Event::Note(text) => state.say(&text),
             Event::MutantsStarting { total, workers } => {
-                let label = if state.label.ends_with(phase_label(Phase::SecondRound { open: 0 })) {
+                let label = if state.label.ends_with(&phase_label(Phase::SecondRound { open: 0 })) {
                     "second round, mutants"
-                } else if state.label.ends_with(phase_label(Phase::Confirming { count: 0 })) {
+                } else if state.label.ends_with(&phase_label(Phase::Confirming { count: 0 })) {
                     "confirming survivors, mutants"
                 } else {
                     "mutants"
@@ -265,26 +265,20 @@ fn bar_style() -> ProgressStyle {
 }
 
 /// What a phase is called in the progress lines.
-fn phase_label(phase: Phase) -> &'static str {
+fn phase_label(phase: Phase) -> String {
     match phase {
-        Phase::Baseline(Language::Python) => "baseline (Python)",
-        Phase::Baseline(Language::Rust) => "baseline (Rust)",
-        Phase::Workers { .. } => "copies",
-        Phase::SecondRound { .. } => "second round",
-        Phase::Confirming { .. } => "confirming survivors",
-        Phase::Audit => "kill-loss audit",
+        Phase::Baseline(language) => format!("baseline ({})", language.display),
+        Phase::Workers { .. } => "copies".to_string(),
+        Phase::SecondRound { .. } => "second round".to_string(),
+        Phase::Confirming { .. } => "confirming survivors".to_string(),
+        Phase::Audit => "kill-loss audit".to_string(),
     }
 }
 
 /// The line that says a phase has started.
 fn phase_line(phase: Phase) -> String {
     match phase {
-        Phase::Baseline(Language::Python) => {
-            "baseline: running the unmutated tests (Python)".to_string()
-        }
-        Phase::Baseline(Language::Rust) => {
-            "baseline: building the unmutated packages and running their tests (Rust)".to_string()
-        }
+        Phase::Baseline(language) => format!("baseline: {} ({})", language.baseline_words, language.display),
         Phase::Workers { count: 1 } => "preparing a copy to test the mutants in".to_string(),
         Phase::Workers { count } => format!("preparing {count} parallel copies to test the mutants in"),
         Phase::SecondRound { open } => format!(

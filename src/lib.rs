@@ -1,7 +1,6 @@
 //! mutdelta: mutation-test the lines a change adds.
 
 pub mod app;
-pub mod audit;
 pub mod cache;
 pub mod cargo;
 pub mod choose;
@@ -12,6 +11,7 @@ pub mod demo;
 pub mod exit;
 pub mod hook;
 pub mod lines;
+pub mod model;
 pub mod options;
 pub mod paint;
 pub mod plan;
@@ -24,4 +24,5 @@ pub mod scratch;
 pub mod seal;
 pub mod shard;
 pub mod watchdog;
+pub mod words;
 pub mod worktree;

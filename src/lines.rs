@@ -10,43 +10,13 @@ use config::DiffConfig;
 use gitdiff::NewSide;
 pub use list::parse_line_list;
 
+use crate::model::plan::State;
 use crate::options::Target;
 
 mod config;
 mod gitdiff;
 mod list;
 mod renames;
-
-/// Which state of the repository is materialised and tested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// A commit's tree.
-    Commit(Oid),
-    /// The index (staged content).
-    Index,
-    /// The working tree, untracked non-ignored files included.
-    WorkTree,
-}
-
-impl State {
-    /// As reports write it: `commit <id>`, `index` or `worktree`.
-    pub fn to_text(self) -> String {
-        match self {
-            State::Commit(oid) => format!("commit {oid}"),
-            State::Index => "index".to_string(),
-            State::WorkTree => "worktree".to_string(),
-        }
-    }
-
-    /// Reads what `to_text` wrote.
-    pub fn from_text(text: &str) -> Option<State> {
-        match text {
-            "index" => Some(State::Index),
-            "worktree" => Some(State::WorkTree),
-            _ => Oid::from_str(text.strip_prefix("commit ")?).ok().map(State::Commit),
-        }
-    }
-}
 
 /// The lines a change adds, per file (paths relative to the repository root), as `git diff`
 /// shows them.

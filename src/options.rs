@@ -13,8 +13,9 @@ use crate::cli::{
     TestToolArg,
 };
 use crate::config::{self, Config, Provenance, Resolver};
-use crate::run::memory::{self, parse_limit, Bytes};
-use crate::shard::Shard;
+use crate::model::plan::Shard;
+use crate::model::record::Bytes;
+use crate::run::memory::{self, parse_limit};
 
 /// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use mutators::Scope;
 
-use crate::plan::Language;
+use crate::model::plan::{Language, Strings};
 
 /// A match is old code only with this many tokens: one line of them, or a run of shorter ones.
 const MIN_TOKENS: usize = 3;
@@ -47,10 +47,11 @@ pub fn old_code(
     added: &[AddedFile<'_>],
     removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
     removed_scopes: &BTreeMap<PathBuf, Vec<Scope>>,
+    languages: &[Language],
 ) -> BTreeMap<PathBuf, BTreeSet<usize>> {
     let mut removed_runs: Vec<Run> = Vec::new();
     for (path, lines) in removed {
-        let Some(language) = Language::of(path) else { continue };
+        let Some(language) = Language::of(path, languages) else { continue };
         let lines: BTreeMap<usize, &str> = lines.iter().map(|(&n, text)| (n, text.as_str())).collect();
         let scopes = removed_scopes.get(path).map(Vec::as_slice).unwrap_or_default();
         removed_runs.extend(runs(&lines, language, scopes));
@@ -195,15 +196,14 @@ fn runs(lines: &BTreeMap<usize, &str>, language: Language, scopes: &[Scope]) -> 
 /// The tokens of one line: words, strings (normalized in Python), single punctuation marks.
 fn tokens(text: &str, language: Language) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
+    let prefixed = language.lexing.strings == Strings::Prefixed;
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
-        } else if (language == Language::Python && c == '#')
-            || (language == Language::Rust && c == '/' && chars.get(i + 1) == Some(&'/'))
-        {
+        } else if starts_at(&chars, i, language.lexing.line_comment) {
             break;
         } else if c.is_alphanumeric() || c == '_' {
             let start = i;
@@ -212,18 +212,15 @@ fn tokens(text: &str, language: Language) -> Vec<String> {
             }
             let word: String = chars[start..i].iter().collect();
             match chars.get(i) {
-                Some(&quote @ ('"' | '\'')) if language == Language::Python && is_string_prefix(&word) => {
+                Some(&quote @ ('"' | '\'')) if prefixed && is_string_prefix(&word) => {
                     let (token, end) = python_string(&chars, i, quote, &word.to_ascii_lowercase());
                     out.push(token);
                     i = end;
                 }
                 _ => out.push(word),
             }
-        } else if c == '"' || (c == '\'' && language == Language::Python) {
-            let (token, end) = match language {
-                Language::Python => python_string(&chars, i, c, ""),
-                Language::Rust => quoted(&chars, i, c),
-            };
+        } else if c == '"' || (c == '\'' && prefixed) {
+            let (token, end) = if prefixed { python_string(&chars, i, c, "") } else { quoted(&chars, i, c) };
             out.push(token);
             i = end;
         } else if c == '\'' {
@@ -314,7 +311,7 @@ fn drop_trailing_commas(lines: &mut [Line], language: Language) {
                 let after_name = before.is_some_and(|b| {
                     b == ")"
                         || b == "]"
-                        || (b == ">" && language == Language::Rust)
+                        || (b == ">" && language.lexing.generics)
                         || (is_word(b) && !is_keyword(b, language))
                 });
                 let droppable = match token {
@@ -352,6 +349,11 @@ fn drop_trailing_commas(lines: &mut [Line], language: Language) {
     }
 }
 
+/// Whether `chars` from `at` begin with `text`.
+fn starts_at(chars: &[char], at: usize, text: &str) -> bool {
+    text.chars().enumerate().all(|(offset, c)| chars.get(at + offset) == Some(&c))
+}
+
 fn is_closer(token: &str) -> bool {
     matches!(token, ")" | "]" | "}")
 }
@@ -361,23 +363,16 @@ fn is_word(token: &str) -> bool {
 }
 
 fn is_keyword(word: &str, language: Language) -> bool {
-    const PYTHON: &[&str] = &[
-        "and", "as", "assert", "async", "await", "del", "elif", "else", "except", "for", "from", "if",
-        "import", "in", "is", "lambda", "not", "or", "raise", "return", "while", "with", "yield",
-    ];
-    const RUST: &[&str] = &[
-        "as", "break", "else", "for", "if", "in", "let", "match", "move", "mut", "ref", "return", "while",
-        "yield",
-    ];
-    match language {
-        Language::Python => PYTHON.contains(&word),
-        Language::Rust => RUST.contains(&word),
-    }
+    language.lexing.keywords.contains(&word)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PYTHON: Language = crate::python::spec::LANGUAGE;
+    const RUST: Language = crate::cargo::spec::LANGUAGE;
+    const LANGUAGES: &[Language] = &[PYTHON, RUST];
 
     fn lines(start: usize, text: &str) -> BTreeMap<usize, &str> {
         text.lines().enumerate().map(|(i, line)| (start + i, line)).collect()
@@ -387,7 +382,7 @@ mod tests {
     fn old_lines(added_at: usize, added: &str, removed_at: usize, removed: &str) -> Vec<usize> {
         let file = AddedFile {
             path: Path::new("a.py"),
-            language: Language::Python,
+            language: PYTHON,
             lines: lines(added_at, added),
             scopes: Vec::new(),
         };
@@ -395,7 +390,7 @@ mod tests {
             PathBuf::from("old.py"),
             lines(removed_at, removed).into_iter().map(|(n, text)| (n, text.to_string())).collect(),
         )]);
-        old_code(&[file], &removed, &BTreeMap::new())
+        old_code(&[file], &removed, &BTreeMap::new(), LANGUAGES)
             .remove(Path::new("a.py"))
             .unwrap_or_default()
             .into_iter()
@@ -405,14 +400,9 @@ mod tests {
     /// The added lines of a change from `before` to `after` (whole files of `language`) that are
     /// old code, every line of both diffed as all removed and all added but for those `kept`.
     fn moved(language: Language, before: &'static str, after: &'static str, kept: &[&str]) -> Vec<usize> {
-        let (old_path, new_path) = match language {
-            Language::Python => ("m.py", "m.py"),
-            Language::Rust => ("src/m.rs", "src/m.rs"),
-        };
-        let scopes = |text: &str| match language {
-            Language::Python => mutators::python::scopes(text).unwrap(),
-            Language::Rust => mutators::rust::scopes(text).unwrap(),
-        };
+        let (old_path, new_path) =
+            if language == PYTHON { ("m.py", "m.py") } else { ("src/m.rs", "src/m.rs") };
+        let scopes = |text: &str| (language.scopes)(text).unwrap();
         let changed = |text: &'static str| -> BTreeMap<usize, &'static str> {
             text.lines()
                 .enumerate()
@@ -425,7 +415,7 @@ mod tests {
         let removed_lines = changed(before).into_iter().map(|(n, text)| (n, text.to_string())).collect();
         let removed = BTreeMap::from([(PathBuf::from(old_path), removed_lines)]);
         let removed_scopes = BTreeMap::from([(PathBuf::from(old_path), scopes(before))]);
-        old_code(&[file], &removed, &removed_scopes)
+        old_code(&[file], &removed, &removed_scopes, LANGUAGES)
             .remove(Path::new(new_path))
             .unwrap_or_default()
             .into_iter()
@@ -472,7 +462,7 @@ impl PartialEq for Identifier {
             "    }",
             "}",
         ];
-        assert_eq!(moved(Language::Rust, before, after, &kept), Vec::<usize>::new());
+        assert_eq!(moved(RUST, before, after, &kept), Vec::<usize>::new());
         // Without scopes (the rule before), the comparison was old code.
         assert_eq!(
             old_lines(
@@ -510,7 +500,7 @@ def parse(items):
 def total(items):
     return sum(parse(items))
 ";
-        assert_eq!(moved(Language::Python, before, after, &["", "def total(items):"]), vec![1, 2]);
+        assert_eq!(moved(PYTHON, before, after, &["", "def total(items):"]), vec![1, 2]);
         // A statement re-wrapped in its own function stays old code.
         let rewrapped = "\
 def total(items):
@@ -530,7 +520,7 @@ def mean(items):
             "def mean(items):",
             "    return total(items) / len(items)",
         ];
-        assert_eq!(moved(Language::Python, before, rewrapped, &kept), vec![2, 3, 4]);
+        assert_eq!(moved(PYTHON, before, rewrapped, &kept), vec![2, 3, 4]);
     }
 
     #[test]
@@ -603,19 +593,21 @@ def mean(items):
     fn rust_chars_and_strings_differ_and_lifetimes_are_words() {
         let file = |text: &'static str| AddedFile {
             path: Path::new("src/a.rs"),
-            language: Language::Rust,
+            language: RUST,
             lines: BTreeMap::from([(1, text)]),
             scopes: Vec::new(),
         };
         let removed = |text: &str| {
             BTreeMap::from([(PathBuf::from("src/b.rs"), BTreeMap::from([(4, text.to_string())]))])
         };
-        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";"), &BTreeMap::new()).is_empty());
+        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";"), &BTreeMap::new(), LANGUAGES)
+            .is_empty());
         assert_eq!(
             old_code(
                 &[file("fn f<'a>(x: &'a str) {}")],
                 &removed("fn f<'a>(x: &'a str,) {}"),
-                &BTreeMap::new()
+                &BTreeMap::new(),
+                LANGUAGES
             )
             .len(),
             1

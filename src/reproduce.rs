@@ -7,7 +7,9 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 
-use crate::lines::{self, State};
+use crate::lines;
+
+use crate::model::plan::State;
 use crate::report::document::{byte_offset, Location};
 use crate::report::test_files::{Defined, TestFile};
 use crate::report::text::{unified_diff, within_a_screen};

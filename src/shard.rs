@@ -1,69 +1,18 @@
 //! `--shard K/N`: which share of a plan's mutants one job of a CI matrix tests, computed from the plan alone so every job agrees without talking to the others.
 
-use std::collections::BTreeSet;
+use crate::model::plan::{Language, Plan};
+use crate::model::plan::{Shard, Share};
 
-use anyhow::{bail, Result};
-
-use crate::plan::{Language, Plan};
-
-/// One job's place in the matrix: shard `index` (0-based) of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl std::fmt::Display for Shard {
-    /// As the option writes it: `1/4`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl Shard {
-    /// Reads `K/N` (0-based K below N).
-    pub fn parse(text: &str) -> Result<Shard> {
-        let hint = "give K/N with 0 <= K < N, e.g. --shard 0/4 to --shard 3/4";
-        let Some((index, count)) = text.split_once('/') else {
-            bail!("--shard {text} is not of the form K/N: {hint}");
-        };
-        let (Ok(index), Ok(count)) = (index.trim().parse::<usize>(), count.trim().parse::<usize>()) else {
-            bail!("--shard {text} is not two whole numbers K/N: {hint}");
-        };
-        if count == 0 {
-            bail!("--shard {text} splits into zero shards: {hint}");
-        }
-        if index >= count {
-            bail!("--shard {text} names no shard: shards are numbered from 0, so the last of {count} is {}/{count}", count - 1);
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-/// The part of a plan one shard tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Share {
-    pub shard: Shard,
-    /// The ids of its mutants.
-    pub ids: BTreeSet<usize>,
-    /// How many mutants the whole plan has.
-    pub planned: usize,
-}
-
-/// What a mutant is expected to cost, in units of a Python mutant's run. A Python mutant is a
-/// code swap or a fork of a warm worker running the few tests that reach it; a Rust mutant is a
-/// build of its package, then its tests. Measured on the fixtures (debug build, two workers):
-/// a Python mutant of `sharded` took 0.085 s (median), a Rust mutant of `rust_parser` 1.7 s,
-/// about 20 times as long. Ignored mutants run nothing. Per-shard costs (the baseline of each
-/// language a shard holds, its workers' start, the audit's coverage run) are left out: when a
-/// change's mutants are of one language, the common case, every shard pays them alike. Keeping
-/// a file's mutants together would save nothing: each mutant writes, builds or swaps its file
-/// alone.
+/// What a mutant is expected to cost, in units of a Python mutant's run (its language's
+/// `mutant_cost`). Ignored mutants run nothing. Per-shard costs (the baseline of each language a
+/// shard holds, its workers' start, the audit's coverage run) are left out: when a change's
+/// mutants are of one language, the common case, every shard pays them alike. Keeping a file's
+/// mutants together would save nothing: each mutant writes, builds or swaps its file alone.
 fn cost(language: Language, ignored: bool) -> u64 {
-    match (ignored, language) {
-        (true, _) => 0,
-        (false, Language::Python) => 1,
-        (false, Language::Rust) => 20,
+    if ignored {
+        0
+    } else {
+        language.mutant_cost
     }
 }
 
@@ -108,7 +57,7 @@ pub fn digest(plan: &Plan, tests: &[String]) -> String {
     for file in &plan.files {
         let lines: Vec<String> = file.lines.iter().map(usize::to_string).collect();
         parts.push(file.path.display().to_string().into());
-        parts.push(file.language.name().into());
+        parts.push(file.language.name.into());
         parts.push(file.source.clone().into());
         parts.push(lines.join(",").into());
     }
@@ -140,6 +89,7 @@ pub fn digest(plan: &Plan, tests: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn shard_arguments_are_k_of_n_counted_from_zero() {
@@ -213,12 +163,8 @@ mod tests {
         let rust = "pub fn fee(kg: u32) -> u32 {\n    if kg > 10 {\n        kg * 2 + 1\n    } else {\n        kg - 1\n    }\n}\n";
         let file = |path: &str, language: Language, source: &str| {
             let lines: Vec<usize> = (1..=source.lines().count()).collect();
-            let found = match language {
-                Language::Python => mutators::python::mutate(source, &lines),
-                Language::Rust => mutators::rust::mutate(source, &lines),
-            }
-            .unwrap();
-            crate::plan::FilePlan {
+            let found = (language.mutate)(source, &lines, false).unwrap();
+            crate::model::plan::FilePlan {
                 path: path.into(),
                 language,
                 source: source.into(),
@@ -228,7 +174,10 @@ mod tests {
             }
         };
         Plan {
-            files: vec![file("fee.py", Language::Python, python), file("src/lib.rs", Language::Rust, rust)],
+            files: vec![
+                file("fee.py", crate::python::spec::LANGUAGE, python),
+                file("src/lib.rs", crate::cargo::spec::LANGUAGE, rust),
+            ],
             ..Plan::default()
         }
     }
@@ -237,7 +186,9 @@ mod tests {
     fn shares_of_a_plan_partition_it_keep_its_numbers_and_balance_rust_against_python_mutants() {
         let whole = plan();
         let all: Vec<usize> = whole.mutants().iter().map(|m| m.id).collect();
-        let rust = |m: &crate::plan::PlannedMutant| whole.files[m.file].language == Language::Rust;
+        let rust = |m: &crate::model::plan::PlannedMutant| {
+            whole.files[m.file].language == crate::cargo::spec::LANGUAGE
+        };
         let rust_count = whole.mutants().iter().filter(|m| rust(m)).count();
         let ignored = whole.mutants().iter().filter(|m| m.mutant.ignored.is_some()).count();
         assert!(rust_count >= 6 && ignored >= 1 && all.len() > rust_count + ignored, "{all:?}");

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use git2::{ObjectType, Repository, Status, StatusOptions, TreeWalkMode, TreeWalkResult};
 
-use crate::lines::{workdir, State};
+use crate::lines::workdir;
+
+use crate::model::plan::State;
 
 /// Writes `state` of `repo` into the empty directory `dest`, with the generated files of the
 /// checkout beside it (`carry_generated`); returns those, by path in the copy.
@@ -71,7 +73,7 @@ fn carry_generated(repo: &Repository, dest: &Path) -> Result<Vec<PathBuf>> {
         let bytecode = relative.extension().is_some_and(|ext| ext == "pyc" || ext == "pyo");
         // What tests leave behind among them changes every run, and would make every run's
         // copy new content to the verdicts kept.
-        let left_by_tests = crate::plan::in_directory_named(relative, &["tests", "test"])
+        let left_by_tests = crate::model::plan::in_directory_named(relative, &["tests", "test"])
             || relative.extension().is_some_and(|ext| ext == "log");
         if bytecode || left_by_tests || !dest.join(parent).is_dir() {
             continue;

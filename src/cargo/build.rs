@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use crate::model::record::{Exit, Finished};
 use crate::options::TestTool;
-use crate::run::process::{Exit, Finished, TestCommand};
+use crate::run::process::TestCommand;
 
 /// Starts the first worker's target directory from the user's own debug build, when there is
 /// one, so that the baseline compiles only what changed: the dependencies' artifacts carry over

@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use crate::report::Status;
-use crate::run::outcome::{last_line, read_common, Outcome};
-use crate::run::process::Finished;
+use crate::model::outcome::Outcome;
+use crate::model::outcome::Status;
+use crate::model::record::Finished;
+use crate::run::outcome::{last_line, read_common};
 
 /// The verdict of a build-then-test run.
 pub fn read(run: &Finished, timeout: Duration) -> Outcome {
@@ -72,7 +73,7 @@ fn first_panic(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::process::Exit;
+    use crate::model::record::Exit;
 
     #[test]
     fn failed_tests_are_read_from_libtest_output() {

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod libtest;
 pub mod schema;
+pub mod spec;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -14,24 +15,29 @@ use anyhow::{anyhow, Result};
 
 use self::build::Cargo;
 use self::schema::Switched;
+use crate::model::outcome::Outcome;
+use crate::model::outcome::Status;
+use crate::model::plan::{Language, Plan, PlannedMutant};
+use crate::model::record::{Exit, Finished};
+use crate::model::record::{How, RunRecord, StepRecord};
 use crate::options::TestTool;
-use crate::plan::{in_directory_named, Language, Plan, PlannedMutant};
-use crate::report::Status;
 use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
-use crate::run::outcome::{self, Outcome};
-use crate::run::process::{Exit, Finished};
-use crate::run::record::{How, RunRecord, StepRecord};
+use crate::run::outcome;
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
-use crate::run::Interrupted;
+use crate::run::{check_language, Interrupted, Plugin};
 use crate::worktree::{self, Stamp};
 use mutators::rust::schema::MUTANT_VAR;
 
-/// Test code, which is not mutated: integration tests, benches and examples. (Unit tests inside
-/// `src/` are left alone by the mutator itself.)
-pub fn is_test_file(path: &Path) -> bool {
-    in_directory_named(path, &["tests", "benches", "examples"])
-}
+/// Rust plugged into the runner: the cargo check; no kill-loss audit yet.
+pub const PLUGIN: Plugin = Plugin {
+    language: spec::LANGUAGE,
+    relevant_tests: |_, _| Vec::new(),
+    check: |ctx, candidates, timings, events| {
+        check_language(&CargoCheck::new(ctx)?, ctx, candidates, timings, events)
+    },
+    audit: None,
+};
 
 /// A check of Rust mutants in a cargo workspace.
 pub struct CargoCheck {
@@ -90,7 +96,7 @@ fn target_dir(ctx: &Context, index: usize) -> PathBuf {
 impl LanguageCheck for CargoCheck {
     type Evidence = Evidence;
     type Worker = CargoWorker;
-    const LANGUAGE: Language = Language::Rust;
+    const LANGUAGE: Language = spec::LANGUAGE;
 
     /// The toolchain the copy selects and the environment; every file counts, since a
     /// package's tests sit in its source files.
@@ -103,7 +109,7 @@ impl LanguageCheck for CargoCheck {
             "{}{}{}",
             version("rustc", "-vV")?,
             version("cargo", "-V")?,
-            crate::python::interpreter::environment_fingerprint()
+            crate::cache::environment_fingerprint()
         );
         Some(crate::run::verdicts::Scope { identity, test_module: |_| false })
     }
@@ -348,7 +354,7 @@ const NOT_COMPILED: &str = "no test reaches this line: its file is not compiled 
      (a `#[cfg(..)]` above its module leaves it out: a feature, or another platform)";
 
 /// A mutant settled as NoCoverage for `reason`.
-fn not_covered(planned: PlannedMutant, reason: String) -> crate::report::MutantResult {
+fn not_covered(planned: PlannedMutant, reason: String) -> crate::model::outcome::MutantResult {
     Outcome::settled(Status::NoCoverage, reason).for_mutant(planned)
 }
 
@@ -610,10 +616,10 @@ mod tests {
     #[test]
     fn rust_test_files_are_integration_tests_benches_and_examples() {
         for test in ["tests/it.rs", "crates/a/tests/x.rs", "benches/b.rs", "examples/e.rs"] {
-            assert!(is_test_file(Path::new(test)), "{test}");
+            assert!(spec::is_test_file(Path::new(test)), "{test}");
         }
         for source in ["src/lib.rs", "crates/a/src/tests_support.rs", "src/test.rs"] {
-            assert!(!is_test_file(Path::new(source)), "{source}");
+            assert!(!spec::is_test_file(Path::new(source)), "{source}");
         }
     }
 }

@@ -18,9 +18,10 @@ use serde::Deserialize;
 
 use super::build::Cargo;
 use super::workspace::Package;
-use crate::plan::{Plan, PlannedMutant};
-use crate::run::process::{Exit, Finished, TestCommand};
-use crate::run::record::{How, RunRecord, StepRecord};
+use crate::model::plan::{Plan, PlannedMutant};
+use crate::model::record::{Exit, Finished};
+use crate::model::record::{How, RunRecord, StepRecord};
+use crate::run::process::TestCommand;
 use crate::run::require::{self, Subject};
 use crate::run::Interrupted;
 use crate::worktree::{self, Stamp};

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use super::served::{Answer, Served};
 use super::warm::{read_exit, seconds};
-use crate::run::process::{read_tail, Exit, Finished};
+use crate::model::record::{Exit, Finished};
+use crate::run::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;
 
 /// The plugin module, written beside the probe and loaded with `-p mutdelta_collector`.

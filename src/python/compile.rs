@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::interpreter;
 use crate::cache::{self, Cache};
-use crate::plan::{Language, Plan, PlannedMutant};
+use crate::model::plan::{Plan, PlannedMutant};
 
 const SCRIPT: &str = include_str!("compile_check.py");
 /// Where answers are kept, and how many: one per change checked (and per kill-loss audit side).
@@ -82,7 +82,7 @@ pub fn compile_check(
     cache: &Cache,
 ) -> Result<Compiled> {
     let files: Vec<usize> =
-        (0..plan.files.len()).filter(|&i| plan.files[i].language == Language::Python).collect();
+        (0..plan.files.len()).filter(|&i| plan.files[i].language == super::spec::LANGUAGE).collect();
     // The mutant ids in the order the script sees their mutants: file by file.
     let mut order: Vec<usize> = Vec::new();
     let mut requests = Vec::new();
@@ -163,9 +163,9 @@ mod tests {
     fn plan_of_line_2(source: &str) -> Plan {
         let mutants = mutators::python::mutate(source, &[2]).unwrap().mutants;
         Plan {
-            files: vec![crate::plan::FilePlan {
+            files: vec![crate::model::plan::FilePlan {
                 path: "calc.py".into(),
-                language: Language::Python,
+                language: crate::python::spec::LANGUAGE,
                 source: source.to_string(),
                 lines: vec![2],
                 statements: vec![2..=2],

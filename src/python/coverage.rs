@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::interpreter::{self, Runner};
 use crate::cache::{self, Cache};
-use crate::plan::{Language, Plan};
-use crate::run::process::{Beside, Exit, Finished};
+use crate::model::plan::Plan;
+use crate::model::record::{Exit, Finished};
+use crate::run::process::Beside;
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
@@ -126,7 +127,7 @@ fn selection_runs(tests: &[String], deselect: &[String], id: &str) -> bool {
 pub fn plan_targets(plan: &Plan) -> BTreeMap<PathBuf, Vec<usize>> {
     plan.files
         .iter()
-        .filter(|file| file.language == Language::Python)
+        .filter(|file| file.language == super::spec::LANGUAGE)
         .map(|file| (file.path.clone(), file.statement_lines()))
         .collect()
 }
@@ -194,7 +195,7 @@ impl Memory {
             files.as_bytes(),
             interpreter.as_bytes(),
             format!("{runner:?}").as_bytes(),
-            interpreter::environment_fingerprint().as_bytes(),
+            crate::cache::environment_fingerprint().as_bytes(),
         ]);
         Memory { cache, shared, last: Mutex::default() }
     }

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::interpreter::{self, Runner};
 use super::warm::{WarmSpec, WarmWorker};
-use crate::run::process::Finished;
-use crate::run::record::{CommandRecord, How};
+use crate::model::record::Finished;
+use crate::model::record::{CommandRecord, How};
 
 /// Runs the given tests in one worker's copy.
 pub trait Executor: Send {

@@ -1,5 +1,6 @@
 //! The Python side of a check: the coverage run as baseline with the compile check beside it, per-mutant test selection, canaries, warm workers.
 
+pub mod audit;
 pub mod collector;
 pub mod compile;
 pub mod coverage;
@@ -10,6 +11,7 @@ pub mod pytest;
 pub mod rest;
 pub mod select;
 pub mod served;
+pub mod spec;
 pub mod touched;
 pub mod warm;
 pub mod worker;
@@ -30,42 +32,32 @@ use self::rest::{RestOfSuite, RestSpec};
 use self::select::Selection;
 use self::warm::WarmSpec;
 use self::worker::{Equivalent, PythonWorker, Swap};
-use crate::plan::{in_directory_named, Language, PlannedMutant};
-use crate::report::{MutantResult, Status};
+use crate::model::outcome::Outcome;
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::{Language, PlannedMutant};
+use crate::model::record::Finished;
+use crate::model::record::{How, RunRecord, StepRecord};
 use crate::run::language::{
     self, Context, Job, LanguageCheck, Proven, Started, Widened, AT_IMPORT, CONFIRMING,
 };
-use crate::run::outcome::Outcome;
-use crate::run::process::Finished;
-use crate::run::record::{How, RunRecord, StepRecord};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
+use crate::run::{check_language, Auditor, Plugin};
 use crate::worktree;
 
 const WORKER_SCRIPT: &str = include_str!("worker.py");
 /// What the warm worker and the collector share: their forked children.
 const FORKED_MODULE: &str = include_str!("forked.py");
 
-/// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
-pub const CANARY_SOURCE: &str =
-    "raise RuntimeError('mutdelta canary: this file was replaced to prove the tests import it')\n";
-
-/// Test code, which is not mutated: pytest's discovery rules, plus `conftest.py` and anything
-/// under `tests`/`test`.
-pub fn is_test_file(path: &Path) -> bool {
-    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
-    name == "conftest.py"
-        || name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || in_directory_named(path, &["tests", "test"])
-}
-
-/// A module that defines tests (`test_*.py`, `*_test.py`): a change to it can change only the
-/// verdicts of the mutants its tests ran. Not conftest files, helpers or data beside the tests.
-pub fn is_test_module(path: &Path) -> bool {
-    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
-    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
-}
+/// Python plugged into the runner: the pytest check, and the kill-loss audit.
+pub const PLUGIN: Plugin = Plugin {
+    language: spec::LANGUAGE,
+    relevant_tests: |plan, options| select::relevant_tests(plan, &options.python.extra_tests),
+    check: |ctx, candidates, timings, events| {
+        check_language(&PythonCheck::new(ctx)?, ctx, candidates, timings, events)
+    },
+    audit: Some(Auditor { touches_tests: audit::touches_tests, run: audit::audit }),
+};
 
 /// Mutants a worker must have to swap in before a later round starts a collector for them
 /// (fewer are imported fresh).
@@ -85,6 +77,8 @@ pub struct PythonCheck {
     memory: Arc<coverage::Memory>,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     widens: bool,
+    /// Survivors face the whole suite, as it runs, after the last round (`confirm`).
+    confirm_survivors: bool,
     /// What the coverage runs watch, when not the plan's statements: every source line, for
     /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
     /// question as its baseline's, which reuses it).
@@ -116,6 +110,12 @@ impl PythonCheck {
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
         let tests = select::relevant_tests(ctx.plan, &ctx.options.python.extra_tests);
         PythonCheck::with_tests(ctx, tests, true, None)
+    }
+
+    /// The same check confirming its survivors against the whole suite, as it runs, whatever
+    /// `--confirm-survivors` says (the audit's check after the change).
+    pub fn confirming_survivors(self) -> PythonCheck {
+        PythonCheck { confirm_survivors: true, ..self }
     }
 
     /// A check that runs `tests` alone (never the rest of the suite), watching every source
@@ -152,6 +152,7 @@ impl PythonCheck {
             support,
             memory,
             widens,
+            confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
             early: Mutex::default(),
             ran_whole_suite: Mutex::default(),
@@ -164,10 +165,10 @@ impl PythonCheck {
     pub fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
         let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"))?;
         if let Some(run) = measured.decisive() {
-            if run.exit == crate::run::process::Exit::Code(1) {
+            if run.exit == crate::model::record::Exit::Code(1) {
                 return Ok(TestsRun::Failed);
             }
-            if run.exit == crate::run::process::Exit::Code(4) && pytest::lost_tests(&run.tail) {
+            if run.exit == crate::model::record::Exit::Code(4) && pytest::lost_tests(&run.tail) {
                 return Ok(TestsRun::NotCollected);
             }
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
@@ -195,7 +196,7 @@ impl PythonCheck {
     /// Which tests the baseline ran, in words.
     fn describe_tests(&self) -> String {
         let tests = if self.pytest() {
-            select::describe(&self.tests)
+            crate::words::describe_tests(&self.tests)
         } else {
             "the test command's tests".to_string()
         };
@@ -486,7 +487,7 @@ fn every_source_line(root: &Path) -> Result<BTreeMap<PathBuf, Vec<usize>>> {
                 continue;
             }
             let relative = path.strip_prefix(root).expect("under root").to_path_buf();
-            if relative.extension().is_some_and(|ext| ext == "py") && !is_test_file(&relative) {
+            if relative.extension().is_some_and(|ext| ext == "py") && !spec::is_test_file(&relative) {
                 let count = std::fs::read(&path)?.split(|&b| b == b'\n').count();
                 out.insert(relative, (1..=count).collect());
             }
@@ -663,7 +664,7 @@ impl PythonCheck {
 impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
-    const LANGUAGE: Language = Language::Python;
+    const LANGUAGE: Language = spec::LANGUAGE;
 
     /// Only when the change's own test files ran first, under pytest.
     fn second_round(&self) -> bool {
@@ -675,8 +676,8 @@ impl LanguageCheck for PythonCheck {
     fn verdict_scope(&self, _ctx: &Context) -> Option<crate::run::verdicts::Scope> {
         let interpreter = interpreter::fingerprint(&self.python).ok()?;
         let identity =
-            format!("{interpreter}\n{:?}\n{}", self.runner, interpreter::environment_fingerprint());
-        Some(crate::run::verdicts::Scope { identity, test_module: is_test_module })
+            format!("{interpreter}\n{:?}\n{}", self.runner, crate::cache::environment_fingerprint());
+        Some(crate::run::verdicts::Scope { identity, test_module: spec::is_test_module })
     }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
@@ -882,7 +883,7 @@ impl LanguageCheck for PythonCheck {
         let step = baseline_step(step, &measured);
         let (baseline, reused) = (measured.took, measured.reused);
         if let Some(run) = measured.decisive() {
-            if run.exit == crate::run::process::Exit::Code(5) {
+            if run.exit == crate::model::record::Exit::Code(5) {
                 // Nothing left to collect: the change's tests are the whole suite.
                 let steps = vec![step];
                 return Ok(Some(Widened {
@@ -916,7 +917,7 @@ impl LanguageCheck for PythonCheck {
     /// fresh import: the tests that run its line passed, but a test that runs after them may
     /// read what the line made (a memo, a registry) without running it.
     fn confirm(&self, ctx: &Context, results: &[MutantResult], baseline: Duration) -> Vec<Job> {
-        if !(ctx.options.python.confirm_survivors && self.pytest() && self.widens) {
+        if !(self.confirm_survivors && self.pytest() && self.widens) {
             return Vec::new(); // the user's command is the whole suite; an audit is confined
         }
         let ran_whole_suite = self.ran_whole_suite.lock().unwrap_or_else(|e| e.into_inner());
@@ -944,10 +945,10 @@ mod tests {
     #[test]
     fn python_test_files_follow_pytest_discovery_rules() {
         for test in ["tests/test_a.py", "test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py"] {
-            assert!(is_test_file(Path::new(test)), "{test}");
+            assert!(spec::is_test_file(Path::new(test)), "{test}");
         }
         for source in ["pkg/a.py", "testing.py", "src/contest.py", "latest/x.py"] {
-            assert!(!is_test_file(Path::new(source)), "{source}");
+            assert!(!spec::is_test_file(Path::new(source)), "{source}");
         }
     }
 }

@@ -7,8 +7,8 @@ use anyhow::{bail, Result};
 
 use super::coverage::CoverageMap;
 use super::worker::PythonWorker;
+use crate::model::record::{How, RunRecord, StepRecord};
 use crate::run::language::{Context, Job};
-use crate::run::record::{How, RunRecord, StepRecord};
 use crate::run::require;
 use crate::run::timeouts::mutant_timeout;
 

@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::report::Status;
-use crate::run::outcome::{last_line, read_common, Outcome};
-use crate::run::process::{Exit, Finished};
+use crate::model::outcome::Outcome;
+use crate::model::outcome::Status;
+use crate::model::record::{Exit, Finished};
+use crate::run::outcome::{last_line, read_common};
 
 /// The verdict of a pytest run of `tests` in the copy at `root` (as the run imports from it):
 /// 1 (tests failed) and 2 (collection or import failed) are the mutant's doing; so are 4 when

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::coverage::CoverageMap;
-use crate::plan::Plan;
+use crate::model::plan::Plan;
 
 /// The test modules the change adds or edits, plus those named with `--test`; empty means the
 /// whole suite. Other files beside the tests (conftest files, helpers, files a type checker
@@ -15,7 +15,7 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
     let mut tests: Vec<String> = plan
         .changed_tests
         .iter()
-        .filter(|path| super::is_test_module(path))
+        .filter(|path| super::spec::is_test_module(path))
         .map(|path| path.display().to_string())
         .collect();
     for test in extra {
@@ -29,25 +29,6 @@ pub fn relevant_tests(plan: &Plan, extra: &[String]) -> Vec<String> {
 /// The file a pytest selector names: a node id's path (before `::`), or the selector itself.
 pub fn file_of(test: &str) -> &str {
     test.split("::").next().unwrap_or(test)
-}
-
-/// Tests and test files in words: "the whole test suite" when there are none, the one by name,
-/// else how many of each ("2 test files and 3 tests").
-pub fn describe(tests: &[String]) -> String {
-    if tests.is_empty() {
-        return "the whole test suite".to_string();
-    }
-    if let [one] = tests {
-        return one.clone();
-    }
-    let node_ids = tests.iter().filter(|test| test.contains("::")).count();
-    let files = tests.len() - node_ids;
-    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    match (files, node_ids) {
-        (_, 0) => count(files, "test file", "test files"),
-        (0, _) => count(node_ids, "test", "tests"),
-        _ => format!("{} and {}", count(files, "test file", "test files"), count(node_ids, "test", "tests")),
-    }
 }
 
 /// What to run against one mutant.
@@ -161,16 +142,6 @@ mod tests {
         let extra = vec!["tests/test_b.py::test_x".to_string(), "tests/test_a.py".to_string()];
         assert_eq!(relevant_tests(&plan, &extra), ["tests/test_a.py", "tests/test_b.py::test_x"]);
         assert!(relevant_tests(&Plan::default(), &[]).is_empty(), "no changed tests: the whole suite");
-    }
-
-    #[test]
-    fn tests_are_described_by_name_when_one_else_counted_as_files_and_tests() {
-        let owned = |tests: &[&str]| tests.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-        assert_eq!(describe(&[]), "the whole test suite");
-        assert_eq!(describe(&owned(&["t/test_a.py::test_x"])), "t/test_a.py::test_x");
-        assert_eq!(describe(&owned(&["t/test_a.py", "t/test_b.py"])), "2 test files");
-        assert_eq!(describe(&owned(&["t/a.py::x", "t/a.py::y"])), "2 tests");
-        assert_eq!(describe(&owned(&["t/b.py", "t/a.py::x", "t/a.py::y"])), "1 test file and 2 tests");
     }
 
     #[test]

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 
-use crate::run::memory::{self, Bytes, MemoryWatch};
+use crate::run::memory::{self, MemoryWatch};
+
+use crate::model::record::Bytes;
 use crate::run::process::{kill_group, read_tail, DieWithParent};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
 use crate::run::INTERRUPTED;

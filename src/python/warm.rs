@@ -8,8 +8,9 @@ use anyhow::{anyhow, Result};
 use serde_json::json;
 
 use super::served::{Answer, Served};
-use crate::run::memory::Bytes;
-use crate::run::process::{read_tail, Exit, Finished};
+use crate::model::record::Bytes;
+use crate::model::record::{Exit, Finished};
+use crate::run::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;
 
 /// What a warm worker needs to start.

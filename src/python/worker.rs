@@ -9,16 +9,21 @@ use anyhow::Result;
 
 use super::collector::{Collector, Swapped};
 use super::executor::Executor;
-use super::{pytest, CANARY_SOURCE};
-use crate::plan::{FilePlan, Plan};
-use crate::report::Status;
+use super::pytest;
+use crate::model::outcome::Outcome;
+use crate::model::outcome::Status;
+use crate::model::plan::{FilePlan, Plan};
+use crate::model::record::{CommandRecord, How, RunRecord};
+use crate::model::record::{Exit, Finished};
 use crate::run::language::{with_mutant, Job, Worker};
-use crate::run::outcome::{self, Outcome};
-use crate::run::process::{Exit, Finished};
-use crate::run::record::{CommandRecord, How, RunRecord};
+use crate::run::outcome;
 use crate::run::timeouts;
 use crate::run::{Interrupted, INTERRUPTED};
 use crate::worktree::{self, Stamp};
+
+/// A file that fails on import, standing in for a mutated file to prove the tests import the copy.
+pub const CANARY_SOURCE: &str =
+    "raise RuntimeError('mutdelta canary: this file was replaced to prove the tests import it')\n";
 
 /// Whether and how this worker swaps mutants into live code.
 pub enum Swap {

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::test_files::{Defined, TestFile};
-use super::Status;
+use crate::model::outcome::Status;
+use crate::words::some_tests;
 
 /// A report as `report::json::render` writes it (or as shard reports are merged).
 #[derive(Debug, Deserialize)]
@@ -326,19 +327,6 @@ pub fn byte_offset(source: &str, at: Position) -> Option<usize> {
     (at.line == source.split_inclusive('\n').count() + 1 && at.column == 1).then_some(source.len())
 }
 
-/// `n mutant` or `n mutants`.
-pub fn count_of(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `a, b, c and 4 more`: at most `keep` tests named.
-pub fn some_tests(tests: &[&str], keep: usize) -> String {
-    if tests.len() <= keep {
-        return tests.join(", ");
-    }
-    format!("{} and {} more", tests[..keep].join(", "), tests.len() - keep)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,11 +343,5 @@ mod tests {
         assert_eq!(byte_offset("x = 1", Position { line: 1, column: 6 }), Some(5), "no newline at the end");
         assert_eq!(at(3, 1), Some(11));
         assert_eq!(at(4, 1), None);
-    }
-
-    #[test]
-    fn a_few_tests_are_named_and_the_rest_counted() {
-        assert_eq!(some_tests(&["a", "b"], 3), "a, b");
-        assert_eq!(some_tests(&["a", "b", "c", "d", "e"], 3), "a, b, c and 2 more");
     }
 }

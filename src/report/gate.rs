@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use anyhow::{anyhow, Result};
 use serde_json::Value;
 
-use super::{AuditSummary, Gate, Interruption, Status, Summary};
+use super::{AuditSummary, Gate, Interruption, Summary};
 use crate::exit::Exit;
+use crate::model::outcome::Status;
 
 /// The summary counts of a document written by `check --json` (a shard's too) or `merge`.
 pub fn read(document: &Value) -> Result<Gate> {
@@ -53,7 +54,7 @@ pub fn read(document: &Value) -> Result<Gate> {
         shard["count"].as_u64(),
         section.get("plan").and_then(|p| p["mutants"].as_u64()),
     ) {
-        let shard = crate::shard::Shard { index: index as usize, count: count as usize };
+        let shard = crate::model::plan::Shard { index: index as usize, count: count as usize };
         summary.shard = Some((shard, planned as usize));
     }
     summary.lines_with_survivors = survived.len();

@@ -5,7 +5,8 @@ use std::fmt::Write;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::document::{count_of, some_tests, Document, MissedLine};
+use super::document::{Document, MissedLine};
+use crate::words::{count_of, some_tests};
 
 /// One `::error …::…` line per annotated line of the report.
 pub fn render(document: &Value) -> Result<String> {

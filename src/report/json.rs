@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::test_files::{self, Section as TestSection};
-use super::{MutantResult, Report, Status};
-use crate::plan::Language;
-use crate::run::record::{CommandRecord, RunRecord, StepRecord};
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::Language;
+use crate::model::record::{CommandRecord, RunRecord, StepRecord};
+use crate::model::report::Report;
 
 /// The report as a mutation-testing-elements document.
 pub fn render(report: &Report) -> Value {
@@ -16,7 +17,7 @@ pub fn render(report: &Report) -> Value {
     for file in &report.plan.files {
         files.insert(
             file.path.display().to_string(),
-            json!({ "language": file.language.name(), "source": file.source, "mutants": [] }),
+            json!({ "language": file.language.name, "source": file.source, "mutants": [] }),
         );
     }
     let mut tests = TestSection::default();
@@ -164,7 +165,7 @@ fn origin(report: &Report) -> Value {
 }
 
 /// The kill-loss audit: the edited tests, what they killed before the change, the kills lost.
-fn audit_section(audit: &crate::audit::Audit) -> Value {
+fn audit_section(audit: &crate::model::audit::Audit) -> Value {
     let lost: Vec<Value> = audit
         .lost
         .iter()
@@ -216,7 +217,7 @@ fn command(command: &CommandRecord) -> Value {
     let env: serde_json::Map<String, Value> =
         command.env.iter().map(|(name, value)| (name.clone(), json!(value))).collect();
     let exit_code = match command.exit {
-        crate::run::process::Exit::Code(code) => json!(code),
+        crate::model::record::Exit::Code(code) => json!(code),
         _ => Value::Null,
     };
     json!({

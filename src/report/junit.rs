@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::document::{Document, FileEntry, MutantEntry};
-use super::Status;
+use crate::model::outcome::Status;
 
 /// The report as a `<testsuites>` document: a suite per mutated file, and one for the kill-loss
 /// audit when it lost kills.

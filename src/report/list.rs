@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::plan::Plan;
+use crate::model::plan::Plan;
 
 /// One line per mutant (`ID path:LINE:COLUMN: description`) and a count, in the words of
 /// `check`'s summary line (`text::extent`).

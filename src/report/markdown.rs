@@ -5,8 +5,9 @@ use std::fmt::Write;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::document::{count_of, some_tests, Document, MissedLine};
+use super::document::{Document, MissedLine};
 use super::{text, Gate};
+use crate::words::{count_of, some_tests};
 
 /// Survivors shown with their diffs; the rest are in the table and the JSON report.
 const DIFFS_SHOWN: usize = 30;
@@ -56,8 +57,10 @@ pub fn render(document: &Value, gate: &Gate) -> Result<String> {
             let _ = writeln!(out, "| {} | {} |", code(&place), inline(&lost.summary()));
         }
     }
-    let survivors: Vec<_> =
-        document.mutants().filter(|(_, mutant)| mutant.status == super::Status::Survived).collect();
+    let survivors: Vec<_> = document
+        .mutants()
+        .filter(|(_, mutant)| mutant.status == crate::model::outcome::Status::Survived)
+        .collect();
     if !survivors.is_empty() {
         let _ = writeln!(out, "\n### Survivors\n");
     }

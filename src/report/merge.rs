@@ -111,7 +111,7 @@ fn join_audits(shards: &[&ShardReport]) -> Result<Option<Value>> {
         lost.extend(audit["lostKills"].as_array().into_iter().flatten().cloned());
         // The notes that count this shard's kills are said again below for the sums.
         let counted =
-            crate::audit::count_notes(count("dropped"), count("killedBefore"), count("unconfirmed"));
+            crate::model::audit::count_notes(count("dropped"), count("killedBefore"), count("unconfirmed"));
         for note in audit["notes"].as_array().into_iter().flatten() {
             let counts = note.as_str().is_some_and(|note| counted.iter().any(|c| c == note));
             if !counts && !notes.contains(note) {
@@ -131,7 +131,7 @@ fn join_audits(shards: &[&ShardReport]) -> Result<Option<Value>> {
     merged["mutants"] = json!(tried);
     merged["killedBefore"] = json!(killed);
     merged["lostKills"] = Value::Array(lost);
-    notes.extend(crate::audit::count_notes(dropped, killed, unconfirmed).into_iter().map(Value::from));
+    notes.extend(crate::model::audit::count_notes(dropped, killed, unconfirmed).into_iter().map(Value::from));
     merged["notes"] = Value::Array(notes);
     merged["dropped"] = json!(dropped);
     merged["unconfirmed"] = json!(unconfirmed);

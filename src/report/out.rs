@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{json as report_json, text, Report};
+use super::{json as report_json, text};
+use crate::model::report::Report;
 use crate::options::{Options, Target};
 
 /// The file that marks a directory as a run record.

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::document::{count_of, some_tests, Document, MissedLine};
+use super::document::{Document, MissedLine};
+use crate::words::{count_of, some_tests};
 
 /// The key of our own entry in each result's `partialFingerprints`. GitHub computes
 /// `primaryLocationLineHash` itself, and upload-sarif warns when a log carries a value it would

@@ -6,32 +6,21 @@ use anyhow::{bail, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::plan::Language;
-
-/// Where the cargo tests whose names do not say their package are filed: a package tested
-/// whole, a failed test libtest names alone.
-pub const NO_PACKAGE: &str = "cargo test";
+use crate::model::plan::Language;
 
 /// The longest test id a report read back may hold, in bytes.
 pub const LONGEST_ID: usize = 64 * 1024;
 
-/// The file a test is filed under and its name there: `tests/test_x.py::Case::test_y` is
-/// `Case::test_y` of `tests/test_x.py` (a node id without `::`, a whole file, is its own name);
-/// `calc: tests::ge` is `tests::ge` of the package `calc`.
+/// The file or package a test is filed under and its name there (its language's rule).
 pub fn place(language: Language, test: &str) -> (&str, &str) {
-    match language {
-        Language::Python => test.split_once("::").unwrap_or((test, test)),
-        Language::Rust => match test.split_once(": ") {
-            Some((package, name)) if !package.contains("::") => (package, name),
-            _ => (NO_PACKAGE, test),
-        },
-    }
+    (language.place_test)(test)
 }
 
-/// The id of a test that killed a mutant: libtest names a failed test without its package, so
-/// a Rust killer is the one covering test (`package: name`) of that name when there is one.
+/// The id of a test that killed a mutant: where the test tool names a failed test without its
+/// package (libtest), the killer is the one covering test (`package: name`) of that name when
+/// there is one.
 pub fn killer<'a>(language: Language, killer: &'a str, covered: &'a [String]) -> &'a str {
-    if language != Language::Rust || covered.iter().any(|test| test == killer) {
+    if !language.killers_named_alone || covered.iter().any(|test| test == killer) {
         return killer;
     }
     let mut named =
@@ -145,22 +134,35 @@ mod tests {
     #[test]
     fn a_test_is_filed_under_its_pytest_file_or_its_cargo_package() {
         assert_eq!(
-            place(Language::Python, "tests/test_x.py::Case::test_y[a::b]"),
+            place(crate::python::spec::LANGUAGE, "tests/test_x.py::Case::test_y[a::b]"),
             ("tests/test_x.py", "Case::test_y[a::b]")
         );
-        assert_eq!(place(Language::Python, "tests/test_x.py"), ("tests/test_x.py", "tests/test_x.py"));
-        assert_eq!(place(Language::Rust, "calc: tests::ge"), ("calc", "tests::ge"));
-        assert_eq!(place(Language::Rust, "tests::ge"), (NO_PACKAGE, "tests::ge"));
-        assert_eq!(place(Language::Rust, "tests::fmt: x"), (NO_PACKAGE, "tests::fmt: x"));
+        assert_eq!(
+            place(crate::python::spec::LANGUAGE, "tests/test_x.py"),
+            ("tests/test_x.py", "tests/test_x.py")
+        );
+        assert_eq!(place(crate::cargo::spec::LANGUAGE, "calc: tests::ge"), ("calc", "tests::ge"));
+        assert_eq!(
+            place(crate::cargo::spec::LANGUAGE, "tests::ge"),
+            (crate::cargo::spec::NO_PACKAGE, "tests::ge")
+        );
+        assert_eq!(
+            place(crate::cargo::spec::LANGUAGE, "tests::fmt: x"),
+            (crate::cargo::spec::NO_PACKAGE, "tests::fmt: x")
+        );
     }
 
     #[test]
     fn a_rust_killer_named_without_its_package_is_the_covering_test_of_that_name() {
         let covered = ["calc: tests::ge".to_string(), "calc: tests::gt".to_string(), "io: tests::gt".into()];
-        assert_eq!(killer(Language::Rust, "tests::ge", &covered), "calc: tests::ge");
-        assert_eq!(killer(Language::Rust, "tests::gt", &covered), "tests::gt", "two packages have one");
-        assert_eq!(killer(Language::Rust, "tests::lt", &covered), "tests::lt");
-        assert_eq!(killer(Language::Python, "tests::ge", &covered), "tests::ge");
+        assert_eq!(killer(crate::cargo::spec::LANGUAGE, "tests::ge", &covered), "calc: tests::ge");
+        assert_eq!(
+            killer(crate::cargo::spec::LANGUAGE, "tests::gt", &covered),
+            "tests::gt",
+            "two packages have one"
+        );
+        assert_eq!(killer(crate::cargo::spec::LANGUAGE, "tests::lt", &covered), "tests::lt");
+        assert_eq!(killer(crate::python::spec::LANGUAGE, "tests::ge", &covered), "tests::ge");
     }
 
     #[test]

@@ -6,8 +6,10 @@ use std::fmt::Write;
 use mutators::catalog::Mutator;
 use similar::TextDiff;
 
-use super::{AuditSummary, Gate, MutantResult, Report, Status, Summary};
-use crate::audit::LostKill;
+use super::{AuditSummary, Gate, Summary};
+use crate::model::audit::LostKill;
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::report::Report;
 
 /// The whole report as the terminal shows it: the survivors, the kills the change loses, then
 /// the survivors likely equivalent, apart from the others; each survivor with its diff and
@@ -159,7 +161,7 @@ fn audit_line(audit: &AuditSummary) -> String {
         audit.lost,
         audit.killed_before,
         plural(audit.killed_before, "kill", "kills"),
-        crate::python::select::describe(&audit.edited),
+        crate::words::describe_tests(&audit.edited),
         audit.tried,
         plural(audit.tried, "mutant", "mutants"),
     )
@@ -447,8 +449,8 @@ mod tests {
         assert!(shown.contains(" … 4999769 characters left out … "), "{shown}");
         assert_eq!(shown.chars().count(), 240 + " … 4999769 characters left out … ".chars().count());
     }
-    use crate::plan::{FilePlan, Plan, PlannedMutant};
-    use crate::run::outcome::Outcome;
+    use crate::model::outcome::Outcome;
+    use crate::model::plan::{FilePlan, Plan, PlannedMutant};
 
     const SOURCE: &str = "def total(a, b):\n    return a + b * 2\n\n\ndef unused(x):\n    return x - 1\n";
 
@@ -458,7 +460,7 @@ mod tests {
         let mutants = mutators::python::mutate(SOURCE, &[2, 6]).expect("mutants").mutants;
         let file = FilePlan {
             path: "calc.py".into(),
-            language: crate::plan::Language::Python,
+            language: crate::python::spec::LANGUAGE,
             source: SOURCE.to_string(),
             lines: vec![2, 6],
             statements: vec![2..=2, 6..=6],

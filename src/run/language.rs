@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::outcome::Outcome;
-use super::record::StepRecord;
+use crate::model::outcome::Outcome;
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant};
+use crate::model::record::StepRecord;
 use crate::options::Options;
-use crate::plan::{FilePlan, Language, Plan, PlannedMutant};
-use crate::report::{MutantResult, Status};
 use crate::scratch::Scratch;
 use crate::worktree::{self, Stamp};
 

@@ -1,30 +1,11 @@
 //! The per-mutant memory limit: what a test process and everything it started hold in memory, read from /proc, the limit a run sets, and the watch that applies it to a running test.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::model::record::{Bytes, GIB, KIB, MIB};
 use anyhow::{bail, Result};
-
-/// A number of bytes, shown in binary units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub struct Bytes(pub u64);
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
-
-impl fmt::Display for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bytes = self.0 as f64;
-        match self.0 {
-            n if n >= GIB => write!(f, "{:.1} GiB", bytes / GIB as f64),
-            n if n >= MIB => write!(f, "{:.0} MiB", bytes / MIB as f64),
-            n => write!(f, "{n} bytes"),
-        }
-    }
-}
 
 /// The smallest limit the default ever sets: a test suite of a small project fits with room.
 const SMALLEST_DEFAULT: u64 = GIB;

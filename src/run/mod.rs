@@ -5,7 +5,6 @@ pub mod memory;
 pub mod outcome;
 pub mod pool;
 pub mod process;
-pub mod record;
 pub mod require;
 pub mod timeouts;
 pub mod verdicts;
@@ -18,17 +17,17 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use self::language::{Context, LanguageCheck, Proven, Started, Widened};
-use self::outcome::Outcome;
-use self::record::StepRecord;
-use crate::cargo::CargoCheck;
 use crate::choose::Choice;
 use crate::lines;
+use crate::model::audit::Audit;
+use crate::model::outcome::Outcome;
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::Shard;
+use crate::model::plan::{Language, Plan, PlannedMutant};
+use crate::model::record::StepRecord;
+use crate::model::report::{Incomplete, Origin, Report, Timings};
 use crate::options::{AuditMode, Options, Target};
-use crate::plan::{Language, Plan, PlannedMutant};
-use crate::python::PythonCheck;
-use crate::report::{Incomplete, MutantResult, Origin, Report, Status, Timings};
 use crate::scratch::Scratch;
-use crate::shard::Shard;
 use crate::worktree;
 
 /// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
@@ -108,14 +107,26 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
 
 /// The planned mutants of `target` in the repository at `directory` (those of `shard` when
 /// given), without running anything.
-pub fn plan(directory: &Path, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
-    plan_of(&prepare(directory, target)?, target, choice, shard)
+pub fn plan(
+    directory: &Path,
+    target: &Target,
+    choice: &Choice,
+    shard: Option<Shard>,
+    languages: &[Language],
+) -> Result<Plan> {
+    plan_of(&prepare(directory, target)?, target, choice, shard, languages)
 }
 
 /// The plan of a prepared change, made one way for `list` and `check`: the same executable
 /// lines, mutants and notes.
-fn plan_of(prepared: &Prepared, target: &Target, choice: &Choice, shard: Option<Shard>) -> Result<Plan> {
-    let mut plan = Plan::make(&prepared.added, &prepared.base, choice)?;
+fn plan_of(
+    prepared: &Prepared,
+    target: &Target,
+    choice: &Choice,
+    shard: Option<Shard>,
+    languages: &[Language],
+) -> Result<Plan> {
+    let mut plan = Plan::make(&prepared.added, &prepared.base, choice, languages)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
     plan.notes.extend(carried_note(&prepared.generated));
     if let Some(shard) = shard {
@@ -133,8 +144,8 @@ fn carried_note(generated: &[PathBuf]) -> Option<String> {
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
     Some(format!(
         "{} git ignores copied from the checkout beside the state under test (build products or data the tests may need): {}",
-        crate::report::document::count_of(generated.len(), "file", "files"),
-        crate::report::document::some_tests(&paths, 1)
+        crate::words::count_of(generated.len(), "file", "files"),
+        crate::words::some_tests(&paths, 1)
     ))
 }
 
@@ -181,7 +192,7 @@ fn refuse_nothing_staged_under_ci(options: &Options, added: &lines::AddedLines) 
 }
 
 /// Mutates the change in `options` and tests every mutant; `events` hears of the progress.
-pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report> {
+pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Event)) -> Result<Report> {
     let start = Instant::now();
     let mut clock = start;
     let mut lap = move || std::mem::replace(&mut clock, Instant::now()).elapsed();
@@ -190,9 +201,10 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     let prepared = prepare(&options.directory, &options.target)?;
     refuse_nothing_staged_under_ci(options, &prepared.added)?;
     timings.diff = lap();
-    let plan = plan_of(&prepared, &options.target, &options.choice, options.shard)?;
+    let descriptors: Vec<Language> = languages.iter().map(|plugin| plugin.language).collect();
+    let plan = plan_of(&prepared, &options.target, &options.choice, options.shard, &descriptors)?;
     let Prepared { repo_root, scratch, base, added, .. } = prepared;
-    let tests = crate::python::select::relevant_tests(&plan, &options.python.extra_tests);
+    let tests = languages.iter().flat_map(|plugin| (plugin.relevant_tests)(&plan, options)).collect();
     let mutants = plan.mutants();
     let mutants_planned = if options.audit == AuditMode::Only { 0 } else { mutants.len() };
     timings.generate = lap();
@@ -218,25 +230,20 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
             cache: &cache,
             verdicts: &verdicts,
         };
-        let (python, rust): (Vec<_>, Vec<_>) =
-            candidates.into_iter().partition(|c| plan.files[c.file].language == Language::Python);
+        let mut remaining = candidates;
         let mut baseline = None;
         let mut interrupted = false;
         let mut undecided = 0;
-        if !python.is_empty() {
-            let side = PythonCheck::new(&ctx)?;
-            let checked = check_language(&side, &ctx, python, &mut timings, events)?;
-            interrupted = checked.interrupted;
-            undecided += checked.undecided;
-            results.extend(checked.results);
-            report.steps.extend(checked.steps);
-            baseline = Some(checked.baseline);
-        }
-        if !rust.is_empty() && !interrupted {
-            let checked = CargoCheck::new(&ctx)
-                .and_then(|side| check_language(&side, &ctx, rust, &mut timings, events));
-            match checked {
-                // The Python verdicts stand: the report holds them, the Rust mutants did not run.
+        for plugin in languages {
+            let (mine, others): (Vec<_>, Vec<_>) =
+                remaining.into_iter().partition(|c| plan.files[c.file].language == plugin.language);
+            remaining = others;
+            if mine.is_empty() || interrupted {
+                continue;
+            }
+            match (plugin.check)(&ctx, mine, &mut timings, events) {
+                // The verdicts of the languages before stand: the report holds them, these
+                // mutants did not run.
                 Err(err) if baseline.is_some() && is_interruption(&err) => interrupted = true,
                 checked => {
                     let checked = checked?;
@@ -254,17 +261,15 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
                 Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off: false });
         }
     }
-    let audits = match options.audit {
-        AuditMode::Only => true,
-        AuditMode::WithTestEdits => {
-            !matches!(options.target, Target::Lines(_)) && crate::audit::touches_tests(&added)
-        }
-        AuditMode::Off => false,
-    };
-    if audits && report.incomplete.is_none() {
+    let auditor = auditor(languages, options, &added);
+    if let Some(auditor) = auditor.filter(|_| report.incomplete.is_none()) {
         events(Event::Phase(Phase::Audit));
-        let change = crate::audit::Change { repo_root: &repo_root, added: &added, after: &base };
-        match crate::audit::audit(options, &change, &mut timings, events) {
+        let request = AuditRequest {
+            options,
+            change: Change { repo_root: &repo_root, added: &added, after: &base },
+            unaudited: unaudited(languages, &added),
+        };
+        match (auditor.run)(&request, &mut timings, events) {
             // The mutants' verdicts are all there; only the audit's are missing.
             Err(err) if !audit_only && is_interruption(&err) => {
                 report.incomplete =
@@ -285,8 +290,89 @@ pub fn check(options: &Options, events: &mut dyn FnMut(Event)) -> Result<Report>
     Ok(report)
 }
 
+/// A language plugged into the runner, listed once where the commands begin (`app`): what it
+/// is, the tests a change names, how it checks its mutants, and its kill-loss audit.
+pub struct Plugin {
+    pub language: Language,
+    /// The tests the change itself names (those it adds or edits, those the configuration adds):
+    /// the report's relevant tests.
+    pub relevant_tests: fn(&Plan, &Options) -> Vec<String>,
+    /// Its mutants from its baseline to the last verdict: `check_language` with its
+    /// `LanguageCheck`.
+    pub check: fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>,
+    /// The audit of the tests a change edits; none where the language has none yet.
+    pub audit: Option<Auditor>,
+}
+
+/// A language's kill-loss audit.
+pub struct Auditor {
+    /// Whether the change edits test code the audit reads.
+    pub touches_tests: fn(&lines::AddedLines) -> bool,
+    pub run: fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<Audit>,
+}
+
+/// What an audit is asked: the change, the settings, and the notes on the test code the change
+/// edits that no language audits.
+pub struct AuditRequest<'a> {
+    pub options: &'a Options,
+    pub change: Change<'a>,
+    pub unaudited: Vec<String>,
+}
+
+/// Where the change is: the repository, the state after it (already written to `after`), and
+/// the lines it adds and removes.
+pub struct Change<'a> {
+    pub repo_root: &'a Path,
+    pub added: &'a lines::AddedLines,
+    /// The copy of the state after the change that the check tested (its mutated files
+    /// restored): read, and duplicated for the audit's own runs, so that the state is the one
+    /// the check saw even when the working tree changes meanwhile.
+    pub after: &'a Path,
+}
+
+/// The audit a check runs: with `audit-tests`, the first language's that has one; by default,
+/// that of the first language whose test code the change edits where its audit reads it
+/// (never for a line list, which says nothing of tests); none with `--no-audit`.
+fn auditor<'p>(languages: &'p [Plugin], options: &Options, added: &lines::AddedLines) -> Option<&'p Auditor> {
+    let mut auditors = languages.iter().filter_map(|plugin| plugin.audit.as_ref());
+    match options.audit {
+        AuditMode::Only => auditors.next(),
+        AuditMode::WithTestEdits if !matches!(options.target, Target::Lines(_)) => {
+            auditors.find(|auditor| (auditor.touches_tests)(added))
+        }
+        AuditMode::WithTestEdits | AuditMode::Off => None,
+    }
+}
+
+/// A note for each language with no audit whose test code the change edits.
+fn unaudited(languages: &[Plugin], added: &lines::AddedLines) -> Vec<String> {
+    let audited: Vec<&str> = languages
+        .iter()
+        .filter(|plugin| plugin.audit.is_some())
+        .map(|plugin| plugin.language.display)
+        .collect();
+    let edits_tests = |language: Language| {
+        added
+            .files
+            .keys()
+            .chain(added.removed.keys())
+            .any(|path| Language::of(path, &[language]).is_some() && (language.is_test_file)(path))
+    };
+    languages
+        .iter()
+        .filter(|plugin| plugin.audit.is_none() && edits_tests(plugin.language))
+        .map(|plugin| {
+            format!(
+                "the change edits {} test code: only {} tests are audited for lost kills",
+                plugin.language.display,
+                audited.join(" and ")
+            )
+        })
+        .collect()
+}
+
 /// What one language's check came to.
-pub(crate) struct Checked {
+pub struct Checked {
     pub results: Vec<MutantResult>,
     /// How long its unmutated tests took.
     pub baseline: Duration,
@@ -311,7 +397,7 @@ impl Checked {
 
 /// One language's mutants, from its baseline to the last verdict. Interrupted during the
 /// baseline it fails with `Interrupted`; later, it keeps the verdicts that are final.
-pub(crate) fn check_language<L: LanguageCheck>(
+pub fn check_language<L: LanguageCheck>(
     side: &L,
     ctx: &Context,
     candidates: Vec<PlannedMutant>,
@@ -534,7 +620,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
 }
 
 /// Gives Ignored mutants their verdicts; returns them and the mutants left to check.
-pub(crate) fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<PlannedMutant>) {
+pub fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, Vec<PlannedMutant>) {
     let mut settled = Vec::new();
     let mut candidates = Vec::new();
     for planned in mutants {
@@ -549,7 +635,7 @@ pub(crate) fn split_ignored(mutants: Vec<PlannedMutant>) -> (Vec<MutantResult>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::record::{CommandRecord, How, RunRecord};
+    use crate::model::record::{CommandRecord, How, RunRecord};
     use mutators::{Mutant, Position};
 
     fn result(
@@ -577,7 +663,7 @@ mod tests {
             argv: vec![format!("round of {reason}")],
             dir: PathBuf::from("/copy"),
             env: Vec::new(),
-            exit: process::Exit::Code(0),
+            exit: crate::model::record::Exit::Code(0),
             duration: Duration::from_millis(millis),
         };
         let outcome = Outcome {

@@ -2,64 +2,10 @@
 
 use std::time::Duration;
 
-use super::memory::Bytes;
-use super::process::{Exit, Finished};
-use super::record::RunRecord;
-use crate::plan::PlannedMutant;
-use crate::report::{MutantResult, Status};
-
-/// A mutant's verdict: what its tests came to, why, and what ran.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Outcome {
-    pub status: Status,
-    /// Why: the failing test's message, the compile error, ...
-    pub reason: String,
-    /// Time spent running its tests.
-    pub duration: Duration,
-    /// Tests that were run against it, by name.
-    pub covered_by: Vec<String>,
-    /// Tests that failed against it, by name.
-    pub killed_by: Vec<String>,
-    /// What ran; none when nothing did.
-    pub record: Option<RunRecord>,
-    /// Reached by an earlier run of the same content, tests and settings, and reused.
-    #[serde(default)]
-    pub reused: bool,
-    /// The limit its tests were stopped at, when they outgrew the memory limit (a Timeout).
-    #[serde(default)]
-    pub memory_limit: Option<Bytes>,
-}
-
-impl Outcome {
-    /// A verdict reached without running anything: Ignored, NoCoverage, CompileError.
-    pub fn settled(status: Status, reason: impl Into<String>) -> Outcome {
-        Outcome {
-            status,
-            reason: reason.into(),
-            duration: Duration::ZERO,
-            covered_by: Vec::new(),
-            killed_by: Vec::new(),
-            record: None,
-            reused: false,
-            memory_limit: None,
-        }
-    }
-
-    /// A verdict from a finished run.
-    pub fn of_run(run: &Finished, status: Status, reason: impl Into<String>) -> Outcome {
-        Outcome { duration: run.duration, ..Outcome::settled(status, reason) }
-    }
-
-    /// On an arid line (`choose`), a mutant no test failed with (or none reached) is Ignored
-    /// with the rule's name: nobody would act on it. A kill there counts as any kill.
-    pub fn for_mutant(mut self, planned: PlannedMutant) -> MutantResult {
-        if let Some(rule) = planned.mutant.arid.filter(|_| self.status.is_missed()) {
-            self.reason = format!("arid line: {}; {}", rule.name, self.reason);
-            self.status = Status::Ignored;
-        }
-        MutantResult { planned, outcome: self }
-    }
-}
+use crate::model::outcome::Outcome;
+use crate::model::outcome::Status;
+use crate::model::record::Bytes;
+use crate::model::record::{Exit, Finished};
 
 /// The verdict of a run whose reading does not depend on the test tool: it passed, did not
 /// build, ran out of time or died of a signal. `None` when the tool's own exit code decides.

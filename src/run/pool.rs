@@ -10,8 +10,8 @@ use anyhow::Result;
 
 use super::language::{Job, Worker};
 use super::{Event, INTERRUPTED};
-use crate::plan::Plan;
-use crate::report::MutantResult;
+use crate::model::outcome::MutantResult;
+use crate::model::plan::Plan;
 
 /// Tests every job; results come back in completion order. Interrupted, it stops starting
 /// jobs and returns the verdicts reached; a job cut off has none.
@@ -84,7 +84,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::plan::PlannedMutant;
+    use crate::model::plan::PlannedMutant;
 
     fn job(id: usize, millis: u64, fresh: bool) -> Job {
         let mutant = mutators::python::mutate("total = a + b\n", &[1]).expect("mutants").mutants[0].clone();

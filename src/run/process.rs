@@ -10,38 +10,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
-use super::memory::{self, Bytes, MemoryWatch};
-use super::record::CommandRecord;
+use super::memory::{self, MemoryWatch};
 use super::INTERRUPTED;
-
-/// What a finished test process did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Exit {
-    Code(i32),
-    /// The mutant did not build (compiled languages).
-    Unviable,
-    Signal(i32),
-    TimedOut,
-    /// Stopped when it and what it started held more memory than the run's limit.
-    MemoryLimit(Bytes),
-    Interrupted,
-}
-
-#[derive(Debug, Clone)]
-pub struct Finished {
-    pub exit: Exit,
-    pub duration: Duration,
-    /// The last lines of standard output and error, combined.
-    pub tail: String,
-    /// What ran (for a forked run, the command it stands for).
-    pub command: Option<CommandRecord>,
-}
-
-impl Finished {
-    pub fn passed(&self) -> bool {
-        self.exit == Exit::Code(0)
-    }
-}
+use crate::model::record::Bytes;
+use crate::model::record::CommandRecord;
+use crate::model::record::{Exit, Finished};
 
 /// A command line with its working directory and environment.
 #[derive(Debug, Clone)]

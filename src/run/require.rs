@@ -5,8 +5,8 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use super::outcome::last_line;
-use super::process::{Exit, Finished};
 use super::Interrupted;
+use crate::model::record::{Exit, Finished};
 
 /// What ran unmutated, for the error that says it failed.
 #[derive(Debug, Clone, Copy)]

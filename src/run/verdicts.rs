@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::cache::{self, Cache, Entry};
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::Plan;
 use crate::options::Options;
-use crate::plan::Plan;
-use crate::report::{MutantResult, Status};
 
 use super::language::Job;
-use super::outcome::Outcome;
+use crate::model::outcome::Outcome;
 
 const VERDICTS: &str = "verdicts";
 /// Verdicts kept: enough for the mutants of many changes.
@@ -187,10 +187,10 @@ mod tests {
         let plan = {
             let source = std::fs::read_to_string(root.join("calc.py")).unwrap();
             let mutants = mutators::python::mutate(&source, &[2]).unwrap().mutants;
-            crate::plan::Plan {
-                files: vec![crate::plan::FilePlan {
+            crate::model::plan::Plan {
+                files: vec![crate::model::plan::FilePlan {
                     path: "calc.py".into(),
-                    language: crate::plan::Language::Python,
+                    language: crate::python::spec::LANGUAGE,
                     source,
                     lines: vec![2],
                     statements: vec![2..=2],
@@ -199,7 +199,7 @@ mod tests {
                 ..Default::default()
             }
         };
-        let scope = Scope { identity: "python 3".into(), test_module: crate::python::is_test_module };
+        let scope = Scope { identity: "python 3".into(), test_module: crate::python::spec::is_test_module };
         let job = |tests: &[&str]| Job {
             planned: plan.mutants().remove(0),
             tests: tests.iter().map(|t| t.to_string()).collect(),

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::document::{Document, FileEntry, MutantEntry};
-use super::Status;
+use crate::model::outcome::Status;
 
 /// Lines of unchanged code shown around the added ones.
 const CONTEXT: usize = 2;

@@ -4,87 +4,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use mutators::Mutant;
 
+use super::spec::{self, LANGUAGE};
+use super::touched::TouchedFile;
+use super::{interpreter, touched, LinesRun, PythonCheck, TestsRun};
 use crate::choose::Choice;
-use crate::lines::{self, AddedLines, State};
-use crate::options::Options;
-use crate::plan::{FilePlan, Language, Plan, PlannedMutant};
-use crate::python::{self, touched::TouchedFile, PythonCheck};
-use crate::report::{MutantResult, Status, Timings};
+use crate::lines::{self, AddedLines};
+use crate::model::audit::{Audit, LostKill};
+use crate::model::outcome::MutantResult;
+use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant, State};
+use crate::model::report::Timings;
 use crate::run::language::Context;
-use crate::run::record::StepRecord;
-use crate::run::{check_language, split_ignored, Event};
+use crate::run::verdicts::Verdicts;
+use crate::run::{check_language, split_ignored, AuditRequest, Event};
 use crate::scratch::Scratch;
 use crate::worktree;
-
-/// What the audit found.
-#[derive(Debug, Clone, Default)]
-pub struct Audit {
-    /// The tests the change edits or deletes, as they were before it (pytest selectors).
-    pub edited: Vec<String>,
-    /// Mutants made on the source lines those tests ran before the change (with `--shard`,
-    /// those of its share).
-    pub tried: usize,
-    /// The whole audit plan, once made: its mutant count and digest (`shard::digest`), the
-    /// same in every shard when they audit the same mutants.
-    pub plan: Option<(usize, String)>,
-    /// How many of them the edited tests killed before the change.
-    pub killed_before: usize,
-    /// The kills no test makes after the change.
-    pub lost: Vec<LostKill>,
-    /// What was passed over, and why (the counts below aside: `all_notes` says them too).
-    pub notes: Vec<String>,
-    /// Kills on lines the change edits, moves or deletes: not tested again.
-    pub dropped: usize,
-    /// Kills the change seemed to lose that did not happen again before it: not reported.
-    pub unconfirmed: usize,
-    /// The runs before any mutant, before and after the change.
-    pub steps: Vec<StepRecord>,
-}
-
-impl Audit {
-    /// Every note: what was passed over, then the kills set aside.
-    pub fn all_notes(&self) -> Vec<String> {
-        let mut notes = self.notes.clone();
-        notes.extend(count_notes(self.dropped, self.killed_before, self.unconfirmed));
-        notes
-    }
-}
-
-/// The notes on kills the audit set aside: `dropped` of the `killed_before` kills not carried
-/// over the change, `unconfirmed` seeming losses that did not happen again. (Also what a merge of
-/// shards says for their sums.)
-pub fn count_notes(dropped: usize, killed_before: usize, unconfirmed: usize) -> Vec<String> {
-    let mut notes = Vec::new();
-    if dropped > 0 {
-        notes.push(format!(
-            "{dropped} of the {killed_before} kills are on lines the change edits, moves or deletes: they are not tested again"
-        ));
-    }
-    if unconfirmed > 0 {
-        notes.push(format!(
-            "{unconfirmed} of the kills the change seemed to lose did not happen again before it when run again (a test that depends on timing or on other tests?): not reported as lost"
-        ));
-    }
-    notes
-}
-
-/// A mutant the edited tests killed before the change that no test kills after it.
-#[derive(Debug, Clone)]
-pub struct LostKill {
-    /// The mutated file (relative to the repository root) and its text before the change.
-    pub path: PathBuf,
-    pub source: String,
-    /// The mutant, made on the source before the change.
-    pub mutant: Mutant,
-    /// The tests that killed it before the change.
-    pub killed_by: Vec<String>,
-    /// Its verdict after the change: Survived or NoCoverage.
-    pub after: Status,
-    /// The tests that ran it after the change.
-    pub ran_after: Vec<String>,
-}
 
 /// Whether `added` touches test code the audit reads: a Python test file it edits or deletes.
 pub fn touches_tests(added: &AddedLines) -> bool {
@@ -93,7 +27,7 @@ pub fn touches_tests(added: &AddedLines) -> bool {
 
 /// The edited tests' unmutated run before the change, or why the audit cannot use it.
 enum EditedRun {
-    Passed { edited: Vec<String>, side: Box<PythonCheck>, run: python::LinesRun, widened: Option<String> },
+    Passed { edited: Vec<String>, side: Box<PythonCheck>, run: LinesRun, widened: Option<String> },
     Unusable { edited: Vec<String>, why: String },
 }
 
@@ -104,13 +38,13 @@ enum EditedRun {
 fn run_edited_tests(ctx: &Context, edited: Vec<String>) -> Result<EditedRun> {
     let side = PythonCheck::confined(ctx, edited.clone())?;
     let (edited, side, widened) = match side.lines_run(ctx)? {
-        python::TestsRun::Passed(run) => {
+        TestsRun::Passed(run) => {
             return Ok(EditedRun::Passed { edited, side: Box::new(side), run, widened: None });
         }
-        python::TestsRun::Failed => return Ok(failed(edited)),
-        python::TestsRun::NotCollected => {
+        TestsRun::Failed => return Ok(failed(edited)),
+        TestsRun::NotCollected => {
             let mut files: Vec<String> =
-                edited.iter().map(|test| python::select::file_of(test).to_string()).collect();
+                edited.iter().map(|test| super::select::file_of(test).to_string()).collect();
             files.sort();
             files.dedup();
             if files == edited {
@@ -119,24 +53,24 @@ fn run_edited_tests(ctx: &Context, edited: Vec<String>) -> Result<EditedRun> {
             let widened = format!(
                 "pytest collects no test by some of the names the edited code has ({}): a mixin's tests run under the classes that inherit it, a helper class holds none; the audit took {} whole",
                 edited.join(", "),
-                python::select::describe(&files)
+                crate::words::describe_tests(&files)
             );
             (files.clone(), PythonCheck::confined(ctx, files)?, widened)
         }
     };
     match side.lines_run(ctx)? {
-        python::TestsRun::Passed(run) => {
+        TestsRun::Passed(run) => {
             Ok(EditedRun::Passed { edited, side: Box::new(side), run, widened: Some(widened) })
         }
-        python::TestsRun::Failed => Ok(failed(edited)),
-        python::TestsRun::NotCollected => Ok(not_collected(edited)),
+        TestsRun::Failed => Ok(failed(edited)),
+        TestsRun::NotCollected => Ok(not_collected(edited)),
     }
 }
 
 fn not_collected(edited: Vec<String>) -> EditedRun {
     let why = format!(
         "pytest does not collect the test files the change edits ({}), so no kill of theirs can be lost",
-        python::select::describe(&edited)
+        crate::words::describe_tests(&edited)
     );
     EditedRun::Unusable { edited, why }
 }
@@ -144,7 +78,7 @@ fn not_collected(edited: Vec<String>) -> EditedRun {
 fn failed(edited: Vec<String>) -> EditedRun {
     let why = format!(
         "the tests the change edits ({}) fail before it, so they killed nothing there: no kill to lose",
-        python::select::describe(&edited)
+        crate::words::describe_tests(&edited)
     );
     EditedRun::Unusable { edited, why }
 }
@@ -153,8 +87,8 @@ fn failed(edited: Vec<String>) -> EditedRun {
 /// its path before and after and the lines removed and added.
 fn touched_files(added: &AddedLines) -> Vec<TouchedFile> {
     let is_test = |path: &Path| {
-        Language::of(path) == Some(Language::Python)
-            && crate::python::is_test_file(path)
+        Language::of(path, &[LANGUAGE]).is_some()
+            && spec::is_test_file(path)
             && path.file_name().is_some_and(|name| name != "conftest.py")
     };
     let mut files: BTreeMap<PathBuf, TouchedFile> = BTreeMap::new();
@@ -187,41 +121,23 @@ fn touched_files(added: &AddedLines) -> Vec<TouchedFile> {
     files.into_values().collect()
 }
 
-/// A note for each kind of test code the audit does not read.
-fn unread_test_code(added: &AddedLines) -> Vec<String> {
+/// A note for each kind of test code the audit does not read: a conftest.py, and the test code
+/// of languages no audit reads (`unaudited`).
+fn unread_test_code(added: &AddedLines, unaudited: &[String]) -> Vec<String> {
     let mut notes = Vec::new();
     let paths = || added.files.keys().chain(added.removed.keys());
     if paths().any(|path| path.file_name().is_some_and(|name| name == "conftest.py")) {
         notes.push("the change edits a conftest.py: its fixtures reach tests the audit cannot single out, so they are not audited".to_string());
     }
-    if paths().any(|path| Language::of(path) == Some(Language::Rust) && Language::Rust.is_test_file(path)) {
-        notes.push(
-            "the change edits Rust test code: only Python tests are audited for lost kills".to_string(),
-        );
-    }
+    notes.extend(unaudited.iter().cloned());
     notes
 }
 
-/// Where the change is: the repository, the state after it (already written to `after`), and
-/// the lines it adds and removes.
-pub struct Change<'a> {
-    pub repo_root: &'a Path,
-    pub added: &'a AddedLines,
-    /// The copy of the state after the change that the check tested (its mutated files
-    /// restored): read, and duplicated for the audit's own runs, so that the state is the one
-    /// the check saw even when the working tree changes meanwhile.
-    pub after: &'a Path,
-}
-
 /// Runs the audit of `change`. A change that edits no test before it reports no edited test.
-pub fn audit(
-    options: &Options,
-    change: &Change,
-    timings: &mut Timings,
-    events: &mut dyn FnMut(Event),
-) -> Result<Audit> {
+pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnMut(Event)) -> Result<Audit> {
+    let AuditRequest { options, change, unaudited } = request;
     let added = change.added;
-    let mut notes = unread_test_code(added);
+    let mut notes = unread_test_code(added, unaudited);
     let files = touched_files(added);
     if files.is_empty() {
         return Ok(Audit { notes, ..Audit::default() });
@@ -243,18 +159,17 @@ pub fn audit(
     let old_scratch = Scratch::create()?;
     let old_base = old_scratch.path().join("copy-0");
     worktree::materialize(&repo, State::Commit(before), &old_base)?;
-    let python =
-        python::interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?.path;
-    let edited = python::touched::edited_tests(&python, &old_base, change.after, &files)?;
+    let python = interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?.path;
+    let edited = touched::edited_tests(&python, &old_base, change.after, &files)?;
     if edited.is_empty() {
         return Ok(Audit { notes, ..Audit::default() });
     }
     let cache = crate::cache::Cache::open(change.repo_root, options.cache);
     // Verdicts of the same mutants of the same state against the same edited tests, from an
     // earlier audit (read before any test runs in the copy).
-    let memory = crate::run::verdicts::Verdicts::open(&cache, &old_base);
+    let memory = Verdicts::open(&cache, &old_base);
     // The edited tests' first run keeps no verdict.
-    let unkept = crate::run::verdicts::Verdicts::default();
+    let unkept = Verdicts::default();
     let old_logs = old_scratch.subdir("logs")?;
     let empty = Plan::default();
     let ctx = Context {
@@ -277,10 +192,10 @@ pub fn audit(
             return Ok(Audit { edited, notes, ..Audit::default() });
         }
     };
-    let python::LinesRun { lines: ran, step: first_step } = ran;
+    let LinesRun { lines: ran, step: first_step } = ran;
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
-        python::select::describe(&edited)
+        crate::words::describe_tests(&edited)
     )));
     let old_verdicts =
         memory.for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
@@ -295,7 +210,7 @@ pub fn audit(
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
-    let mut old_plan = Plan::make(&ran_lines, &old_base, &every_line)?;
+    let mut old_plan = Plan::make(&ran_lines, &old_base, &every_line, &[LANGUAGE])?;
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut old_plan, shard);
     }
@@ -336,16 +251,14 @@ pub fn audit(
     let new_scratch = Scratch::create()?;
     let new_base = new_scratch.path().join("copy-0");
     worktree::duplicate(change.after, &new_base)?;
-    let new_verdicts = crate::run::verdicts::Verdicts::open(&cache, &new_base)
-        .for_purpose("kill-loss audit after the change".to_string());
+    let new_verdicts =
+        Verdicts::open(&cache, &new_base).for_purpose("kill-loss audit after the change".to_string());
     let new_logs = new_scratch.subdir("logs")?;
     // A kill the change seems to lose faces the whole suite, as it runs, before it is called
     // lost: a test that does not run the line may still fail on what it made (a memo built by
     // the test the change put first). Few kills seem lost; each costs a suite run at most.
-    let mut confirming = options.clone();
-    confirming.python.confirm_survivors = true;
     let ctx = Context {
-        options: &confirming,
+        options,
         plan: &carried.plan,
         repo_root: change.repo_root,
         base: &new_base,
@@ -354,7 +267,7 @@ pub fn audit(
         cache: &cache,
         verdicts: &new_verdicts,
     };
-    let side = PythonCheck::new(&ctx)?;
+    let side = PythonCheck::new(&ctx)?.confirming_survivors();
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
     audit.steps.extend(checked.steps);
     let seemingly_lost: Vec<(&MutantResult, MutantResult)> = checked
@@ -378,7 +291,7 @@ pub fn audit(
     worktree::materialize(&repo, State::Commit(before), &again_base)?;
     let again_logs = again.subdir("logs")?;
     // Run again, never recalled: a kill that happens once by chance must not confirm itself.
-    let fresh = crate::run::verdicts::Verdicts::default();
+    let fresh = Verdicts::default();
     let again_ctx =
         Context { base: &again_base, scratch: &again, logs: &again_logs, verdicts: &fresh, ..old_ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
@@ -458,11 +371,11 @@ fn carry<'a>(
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..choice.clone() };
-    let mut plan = Plan::make(&wanted_lines, after, &every_line)?;
+    let mut plan = Plan::make(&wanted_lines, after, &every_line, &[LANGUAGE])?;
     plan.changed_tests = added
         .files
         .keys()
-        .filter(|path| Language::of(path) == Some(Language::Python) && python::is_test_file(path))
+        .filter(|path| Language::of(path, &[LANGUAGE]).is_some() && spec::is_test_file(path))
         .cloned()
         .collect();
     let made = plan.mutants();

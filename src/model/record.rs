@@ -1,9 +1,8 @@
 //! The evidence behind a verdict: each command that ran, where, with which environment, how it ended and how long it took.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
-
-use super::process::{Exit, Finished};
 
 /// How a mutant's tests were run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -143,5 +142,55 @@ mod tests {
             Duration::ZERO,
         );
         assert_eq!(record.env, [("MUTDELTA_NOT_SET_ANYWHERE".to_string(), "1".to_string())]);
+    }
+}
+
+/// What a finished test process did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Exit {
+    Code(i32),
+    /// The mutant did not build (compiled languages).
+    Unviable,
+    Signal(i32),
+    TimedOut,
+    /// Stopped when it and what it started held more memory than the run's limit.
+    MemoryLimit(Bytes),
+    Interrupted,
+}
+
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub exit: Exit,
+    pub duration: Duration,
+    /// The last lines of standard output and error, combined.
+    pub tail: String,
+    /// What ran (for a forked run, the command it stands for).
+    pub command: Option<CommandRecord>,
+}
+
+impl Finished {
+    pub fn passed(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+}
+
+/// A number of bytes, shown in binary units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Bytes(pub u64);
+
+pub const KIB: u64 = 1 << 10;
+
+pub const MIB: u64 = 1 << 20;
+
+pub const GIB: u64 = 1 << 30;
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bytes = self.0 as f64;
+        match self.0 {
+            n if n >= GIB => write!(f, "{:.1} GiB", bytes / GIB as f64),
+            n if n >= MIB => write!(f, "{:.0} MiB", bytes / MIB as f64),
+            n => write!(f, "{n} bytes"),
+        }
     }
 }

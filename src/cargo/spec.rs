@@ -1,0 +1,59 @@
+//! What mutdelta knows of Rust without running it: its files, which are tests, its mutator front end, how its lines are tokenized and its tests filed.
+
+use std::path::Path;
+
+use mutators::rust::UnsafeCode;
+
+use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing, Strings};
+
+/// Where the cargo tests whose names do not say their package are filed: a package tested
+/// whole, a failed test libtest names alone.
+pub const NO_PACKAGE: &str = "cargo test";
+
+/// Rust, as the layers below the languages see it.
+pub static RUST: LanguageSpec = LanguageSpec {
+    name: "rust",
+    display: "Rust",
+    extensions: &["rs"],
+    is_test_file,
+    changed_tests_are_relevant: false,
+    mutate: |source, lines, mutate_unsafe| {
+        let unsafe_code = if mutate_unsafe { UnsafeCode::Mutated } else { UnsafeCode::Guarded };
+        mutators::rust::mutate_with(source, lines, unsafe_code)
+    },
+    scopes: mutators::rust::scopes,
+    lexing: Lexing {
+        line_comment: "//",
+        strings: Strings::DoubleQuoted,
+        keywords: &[
+            "as", "break", "else", "for", "if", "in", "let", "match", "move", "mut", "ref", "return",
+            "while", "yield",
+        ],
+        generics: true,
+    },
+    // A build of its package, then its tests: measured on the fixtures (debug build, two
+    // workers), a Python mutant of `sharded` took 0.085 s (median), a Rust mutant of
+    // `rust_parser` 1.7 s, about 20 times as long.
+    mutant_cost: 20,
+    place_test,
+    killers_named_alone: true,
+    baseline_words: "building the unmutated packages and running their tests",
+};
+
+/// Rust as a `Language`.
+pub const LANGUAGE: Language = Language(&RUST);
+
+/// Test code, which is not mutated: integration tests, benches and examples. (Unit tests inside
+/// `src/` are left alone by the mutator itself.)
+pub fn is_test_file(path: &Path) -> bool {
+    in_directory_named(path, &["tests", "benches", "examples"])
+}
+
+/// `calc: tests::ge` is `tests::ge` of the package `calc`; a name that says no package is filed
+/// under `cargo test`.
+fn place_test(test: &str) -> (&str, &str) {
+    match test.split_once(": ") {
+        Some((package, name)) if !package.contains("::") => (package, name),
+        _ => (NO_PACKAGE, test),
+    }
+}

@@ -1,0 +1,288 @@
+//! What a check works on: the state under test, the languages, and the plan of mutants (its files, their added lines and mutants, a shard's share).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use git2::Oid;
+use mutators::{FileMutants, Mutant, MutateError, Scope};
+
+/// Which state of the repository is materialised and tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// A commit's tree.
+    Commit(Oid),
+    /// The index (staged content).
+    Index,
+    /// The working tree, untracked non-ignored files included.
+    WorkTree,
+}
+
+impl State {
+    /// As reports write it: `commit <id>`, `index` or `worktree`.
+    pub fn to_text(self) -> String {
+        match self {
+            State::Commit(oid) => format!("commit {oid}"),
+            State::Index => "index".to_string(),
+            State::WorkTree => "worktree".to_string(),
+        }
+    }
+
+    /// Reads what `to_text` wrote.
+    pub fn from_text(text: &str) -> Option<State> {
+        match text {
+            "index" => Some(State::Index),
+            "worktree" => Some(State::WorkTree),
+            _ => Oid::from_str(text.strip_prefix("commit ")?).ok().map(State::Commit),
+        }
+    }
+}
+
+/// What mutdelta knows of a language without running anything: made once in the language's
+/// folder, listed once where the commands begin (`app`), and handed down as a `Language`. Code
+/// below the languages asks it, never a language's folder.
+pub struct LanguageSpec {
+    /// As the mutation-testing-elements report names it: `python`.
+    pub name: &'static str,
+    /// As a person reads it: `Python`.
+    pub display: &'static str,
+    /// The extensions of its source files, without the dot.
+    pub extensions: &'static [&'static str],
+    /// Test code, which is not mutated.
+    pub is_test_file: fn(&Path) -> bool,
+    /// Whether the test files a change adds or edits are the change's relevant tests.
+    pub changed_tests_are_relevant: bool,
+    /// The mutants of `lines` of `source`; `mutate_unsafe`: also in code that could cause
+    /// undefined behaviour when mutated.
+    pub mutate: fn(source: &str, lines: &[usize], mutate_unsafe: bool) -> Result<FileMutants, MutateError>,
+    /// The functions and types of `source`.
+    pub scopes: fn(&str) -> Result<Vec<Scope>, MutateError>,
+    /// How its lines are read as tokens, to find old code reformatted or moved.
+    pub lexing: Lexing,
+    /// What one of its mutants is expected to cost, in units of a Python mutant's run (how
+    /// `--shard` balances its shards).
+    pub mutant_cost: u64,
+    /// The file or package a test id is filed under in the report, and its name there.
+    pub place_test: fn(&str) -> (&str, &str),
+    /// Its test tool names a failed test without the package its covering tests name.
+    pub killers_named_alone: bool,
+    /// What its baseline does, in the progress line that says it starts.
+    pub baseline_words: &'static str,
+}
+
+/// How a language's lines are read as tokens.
+pub struct Lexing {
+    /// What begins a comment that runs to the end of the line.
+    pub line_comment: &'static str,
+    /// How its string literals are read.
+    pub strings: Strings,
+    /// The keywords a bracket may follow without being a call.
+    pub keywords: &'static [&'static str],
+    /// A call's or definition's parenthesis may follow a generic type's closing `>`.
+    pub generics: bool,
+}
+
+/// How a language writes string literals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strings {
+    /// Single or double quotes alike, with letter prefixes (`r`, `b`, `f`), triple-quoted
+    /// forms too: compared by their value, whatever the quotes.
+    Prefixed,
+    /// Double quotes; a single quote is a character or a lifetime.
+    DoubleQuoted,
+}
+
+/// A language, by its descriptor: compared by name.
+#[derive(Clone, Copy)]
+pub struct Language(pub &'static LanguageSpec);
+
+impl Language {
+    /// The language of `path` among `languages`, by its extension.
+    pub fn of(path: &Path, languages: &[Language]) -> Option<Language> {
+        let extension = path.extension()?.to_str()?;
+        languages.iter().copied().find(|language| language.extensions.contains(&extension))
+    }
+
+    /// The functions and types of `source`; none when it does not parse (then every line lies
+    /// outside all of them, on both sides of a change alike).
+    pub fn scopes_of(self, source: &str) -> Vec<Scope> {
+        (self.scopes)(source).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for Language {
+    type Target = LanguageSpec;
+
+    fn deref(&self) -> &LanguageSpec {
+        self.0
+    }
+}
+
+impl PartialEq for Language {
+    fn eq(&self, other: &Language) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Language {}
+
+impl std::hash::Hash for Language {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.display)
+    }
+}
+
+/// Whether a directory above `path` has one of `names`.
+pub fn in_directory_named(path: &Path, names: &[&str]) -> bool {
+    path.parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .any(|part| part.as_os_str().to_str().is_some_and(|part| names.contains(&part)))
+}
+
+/// One source file to mutate.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    /// Relative to the repository root.
+    pub path: PathBuf,
+    pub language: Language,
+    pub source: String,
+    /// The added lines that hold executable code.
+    pub lines: Vec<usize>,
+    /// For each of `lines`, the lines of its statement: the line ran when any of them did.
+    pub statements: Vec<std::ops::RangeInclusive<usize>>,
+    pub mutants: Vec<Mutant>,
+}
+
+impl FilePlan {
+    /// The lines of the statement that holds `line` (just `line` if it is not an added one).
+    pub fn statement_of(&self, line: usize) -> std::ops::RangeInclusive<usize> {
+        match self.lines.binary_search(&line) {
+            Ok(index) => self.statements[index].clone(),
+            Err(_) => line..=line,
+        }
+    }
+
+    /// Every line of the added lines' statements: what the coverage probe watches.
+    pub fn statement_lines(&self) -> Vec<usize> {
+        let mut lines: Vec<usize> = self.statements.iter().flat_map(|range| range.clone()).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
+}
+
+/// A mutant together with the file it belongs to and its report id.
+#[derive(Debug, Clone)]
+pub struct PlannedMutant {
+    pub id: usize,
+    pub file: usize,
+    pub mutant: Mutant,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub files: Vec<FilePlan>,
+    /// Test files the change adds or edits: they are the relevant tests.
+    pub changed_tests: Vec<PathBuf>,
+    /// One line for each file passed over, saying why.
+    pub notes: Vec<String>,
+    /// Added executable lines passed over as old code, reformatted or moved (`reformat`), per file.
+    pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
+    /// Added executable lines left without a mutant for lying in Rust `unsafe` code, per file.
+    pub unsafe_lines: BTreeMap<PathBuf, Vec<usize>>,
+    /// Added executable lines compiled only with cargo features, with those features, per file.
+    pub feature_gated: BTreeMap<PathBuf, BTreeMap<usize, Vec<String>>>,
+    /// Mutants an equivalence rule left unmade, by rule name (`mutators::FileMutants::not_made`).
+    pub not_made: BTreeMap<&'static str, usize>,
+    /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
+    pub share: Option<crate::model::plan::Share>,
+}
+
+impl Plan {
+    /// The mutants this run tests: those of its shard with `--shard`, else every one.
+    pub fn mutants(&self) -> Vec<PlannedMutant> {
+        let mut mutants = self.all_mutants();
+        if let Some(share) = &self.share {
+            mutants.retain(|planned| share.ids.contains(&planned.id));
+        }
+        mutants
+    }
+
+    /// Every mutant of the plan, numbered from 1 in file and source order (the same numbers in
+    /// every shard).
+    pub fn all_mutants(&self) -> Vec<PlannedMutant> {
+        self.files
+            .iter()
+            .enumerate()
+            .flat_map(|(file, plan)| plan.mutants.iter().map(move |mutant| (file, mutant)))
+            .enumerate()
+            .map(|(index, (file, mutant))| PlannedMutant { id: index + 1, file, mutant: mutant.clone() })
+            .collect()
+    }
+
+    /// How many mutants the whole plan has (every shard's).
+    pub fn mutant_count(&self) -> usize {
+        self.files.iter().map(|file| file.mutants.len()).sum()
+    }
+
+    /// The added executable lines of each mutated file, by path: what `list --json` and the
+    /// check's report (`addedLines`) both show.
+    pub fn added_lines(&self) -> BTreeMap<String, &[usize]> {
+        self.files.iter().map(|file| (file.path.display().to_string(), &file.lines[..])).collect()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.files.iter().map(|file| file.lines.len()).sum()
+    }
+}
+
+/// One job's place in the matrix: shard `index` (0-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::fmt::Display for Shard {
+    /// As the option writes it: `1/4`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// Reads `K/N` (0-based K below N).
+    pub fn parse(text: &str) -> Result<Shard> {
+        let hint = "give K/N with 0 <= K < N, e.g. --shard 0/4 to --shard 3/4";
+        let Some((index, count)) = text.split_once('/') else {
+            bail!("--shard {text} is not of the form K/N: {hint}");
+        };
+        let (Ok(index), Ok(count)) = (index.trim().parse::<usize>(), count.trim().parse::<usize>()) else {
+            bail!("--shard {text} is not two whole numbers K/N: {hint}");
+        };
+        if count == 0 {
+            bail!("--shard {text} splits into zero shards: {hint}");
+        }
+        if index >= count {
+            bail!("--shard {text} names no shard: shards are numbered from 0, so the last of {count} is {}/{count}", count - 1);
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// The part of a plan one shard tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    pub shard: Shard,
+    /// The ids of its mutants.
+    pub ids: BTreeSet<usize>,
+    /// How many mutants the whole plan has.
+    pub planned: usize,
+}

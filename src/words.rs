@@ -1,0 +1,54 @@
+//! The words every report and progress line uses for counts and lists of tests.
+
+/// `n mutant` or `n mutants`.
+pub fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `a, b, c and 4 more`: at most `keep` tests named.
+pub fn some_tests(tests: &[&str], keep: usize) -> String {
+    if tests.len() <= keep {
+        return tests.join(", ");
+    }
+    format!("{} and {} more", tests[..keep].join(", "), tests.len() - keep)
+}
+
+/// Tests and test files in words: "the whole test suite" when there are none, the one by name,
+/// else how many of each ("2 test files and 3 tests").
+pub fn describe_tests(tests: &[String]) -> String {
+    if tests.is_empty() {
+        return "the whole test suite".to_string();
+    }
+    if let [one] = tests {
+        return one.clone();
+    }
+    let node_ids = tests.iter().filter(|test| test.contains("::")).count();
+    let files = tests.len() - node_ids;
+    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    match (files, node_ids) {
+        (_, 0) => count(files, "test file", "test files"),
+        (0, _) => count(node_ids, "test", "tests"),
+        _ => format!("{} and {}", count(files, "test file", "test files"), count(node_ids, "test", "tests")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_few_tests_are_named_and_the_rest_counted() {
+        assert_eq!(some_tests(&["a", "b"], 3), "a, b");
+        assert_eq!(some_tests(&["a", "b", "c", "d", "e"], 3), "a, b, c and 2 more");
+    }
+
+    #[test]
+    fn tests_are_described_by_name_when_one_else_counted_as_files_and_tests() {
+        let owned = |tests: &[&str]| tests.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert_eq!(describe_tests(&[]), "the whole test suite");
+        assert_eq!(describe_tests(&owned(&["t/test_a.py::test_x"])), "t/test_a.py::test_x");
+        assert_eq!(describe_tests(&owned(&["t/test_a.py", "t/test_b.py"])), "2 test files");
+        assert_eq!(describe_tests(&owned(&["t/a.py::x", "t/a.py::y"])), "2 tests");
+        assert_eq!(describe_tests(&owned(&["t/b.py", "t/a.py::x", "t/a.py::y"])), "1 test file and 2 tests");
+    }
+}
