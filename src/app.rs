@@ -13,7 +13,8 @@ use crate::console::Console;
 use crate::exit::Exit;
 use crate::options::{Format, ListOptions, Options, ReportFiles};
 use crate::report::{self, Gate};
-use crate::run::{self, Interrupted, INTERRUPTED};
+use crate::run;
+use crate::interrupt::{INTERRUPTED, Interrupted};
 
 /// The languages mutdelta checks, in the order a check runs them: the one list of them (a new
 /// language is a folder beside `python/` and `cargo/` and a line here).

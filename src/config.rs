@@ -11,7 +11,7 @@ use toml::{Table, Value};
 use crate::choose::Exclude;
 use crate::model::record::Bytes;
 use crate::options::{is_seconds, TestTool};
-use crate::run::memory::parse_limit;
+use crate::memory::parse_limit;
 
 mod sources;
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};

@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::report::Timings;
-use crate::run::{Event, Phase};
+use crate::run::event::{Event, Phase};
 
 /// The environment variable that sets how often a plain progress line is printed, in seconds.
 pub const INTERVAL_VARIABLE: &str = "MUTDELTA_PROGRESS_INTERVAL";

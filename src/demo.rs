@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 use git2::{Repository, Signature};
 
 use crate::exit::Exit;
-use crate::options::{default_jobs, Options, PythonSettings, RustSettings, Target, TestTool};
+use crate::options::{Options, PythonSettings, RustSettings, TestTool, default_jobs};
+use crate::lines::Target;
 
 /// The example project: (path, content before the change, content after it).
 const EXAMPLE: &[(&str, &str, &str)] = &[
@@ -52,7 +53,7 @@ pub fn prepare() -> Result<Demo> {
         jobs: default_jobs(),
         test_cmd,
         timeout: None,
-        memory_limit: crate::run::memory::default_limit(default_jobs().get()),
+        memory_limit: crate::memory::default_limit(default_jobs().get()),
         shard: None,
         reports: Default::default(),
         format: Default::default(),

@@ -11,12 +11,31 @@ use gitdiff::NewSide;
 pub use list::parse_line_list;
 
 use crate::model::plan::State;
-use crate::options::Target;
 
 mod config;
 mod gitdiff;
 mod list;
 mod renames;
+mod repository;
+
+pub use repository::{open_repository, repository_root, workdir};
+
+
+/// What to check: which change is mutated, and so which state is tested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Staged,
+    Commit(String),
+    Base(String),
+    /// The lines `to` adds over merge-base(`from`, `to`), tested on `to`'s tree: the range the
+    /// pre-commit framework names in `PRE_COMMIT_FROM_REF` and `PRE_COMMIT_TO_REF`.
+    Range {
+        from: String,
+        to: String,
+    },
+    /// A coverage gate's list of added lines, already read (from a file or standard input).
+    Lines(String),
+}
 
 /// The lines a change adds, per file (paths relative to the repository root), as `git diff`
 /// shows them.
@@ -38,38 +57,6 @@ pub struct AddedLines {
     pub deleted: Vec<PathBuf>,
     /// Files git sees as binary: no lines to mutate.
     pub binary: Vec<PathBuf>,
-}
-
-/// Opens the repository that contains `dir`.
-pub fn open_repository(dir: &Path) -> Result<Repository> {
-    let repo = Repository::discover(dir).map_err(|_| {
-        anyhow!(
-            "{} is not inside a git repository: run mutdelta in a repository or point -C at one",
-            dir.display()
-        )
-    })?;
-    if repo.is_bare() {
-        bail!("{} is a bare repository: mutdelta needs a checkout to test", dir.display());
-    }
-    // In a pre-commit hook, git names the index the commit is made from: `git commit -a` and
-    // `git commit PATHS` build a temporary one. The staged change is the one in that index.
-    if let Some(index_file) = std::env::var_os("GIT_INDEX_FILE").filter(|path| !path.is_empty()) {
-        let path = std::path::absolute(&index_file)?;
-        let mut index = git2::Index::open(&path)
-            .with_context(|| format!("could not read the index GIT_INDEX_FILE names, {}", path.display()))?;
-        repo.set_index(&mut index).context("could not use the index GIT_INDEX_FILE names")?;
-    }
-    Ok(repo)
-}
-
-/// The root of the checkout that holds `dir`.
-pub fn repository_root(dir: &Path) -> Result<std::path::PathBuf> {
-    Ok(workdir(&open_repository(dir)?).to_path_buf())
-}
-
-/// The repository's working directory.
-pub fn workdir(repo: &Repository) -> &Path {
-    repo.workdir().expect("bare repositories are refused on open")
 }
 
 /// Finds the added lines of `target`.

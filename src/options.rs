@@ -13,25 +13,10 @@ use crate::cli::{
     TestToolArg,
 };
 use crate::config::{self, Config, Provenance, Resolver};
+pub use crate::lines::Target;
 use crate::model::plan::Shard;
 use crate::model::record::Bytes;
-use crate::run::memory::{self, parse_limit};
-
-/// What to check: which change is mutated, and so which state is tested.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Staged,
-    Commit(String),
-    Base(String),
-    /// The lines `to` adds over merge-base(`from`, `to`), tested on `to`'s tree: the range the
-    /// pre-commit framework names in `PRE_COMMIT_FROM_REF` and `PRE_COMMIT_TO_REF`.
-    Range {
-        from: String,
-        to: String,
-    },
-    /// A coverage gate's list of added lines, already read (from a file or standard input).
-    Lines(String),
-}
+use crate::memory::{self, parse_limit};
 
 /// What runs a cargo package's tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

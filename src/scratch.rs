@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use tempfile::TempDir;
+use crate::watchdog::process_identity;
 
 const PREFIX: &str = "mutdelta-run-";
 const OWNER_FILE: &str = "owner";
@@ -85,15 +86,6 @@ pub fn enclosing(dir: &Path) -> Option<PathBuf> {
                 && dir.join(OWNER_FILE).is_file()
         })
         .map(Path::to_path_buf)
-}
-
-/// "pid start-time": start time (clock ticks since boot) tells a live owner from a reused pid.
-pub(crate) fn process_identity(pid: u32) -> Option<String> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let start_time = after_name.split_whitespace().nth(19)?;
-    Some(format!("{pid} {start_time}"))
 }
 
 fn owner_is_alive(marker: &str) -> bool {

@@ -49,7 +49,7 @@ static MARKED: AtomicBool = AtomicBool::new(false);
 /// Marks this process's environment with the run's identity, so that every process it starts,
 /// directly or not, carries it. Call it first, before any thread starts.
 pub fn mark_this_run() {
-    let identity = crate::scratch::process_identity(std::process::id())
+    let identity = crate::watchdog::process_identity(std::process::id())
         .unwrap_or_else(|| std::process::id().to_string());
     std::env::set_var(MARK, identity);
     MARKED.store(true, Ordering::SeqCst);
@@ -188,7 +188,7 @@ pub fn clear_away(mark: &str, dir: &Path) -> bool {
 /// pass finds none: a process may fork while an earlier pass kills its parent.
 fn kill_everything(groups: &BTreeSet<i32>, mark: Option<&str>, dirs: &[PathBuf], parent: i32) {
     for &group in groups {
-        crate::run::process::kill_group(group);
+        crate::watchdog::kill_group(group);
     }
     let me = std::process::id() as i32;
     let start = Instant::now();
@@ -253,6 +253,28 @@ fn remove(dir: &Path) {
             _ => return,
         }
     }
+}
+
+/// Kills every process in `group`.
+pub fn kill_group(group: i32) {
+    signal_group(group, libc::SIGKILL);
+}
+
+/// Sends `signal` to every process in `group`.
+pub fn signal_group(group: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals the process group we created; no memory is touched.
+    unsafe {
+        libc::kill(-group, signal);
+    }
+}
+
+/// "pid start-time": start time (clock ticks since boot) tells a live owner from a reused pid.
+pub fn process_identity(pid: u32) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let start_time = after_name.split_whitespace().nth(19)?;
+    Some(format!("{pid} {start_time}"))
 }
 
 #[cfg(test)]

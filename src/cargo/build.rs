@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::model::record::{Exit, Finished};
 use crate::options::TestTool;
-use crate::run::process::TestCommand;
+use crate::process::TestCommand;
 
 /// Starts the first worker's target directory from the user's own debug build, when there is
 /// one, so that the baseline compiles only what changed: the dependencies' artifacts carry over

@@ -21,11 +21,13 @@ use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished};
 use crate::model::record::{How, RunRecord, StepRecord};
 use crate::options::TestTool;
-use crate::run::language::{with_mutant, Context, Job, LanguageCheck, Proven, Started, Worker};
+use crate::run::language::{Context, LanguageCheck, Proven, Started, Worker, with_mutant};
+use crate::run::job::Job;
 use crate::run::outcome;
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
-use crate::run::{check_language, Interrupted, Plugin};
+use crate::run::{Plugin, check_language};
+use crate::interrupt::Interrupted;
 use crate::worktree::{self, Stamp};
 use mutators::rust::schema::MUTANT_VAR;
 

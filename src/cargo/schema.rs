@@ -21,9 +21,9 @@ use super::workspace::Package;
 use crate::model::plan::{Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished};
 use crate::model::record::{How, RunRecord, StepRecord};
-use crate::run::process::TestCommand;
+use crate::process::TestCommand;
 use crate::run::require::{self, Subject};
-use crate::run::Interrupted;
+use crate::interrupt::Interrupted;
 use crate::worktree::{self, Stamp};
 
 /// How many times the schema is built, each time without the mutants the last build blamed.

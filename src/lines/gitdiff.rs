@@ -95,7 +95,7 @@ fn side(repo: &Repository, file: &git2::DiffFile<'_>, from: NewSide) -> Result<S
     } else if let Some(blob) = (!file.id().is_zero()).then(|| repo.find_blob(file.id()).ok()).flatten() {
         blob.content().to_vec()
     } else if from == NewSide::WorkTree {
-        let full = super::workdir(repo).join(&path);
+        let full = super::repository::workdir(repo).join(&path);
         if mode == SYMLINK {
             let target = std::fs::read_link(&full)
                 .with_context(|| format!("could not read the link {}", path.display()))?;

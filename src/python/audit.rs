@@ -16,7 +16,8 @@ use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant, State};
 use crate::model::report::Timings;
 use crate::run::language::Context;
 use crate::run::verdicts::Verdicts;
-use crate::run::{check_language, split_ignored, AuditRequest, Event};
+use crate::run::{AuditRequest, check_language, split_ignored};
+use crate::run::event::Event;
 use crate::scratch::Scratch;
 use crate::worktree;
 

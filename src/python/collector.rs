@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::served::{Answer, Served};
 use super::warm::{read_exit, seconds};
 use crate::model::record::{Exit, Finished};
-use crate::run::process::read_tail;
+use crate::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;
 
 /// The plugin module, written beside the probe and loaded with `-p mutdelta_collector`.

@@ -14,7 +14,7 @@ use super::interpreter::{self, Runner};
 use crate::cache::{self, Cache};
 use crate::model::plan::Plan;
 use crate::model::record::{Exit, Finished};
-use crate::run::process::Beside;
+use crate::process::Beside;
 
 /// The probe plugin, written next to the worker script and loaded with `-p mutdelta_probe`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");

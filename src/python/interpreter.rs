@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::run::process::TestCommand;
+use crate::process::TestCommand;
 
 /// How the tests are run for each mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -37,9 +37,8 @@ use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::Finished;
 use crate::model::record::{How, RunRecord, StepRecord};
-use crate::run::language::{
-    self, Context, Job, LanguageCheck, Proven, Started, Widened, AT_IMPORT, CONFIRMING,
-};
+use crate::run::language::{self, Context, LanguageCheck, Proven, Started, Widened};
+use crate::run::job::{AT_IMPORT, CONFIRMING, Job};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 use crate::run::{check_language, Auditor, Plugin};

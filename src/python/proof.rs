@@ -8,7 +8,8 @@ use anyhow::{bail, Result};
 use super::coverage::CoverageMap;
 use super::worker::PythonWorker;
 use crate::model::record::{How, RunRecord, StepRecord};
-use crate::run::language::{Context, Job};
+use crate::run::language::Context;
+use crate::run::job::Job;
 use crate::run::require;
 use crate::run::timeouts::mutant_timeout;
 
@@ -31,7 +32,7 @@ pub fn prove_swap(ctx: &Context, workers: &mut [PythonWorker], jobs: &[Job]) -> 
         let record = RunRecord {
             how: How::Swap,
             commands: Vec::new(),
-            tail: crate::run::process::read_tail(&log),
+            tail: crate::process::read_tail(&log),
             fallback: unswappable.get(&index).cloned(),
             split: None,
         };

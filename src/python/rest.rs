@@ -18,7 +18,7 @@ use anyhow::Result;
 use super::coverage::{self, Alongside, Measured, Memory};
 use super::interpreter::Runner;
 use crate::model::record::Exit;
-use crate::run::process::Beside;
+use crate::process::Beside;
 use crate::run::timeouts::BASELINE_LIMIT;
 
 /// What the run needs, owned: it outlives the call that starts it.

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 
-use crate::run::memory::{self, MemoryWatch};
+use crate::memory::{self, MemoryWatch};
 
 use crate::model::record::Bytes;
-use crate::run::process::{kill_group, read_tail, DieWithParent};
+use crate::watchdog::kill_group;
+use crate::process::{DieWithParent, read_tail};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
-use crate::run::INTERRUPTED;
+use crate::interrupt::INTERRUPTED;
 use crate::watchdog::Watched;
 
 /// What a request came to.

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::served::{Answer, Served};
 use crate::model::record::Bytes;
 use crate::model::record::{Exit, Finished};
-use crate::run::process::read_tail;
+use crate::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;
 
 /// What a warm worker needs to start.

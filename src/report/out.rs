@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 
 use super::{json as report_json, text};
 use crate::model::report::Report;
-use crate::options::{Options, Target};
+use crate::options::Options;
+use crate::lines::Target;
 
 /// The file that marks a directory as a run record.
 const MARKER: &str = "run.json";

@@ -1,17 +1,17 @@
 //! Runs a check: plan the mutants, then for each language prove its baseline and test every mutant in parallel copies; emits events, never prints.
 
+pub mod event;
+pub mod job;
 pub mod language;
-pub mod memory;
 pub mod outcome;
 pub mod pool;
-pub mod process;
 pub mod require;
 pub mod timeouts;
 pub mod verdicts;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -26,64 +26,13 @@ use crate::model::plan::Shard;
 use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::StepRecord;
 use crate::model::report::{Incomplete, Origin, Report, Timings};
-use crate::options::{AuditMode, Options, Target};
+use crate::options::{AuditMode, Options};
+use crate::lines::Target;
 use crate::scratch::Scratch;
 use crate::worktree;
-
-/// Set by the Ctrl-C / SIGTERM handler; workers stop and kill their tests when they see it.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// The run was stopped by a signal before any mutant was tested.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted before any mutant was tested: nothing was tested yet, no report was written, and the temporary copies were removed")]
-pub struct Interrupted;
-
-/// True when `err` is the interrupt, or came while the run was being interrupted.
-pub fn is_interruption(err: &anyhow::Error) -> bool {
-    err.is::<Interrupted>() || INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// A part of the run that is about to start, said before it runs so a long build is not silent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// The unmutated tests of one language: built (Rust), run under the coverage probe (Python).
-    Baseline(Language),
-    /// The parallel copies made and their workers started.
-    Workers { count: usize },
-    /// The rest of the suite measured for the mutants the first round left open.
-    SecondRound { open: usize },
-    /// `--confirm-survivors`: the survivors face the whole suite.
-    Confirming { count: usize },
-    /// The kill-loss audit of the tests the change edits.
-    Audit,
-}
-
-/// What the runner tells its reporters, in order.
-#[derive(Debug)]
-pub enum Event<'a> {
-    Phase(Phase),
-    /// The unmutated tests passed; `what` says which ran. `reused`: an earlier run measured
-    /// them on the same content, and nothing ran now.
-    BaselinePassed {
-        duration: Duration,
-        what: String,
-        reused: bool,
-    },
-    /// Mutants are about to run.
-    MutantsStarting {
-        total: usize,
-        workers: usize,
-    },
-    /// A phase of the run that needs saying (the kill-loss audit's steps).
-    Note(String),
-    MutantFinished {
-        result: &'a MutantResult,
-        /// The mutated file, relative to the repository.
-        path: &'a Path,
-        done: usize,
-        total: usize,
-    },
-}
+use self::event::{Event, Phase};
+use crate::interrupt::{is_interruption, Interrupted, INTERRUPTED};
+use crate::memory;
 
 /// The change read and its state written to the first copy: what `list` and `check` share.
 struct Prepared {
@@ -299,16 +248,22 @@ pub struct Plugin {
     pub relevant_tests: fn(&Plan, &Options) -> Vec<String>,
     /// Its mutants from its baseline to the last verdict: `check_language` with its
     /// `LanguageCheck`.
-    pub check: fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>,
+    pub check: CheckMutants,
     /// The audit of the tests a change edits; none where the language has none yet.
     pub audit: Option<Auditor>,
 }
+
+/// How a language checks its mutants, hearing its events out.
+pub type CheckMutants = fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>;
+
+/// How a language audits the tests a change edits.
+pub type RunAudit = fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<Audit>;
 
 /// A language's kill-loss audit.
 pub struct Auditor {
     /// Whether the change edits test code the audit reads.
     pub touches_tests: fn(&lines::AddedLines) -> bool,
-    pub run: fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<Audit>,
+    pub run: RunAudit,
 }
 
 /// What an audit is asked: the change, the settings, and the notes on the test code the change
@@ -522,7 +477,7 @@ impl<L: LanguageCheck> Round<'_, L> {
     /// cut short, dropping the verdicts of the mutants it did not reach, and how many.
     fn run(
         &self,
-        jobs: Vec<language::Job>,
+        jobs: Vec<job::Job>,
         workers: &mut Vec<L::Worker>,
         results: &mut Vec<MutantResult>,
         steps: &mut Vec<StepRecord>,

@@ -8,8 +8,10 @@ use std::sync::{mpsc, Mutex};
 
 use anyhow::Result;
 
-use super::language::{Job, Worker};
-use super::{Event, INTERRUPTED};
+use crate::run::job::Job;
+use super::language::Worker;
+use crate::run::event::Event;
+use crate::interrupt::INTERRUPTED;
 use crate::model::outcome::MutantResult;
 use crate::model::plan::Plan;
 
@@ -97,7 +99,7 @@ mod tests {
             covers: Vec::new(),
             timeout: Duration::from_secs(60),
             cost: Duration::from_millis(millis),
-            fresh: fresh.then_some(crate::run::language::AT_IMPORT),
+            fresh: fresh.then_some(crate::run::job::AT_IMPORT),
         }
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use super::outcome::last_line;
-use super::Interrupted;
+use crate::interrupt::Interrupted;
 use crate::model::record::{Exit, Finished};
 
 /// What ran unmutated, for the error that says it failed.

@@ -8,7 +8,7 @@ use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::Plan;
 use crate::options::Options;
 
-use super::language::Job;
+use crate::run::job::Job;
 use crate::model::outcome::Outcome;
 
 const VERDICTS: &str = "verdicts";

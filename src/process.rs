@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 
 use super::memory::{self, MemoryWatch};
-use super::INTERRUPTED;
 use crate::model::record::Bytes;
 use crate::model::record::CommandRecord;
 use crate::model::record::{Exit, Finished};
+use crate::interrupt::INTERRUPTED;
+use crate::watchdog::{kill_group, signal_group};
 
 /// A command line with its working directory and environment.
 #[derive(Debug, Clone)]
@@ -185,19 +186,6 @@ fn yield_the_cpu_as(group: i32) {
         let param = libc::sched_param { sched_priority: 0 };
         libc::sched_setscheduler(group, libc::SCHED_IDLE, &param);
         libc::setpriority(libc::PRIO_PGRP, group as libc::id_t, 19);
-    }
-}
-
-/// Kills every process in `group`.
-pub fn kill_group(group: i32) {
-    signal_group(group, libc::SIGKILL);
-}
-
-/// Sends `signal` to every process in `group`.
-fn signal_group(group: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group we created; no memory is touched.
-    unsafe {
-        libc::kill(-group, signal);
     }
 }
 
