@@ -11,14 +11,15 @@ use crate::cli::{Cli, Command, MergeArgs};
 use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
+use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::options::{Format, ListOptions, Options, ReportFiles};
-use crate::report::{self, Gate};
+use crate::report;
+use crate::report::gate::Gate;
 use crate::run;
-use crate::interrupt::{INTERRUPTED, Interrupted};
 
 /// The languages mutdelta checks, in the order a check runs them: the one list of them (a new
 /// language is a folder beside `python/` and `cargo/` and a line here).
-pub const LANGUAGES: &[run::Plugin] = &[crate::python::PLUGIN, crate::cargo::PLUGIN];
+pub const LANGUAGES: &[run::Plugin] = &[crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {

@@ -9,9 +9,9 @@ use mutators::catalog::Mutator;
 use toml::{Table, Value};
 
 use crate::choose::Exclude;
+use crate::memory::parse_limit;
 use crate::model::record::Bytes;
 use crate::options::{is_seconds, TestTool};
-use crate::memory::parse_limit;
 
 mod sources;
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};

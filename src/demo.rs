@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use git2::{Repository, Signature};
 
 use crate::exit::Exit;
-use crate::options::{Options, PythonSettings, RustSettings, TestTool, default_jobs};
 use crate::lines::Target;
+use crate::options::{default_jobs, Options, PythonSettings, RustSettings, TestTool};
 
 /// The example project: (path, content before the change, content after it).
 const EXAMPLE: &[(&str, &str, &str)] = &[

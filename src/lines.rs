@@ -1,7 +1,7 @@
 //! The added lines of a change: read from git as `git diff` shows them (git2 is touched only here, in `lines/` and in `worktree`), or from a coverage gate's list.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
 use git2::{DiffOptions, Oid, Repository, Status, StatusOptions};
@@ -19,7 +19,6 @@ mod renames;
 mod repository;
 
 pub use repository::{open_repository, repository_root, workdir};
-
 
 /// What to check: which change is mutated, and so which state is tested.
 #[derive(Debug, Clone, PartialEq, Eq)]

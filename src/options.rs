@@ -14,9 +14,9 @@ use crate::cli::{
 };
 use crate::config::{self, Config, Provenance, Resolver};
 pub use crate::lines::Target;
+use crate::memory::{self, parse_limit};
 use crate::model::plan::Shard;
 use crate::model::record::Bytes;
-use crate::memory::{self, parse_limit};
 
 /// What runs a cargo package's tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

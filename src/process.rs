@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 
 use super::memory::{self, MemoryWatch};
+use crate::interrupt::INTERRUPTED;
 use crate::model::record::Bytes;
 use crate::model::record::CommandRecord;
 use crate::model::record::{Exit, Finished};
-use crate::interrupt::INTERRUPTED;
 use crate::watchdog::{kill_group, signal_group};
 
 /// A command line with its working directory and environment.

@@ -18,12 +18,12 @@ use serde::Deserialize;
 
 use super::build::Cargo;
 use super::workspace::Package;
+use crate::interrupt::Interrupted;
 use crate::model::plan::{Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished};
 use crate::model::record::{How, RunRecord, StepRecord};
 use crate::process::TestCommand;
 use crate::run::require::{self, Subject};
-use crate::interrupt::Interrupted;
 use crate::worktree::{self, Stamp};
 
 /// How many times the schema is built, each time without the mutants the last build blamed.

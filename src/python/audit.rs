@@ -7,17 +7,18 @@ use anyhow::Result;
 
 use super::spec::{self, LANGUAGE};
 use super::touched::TouchedFile;
-use super::{interpreter, touched, LinesRun, PythonCheck, TestsRun};
+use super::{interpreter, touched};
 use crate::choose::Choice;
 use crate::lines::{self, AddedLines};
 use crate::model::audit::{Audit, LostKill};
 use crate::model::outcome::MutantResult;
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant, State};
 use crate::model::report::Timings;
+use crate::python::check::{LinesRun, PythonCheck, TestsRun};
+use crate::run::event::Event;
 use crate::run::language::Context;
 use crate::run::verdicts::Verdicts;
-use crate::run::{AuditRequest, check_language, split_ignored};
-use crate::run::event::Event;
+use crate::run::{check_language, split_ignored, AuditRequest};
 use crate::scratch::Scratch;
 use crate::worktree;
 

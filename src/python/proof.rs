@@ -8,8 +8,8 @@ use anyhow::{bail, Result};
 use super::coverage::CoverageMap;
 use super::worker::PythonWorker;
 use crate::model::record::{How, RunRecord, StepRecord};
-use crate::run::language::Context;
 use crate::run::job::Job;
+use crate::run::language::Context;
 use crate::run::require;
 use crate::run::timeouts::mutant_timeout;
 

@@ -13,11 +13,11 @@ use serde_json::Value;
 
 use crate::memory::{self, MemoryWatch};
 
-use crate::model::record::Bytes;
-use crate::watchdog::kill_group;
-use crate::process::{DieWithParent, read_tail};
-use crate::run::timeouts::WARM_ANSWER_GRACE;
 use crate::interrupt::INTERRUPTED;
+use crate::model::record::Bytes;
+use crate::process::{read_tail, DieWithParent};
+use crate::run::timeouts::WARM_ANSWER_GRACE;
+use crate::watchdog::kill_group;
 use crate::watchdog::Watched;
 
 /// What a request came to.

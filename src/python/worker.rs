@@ -10,16 +10,16 @@ use anyhow::Result;
 use super::collector::{Collector, Swapped};
 use super::executor::Executor;
 use super::pytest;
+use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::model::outcome::Outcome;
 use crate::model::outcome::Status;
 use crate::model::plan::{FilePlan, Plan};
 use crate::model::record::{CommandRecord, How, RunRecord};
 use crate::model::record::{Exit, Finished};
-use crate::run::language::{Worker, with_mutant};
 use crate::run::job::Job;
+use crate::run::language::{with_mutant, Worker};
 use crate::run::outcome;
 use crate::run::timeouts;
-use crate::interrupt::{INTERRUPTED, Interrupted};
 use crate::worktree::{self, Stamp};
 
 /// A file that fails on import, standing in for a mutated file to prove the tests import the copy.

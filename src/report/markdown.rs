@@ -6,7 +6,8 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::document::{Document, MissedLine};
-use super::{text, Gate};
+use super::text;
+use crate::report::gate::Gate;
 use crate::words::{count_of, some_tests};
 
 /// Survivors shown with their diffs; the rest are in the table and the JSON report.

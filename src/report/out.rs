@@ -7,9 +7,9 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{json as report_json, text};
+use crate::lines::Target;
 use crate::model::report::Report;
 use crate::options::Options;
-use crate::lines::Target;
 
 /// The file that marks a directory as a run record.
 const MARKER: &str = "run.json";

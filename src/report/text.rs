@@ -6,10 +6,10 @@ use std::fmt::Write;
 use mutators::catalog::Mutator;
 use similar::TextDiff;
 
-use super::{AuditSummary, Gate, Summary};
 use crate::model::audit::LostKill;
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::report::Report;
+use crate::report::gate::{AuditSummary, Gate, Summary};
 
 /// The whole report as the terminal shows it: the survivors, the kills the change loses, then
 /// the survivors likely equivalent, apart from the others; each survivor with its diff and

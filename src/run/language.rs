@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::job::Job;
 use crate::model::outcome::Outcome;
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant};
@@ -12,7 +13,6 @@ use crate::model::record::StepRecord;
 use crate::options::Options;
 use crate::scratch::Scratch;
 use crate::worktree::{self, Stamp};
-use super::job::Job;
 
 /// Where a check works and what it knows: the same for every language.
 #[derive(Clone, Copy)]

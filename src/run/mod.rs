@@ -16,9 +16,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
+use self::event::{Event, Phase};
 use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use crate::choose::Choice;
+use crate::interrupt::{is_interruption, Interrupted, INTERRUPTED};
 use crate::lines;
+use crate::lines::Target;
+use crate::memory;
 use crate::model::audit::Audit;
 use crate::model::outcome::Outcome;
 use crate::model::outcome::{MutantResult, Status};
@@ -27,12 +31,8 @@ use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::StepRecord;
 use crate::model::report::{Incomplete, Origin, Report, Timings};
 use crate::options::{AuditMode, Options};
-use crate::lines::Target;
 use crate::scratch::Scratch;
 use crate::worktree;
-use self::event::{Event, Phase};
-use crate::interrupt::{is_interruption, Interrupted, INTERRUPTED};
-use crate::memory;
 
 /// The change read and its state written to the first copy: what `list` and `check` share.
 struct Prepared {
@@ -254,7 +254,8 @@ pub struct Plugin {
 }
 
 /// How a language checks its mutants, hearing its events out.
-pub type CheckMutants = fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>;
+pub type CheckMutants =
+    fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>;
 
 /// How a language audits the tests a change edits.
 pub type RunAudit = fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<Audit>;

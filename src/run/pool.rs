@@ -8,12 +8,12 @@ use std::sync::{mpsc, Mutex};
 
 use anyhow::Result;
 
-use crate::run::job::Job;
 use super::language::Worker;
-use crate::run::event::Event;
 use crate::interrupt::INTERRUPTED;
 use crate::model::outcome::MutantResult;
 use crate::model::plan::Plan;
+use crate::run::event::Event;
+use crate::run::job::Job;
 
 /// Tests every job; results come back in completion order. Interrupted, it stops starting
 /// jobs and returns the verdicts reached; a job cut off has none.

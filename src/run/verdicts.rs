@@ -8,8 +8,8 @@ use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::Plan;
 use crate::options::Options;
 
-use crate::run::job::Job;
 use crate::model::outcome::Outcome;
+use crate::run::job::Job;
 
 const VERDICTS: &str = "verdicts";
 /// Verdicts kept: enough for the mutants of many changes.

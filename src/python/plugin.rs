@@ -1,0 +1,17 @@
+//! Python plugged into the runner: its descriptor, the tests a change names, the pytest check and the kill-loss audit.
+
+use super::audit;
+use super::check::PythonCheck;
+use super::select;
+use super::spec;
+use crate::run::{check_language, Auditor, Plugin};
+
+/// Python plugged into the runner: the pytest check, and the kill-loss audit.
+pub const PLUGIN: Plugin = Plugin {
+    language: spec::LANGUAGE,
+    relevant_tests: |plan, options| select::relevant_tests(plan, &options.python.extra_tests),
+    check: |ctx, candidates, timings, events| {
+        check_language(&PythonCheck::new(ctx)?, ctx, candidates, timings, events)
+    },
+    audit: Some(Auditor { touches_tests: audit::touches_tests, run: audit::audit }),
+};
