@@ -1,8 +1,8 @@
 //! The project's configuration file (`mutdelta.toml` at the repository root, else `[tool.mutdelta]` in its `pyproject.toml`), read from the working tree and checked; and where each resolved setting came from.
 
-use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use mutators::catalog::Mutator;
@@ -10,11 +10,43 @@ use toml::{Table, Value};
 
 use crate::choose::Exclude;
 use crate::memory::parse_limit;
-use crate::model::record::Bytes;
-use crate::options::{is_seconds, TestTool};
 
+mod file;
 mod sources;
+
+pub use file::{Config, FileKind, Found, TestTool};
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};
+
+/// The feature names in `lists` (each names features separated by commas or spaces), or the
+/// first that is not a cargo feature name (`where_` says which setting held it).
+pub fn feature_names(lists: &[String], where_: &str) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for name in lists.iter().flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace())) {
+        if name.is_empty() {
+            continue;
+        }
+        // Cargo's rule for a feature name (letters, digits, `_`, `-`, `+`, `.`, a word start),
+        // with one `/` after a package name.
+        let word = |part: &str| {
+            part.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && part.chars().all(|c| c.is_alphanumeric() || "_-+.".contains(c))
+        };
+        let valid = match name.split_once('/') {
+            Some((package, feature)) => word(package) && word(feature),
+            None => word(name),
+        };
+        if !valid {
+            bail!("{where_} holds {name:?}, which is not a cargo feature name: give names such as `serde` or `package/feature`, separated by commas");
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
+}
+
+/// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.
+pub fn is_seconds(seconds: f64) -> bool {
+    seconds > 0.0 && Duration::try_from_secs_f64(seconds).is_ok()
+}
 
 /// The keys a configuration may set, spelled as on the command line.
 pub const KEYS: &[&str] = &[
@@ -37,73 +69,6 @@ pub const KEYS: &[&str] = &[
     "confirm-survivors",
     "memory-limit",
 ];
-
-/// The file a configuration was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    MutdeltaToml,
-    /// The `[tool.mutdelta]` table of `pyproject.toml`.
-    Pyproject,
-}
-
-impl FileKind {
-    fn file_name(self) -> &'static str {
-        match self {
-            FileKind::MutdeltaToml => "mutdelta.toml",
-            FileKind::Pyproject => "pyproject.toml",
-        }
-    }
-}
-
-impl fmt::Display for FileKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FileKind::MutdeltaToml => f.write_str("mutdelta.toml"),
-            FileKind::Pyproject => f.write_str("pyproject.toml [tool.mutdelta]"),
-        }
-    }
-}
-
-/// Whether a configuration was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Found {
-    /// Neither file holds one.
-    #[default]
-    Nothing,
-    /// `--no-config`: not looked for.
-    Skipped,
-    File(FileKind),
-}
-
-/// What a configuration file sets; `None` where it says nothing.
-#[derive(Debug, Clone, Default)]
-pub struct Config {
-    pub found: Found,
-    /// The repository root it was looked for in.
-    pub root: PathBuf,
-    /// What the user should know about how it was found.
-    pub notes: Vec<String>,
-    pub test_cmd: Option<String>,
-    /// Read from the repository root (a bare name is a command looked up on `PATH`).
-    pub python: Option<PathBuf>,
-    pub timeout: Option<f64>,
-    /// `Some(None)`: no limit.
-    pub memory_limit: Option<Option<Bytes>>,
-    pub jobs: Option<NonZeroUsize>,
-    pub exclude: Option<Exclude>,
-    pub disable_mutators: Option<Vec<Mutator>>,
-    pub tests: Option<Vec<String>>,
-    pub no_arid: Option<bool>,
-    pub one_per_line: Option<bool>,
-    pub include_reformatted: Option<bool>,
-    pub mutate_unsafe: Option<bool>,
-    pub test_tool: Option<TestTool>,
-    pub features: Option<Vec<String>>,
-    pub all_features: Option<bool>,
-    pub no_default_features: Option<bool>,
-    pub no_audit: Option<bool>,
-    pub confirm_survivors: Option<bool>,
-}
 
 impl Config {
     /// The configuration of the checkout at `root`, as its working tree holds it:
@@ -217,8 +182,7 @@ impl Config {
                             strings(&value).ok_or_else(|| wrong("a list of cargo feature names (strings)"))?
                         }
                     };
-                    config.features =
-                        Some(crate::options::feature_names(&lists, &format!("{kind}: `features`"))?);
+                    config.features = Some(feature_names(&lists, &format!("{kind}: `features`"))?);
                 }
                 "all-features" => {
                     config.all_features = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
@@ -344,6 +308,7 @@ fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::record::Bytes;
 
     fn load(text: &str) -> Result<Config> {
         let table = parse(text, FileKind::MutdeltaToml)?;

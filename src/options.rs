@@ -12,28 +12,12 @@ use crate::cli::{
     ChangeArgs, CheckArgs, ChoiceArgs, ColorArg, ConfigArgs, DiffArg, FormatArg, ListArgs, ReportArgs,
     TestToolArg,
 };
-use crate::config::{self, Config, Provenance, Resolver};
+pub use crate::config::TestTool;
+use crate::config::{self, feature_names, is_seconds, Config, Provenance, Resolver};
 pub use crate::lines::Target;
 use crate::memory::{self, parse_limit};
 use crate::model::plan::Shard;
 use crate::model::record::Bytes;
-
-/// What runs a cargo package's tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestTool {
-    Cargo,
-    Nextest,
-}
-
-impl TestTool {
-    /// As `--test-tool` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestTool::Cargo => "cargo",
-            TestTool::Nextest => "nextest",
-        }
-    }
-}
 
 /// The cargo features the packages are built and tested with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -60,32 +44,6 @@ impl Features {
         }
         args
     }
-}
-
-/// The feature names in `lists` (each names features separated by commas or spaces), or the
-/// first that is not a cargo feature name (`where_` says which setting held it).
-pub fn feature_names(lists: &[String], where_: &str) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for name in lists.iter().flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace())) {
-        if name.is_empty() {
-            continue;
-        }
-        // Cargo's rule for a feature name (letters, digits, `_`, `-`, `+`, `.`, a word start),
-        // with one `/` after a package name.
-        let word = |part: &str| {
-            part.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && part.chars().all(|c| c.is_alphanumeric() || "_-+.".contains(c))
-        };
-        let valid = match name.split_once('/') {
-            Some((package, feature)) => word(package) && word(feature),
-            None => word(name),
-        };
-        if !valid {
-            bail!("{where_} holds {name:?}, which is not a cargo feature name: give names such as `serde` or `package/feature`, separated by commas");
-        }
-        names.push(name.to_string());
-    }
-    Ok(names)
 }
 
 /// Whether a check audits the change's edits to tests for lost kills.
@@ -514,11 +472,6 @@ impl Options {
         options.audit = AuditMode::Only;
         Ok(options)
     }
-}
-
-/// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.
-pub fn is_seconds(seconds: f64) -> bool {
-    seconds > 0.0 && Duration::try_from_secs_f64(seconds).is_ok()
 }
 
 /// One worker per core.

@@ -140,8 +140,12 @@ impl<'ast> Visit<'ast> for Paths {
         self.use_tree(&mut Vec::new(), &item.tree);
     }
 
+    /// A path of one segment is a local name (a variable may share a module's name); a module
+    /// is reached by a path of two or more.
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.found.push(path.segments.iter().map(|segment| segment.ident.to_string()).collect());
+        if path.segments.len() > 1 {
+            self.found.push(path.segments.iter().map(|segment| segment.ident.to_string()).collect());
+        }
         syn::visit::visit_path(self, path);
     }
 
@@ -338,6 +342,25 @@ fn inside(arrows: &Arrows, circles: &[Vec<Module>]) -> String {
         }
     }
     lines.join("\n")
+}
+
+#[test]
+fn no_module_uses_the_folder_module_above_it() {
+    for src in ["src", "mutators/src"] {
+        let (_, arrows) = arrows(&Path::new(env!("CARGO_MANIFEST_DIR")).join(src));
+        let upward: Vec<String> = arrows
+            .iter()
+            .filter(|((from, to), _)| from.starts_with(&format!("{to}::")))
+            .map(|((from, to), names)| {
+                format!("{from} -> {to}: {}", names.iter().cloned().collect::<Vec<_>>().join(", "))
+            })
+            .collect();
+        assert!(
+            upward.is_empty(),
+            "{src}: modules that use their own folder's module:\n{}",
+            upward.join("\n")
+        );
+    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{Config, FileKind, Found};
+use super::file::{Config, FileKind, Found};
 
 /// Where a resolved setting came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
