@@ -1,8 +1,10 @@
-//! Where the added lines come from: the working tree over a base, a root commit, an empty change, pragmas, files passed over.
+//! Where the added lines come from: the working tree over a base, the index (a staged change), a `--lines` list, a root commit, an empty change, pragmas, files passed over.
 
 use serde_json::Value;
 
-use crate::common::{check, fixture_repo, git, read_report, snapshot};
+use crate::common::{
+    check, fixture_repo, git, mutdelta_with_stdin, python, read_report, read_valid_report, snapshot, statuses,
+};
 
 fn mutant_lines(report: &Value, file: &str, status: &str) -> Vec<u64> {
     report["files"][file]["mutants"]
@@ -250,4 +252,84 @@ fn a_source_file_that_is_not_utf8_text_is_refused_unless_excluded_and_other_bina
         "{run:?}"
     );
     assert!(run.stdout.contains("note: logo.png: binary file, skipped"), "{run:?}");
+}
+
+#[test]
+fn staged_change_is_checked_from_the_index_not_the_working_tree() {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    let before = snapshot(repo.path());
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("[MUT-survived] model_client.py:15"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "index and checkout untouched");
+}
+
+#[test]
+fn staged_file_with_unstaged_edits_is_refused() {
+    let repo = fixture_repo("model_client");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    let file = repo.path().join("model_client.py");
+    let edited = std::fs::read_to_string(&file).unwrap() + "\nEXTRA = 1\n";
+    std::fs::write(&file, edited).unwrap();
+
+    let run = check(repo.path(), &[]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("model_client.py is staged and also has unstaged edits"), "{run:?}");
+}
+
+#[test]
+fn coverage_gate_list_limits_the_mutants_to_its_lines() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let python = python();
+
+    let run = mutdelta_with_stdin(
+        repo.path(),
+        &["check", "--python", python.to_str().unwrap(), "--lines", "-", "--json", json.to_str().unwrap()],
+        "model_client.py:15\n",
+    );
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let verdicts = statuses(&read_valid_report(&json), "model_client.py");
+    assert!(!verdicts.is_empty() && verdicts.iter().all(|(line, _)| *line == 15), "{verdicts:?}");
+}
+
+#[test]
+fn a_listed_line_gets_the_same_verdicts_by_a_relative_an_absolute_or_a_linked_path() {
+    let repo = fixture_repo("model_client");
+    let links = tempfile::tempdir().unwrap();
+    let linked = links.path().join("checkout");
+    std::os::unix::fs::symlink(repo.path(), &linked).unwrap();
+    let python = python();
+    let out = tempfile::tempdir().unwrap();
+    let verdicts_of = |entry: String| {
+        let json = out.path().join("r.json");
+        let run = mutdelta_with_stdin(
+            repo.path(),
+            &[
+                "check",
+                "--python",
+                python.to_str().unwrap(),
+                "--lines",
+                "-",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &format!("{entry}\n"),
+        );
+        assert_eq!(run.code, 1, "{entry}: {run:?}");
+        statuses(&read_report(&json), "model_client.py")
+    };
+
+    let plain = verdicts_of("model_client.py:15".to_string());
+    assert!(plain.iter().any(|(_, status)| status == "Survived"), "{plain:?}");
+    assert!(plain.iter().all(|(line, status)| *line == 15 && status != "NoCoverage"), "{plain:?}");
+    assert_eq!(verdicts_of("./model_client.py:15".to_string()), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", repo.path().display())), plain);
+    assert_eq!(verdicts_of(format!("{}/model_client.py:15", linked.display())), plain);
 }

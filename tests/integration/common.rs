@@ -187,6 +187,18 @@ pub fn mutants_on_line<'a>(
         .collect()
 }
 
+/// (line, status) of every mutant of `file` in a report.
+pub fn statuses(report: &serde_json::Value, file: &str) -> Vec<(u64, String)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no mutants for {file} in {report}"))
+        .iter()
+        .map(|m| {
+            (m["location"]["start"]["line"].as_u64().unwrap(), m["status"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
 /// The mutation-testing-elements JSON schema, vendored from its npm package (see
 /// `tests/schemas/README.md`).
 pub fn report_schema() -> PathBuf {

@@ -1,10 +1,13 @@
 //! What a check prints while it runs: a line as each phase starts, plain periodic progress lines
-//! when standard error is not a terminal, a bar when it is, nothing with `-q`.
+//! when standard error is not a terminal, a bar when it is, every verdict as it lands with
+//! `--verbose`, nothing with `-q` (the summary alone at the end).
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{fixture_repo, hermetic, leftovers, python, read_valid_report, Run};
+use crate::common::{
+    check, fixture_repo, hermetic, leftovers, mutants_on_line, mutdelta, python, read_valid_report, Run,
+};
 
 /// `check --commit HEAD` of the model_client fixture, progress lines every 50 ms.
 fn check_with_progress(repo: &Path, extra: &[&str]) -> Run {
@@ -156,4 +159,48 @@ fn with_ci_set_a_terminal_gets_plain_lines() {
         screen.lines().any(|line| line.trim_end().starts_with("mutants: 6/6 done, 4 survived")),
         "plain progress lines:\n{screen}"
     );
+}
+
+#[test]
+fn verbose_prints_every_verdict_as_it_lands_with_how_it_ran_and_the_id_show_takes() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--verbose", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().filter(|line| line.starts_with('[')).collect();
+    let total: usize = lines[0].split(['/', ']']).nth(1).unwrap().parse().unwrap();
+    assert_eq!(lines.len(), total, "one line per mutant: {run:?}");
+    let survivor = lines
+        .iter()
+        .find(|line| line.contains("Survived model_client.py:15:9 delete statement ("))
+        .unwrap_or_else(|| panic!("{run:?}"));
+    // Swapped into the collector, or imported fresh with the reason why.
+    assert!(survivor.contains("(swap, ") || survivor.contains("(fork: "), "{survivor}");
+    assert!(survivor.ends_with(" ms)"), "{survivor}");
+    // `[done/total] #ID`: the id is the report's, which `show` and `apply` take.
+    let id = survivor.split_whitespace().nth(1).and_then(|word| word.strip_prefix('#')).unwrap();
+    let report = read_valid_report(&json);
+    let deleted = mutants_on_line(&report, "model_client.py", 15)
+        .into_iter()
+        .find(|m| m["description"] == "delete statement")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(deleted["id"], id, "{survivor}");
+    let shown = mutdelta(repo.path(), &["show", json.to_str().unwrap(), id]);
+    assert!(shown.stdout.contains("model_client.py:15:9"), "{shown:?}");
+}
+
+#[test]
+fn quiet_prints_the_summary_alone_and_the_exit_status_says_the_rest() {
+    let repo = fixture_repo("model_client");
+    let run = check(repo.path(), &["--commit", "HEAD", "-q"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(lines[0].starts_with("mutation delta: 2 of 6 mutants caught on 2 new lines"), "{run:?}");
+    assert_eq!(run.stderr, "", "nothing while it runs, no phases line: {run:?}");
+
+    let both = check(repo.path(), &["--commit", "HEAD", "-q", "-v"]);
+    assert_eq!(both.code, 2, "{both:?}");
+    assert!(both.stderr.contains("cannot be used with"), "{both:?}");
 }

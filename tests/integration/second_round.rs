@@ -1,0 +1,496 @@
+//! The rest of the test suite: the second round that decides what the change's own tests let
+//! through, begun beside the first round (on idle CPU, paused, stopped, or run again alone when
+//! only beside it a run fails), refused when it fails unmutated; and `--confirm-survivors`, which
+//! runs survivors against the whole suite as it runs.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::{
+    check, copy_tree, fixture_repo, fixture_repo_variant, git, mutants_on_line, mutdelta, python,
+    read_valid_report, snapshot, FIXTURES,
+};
+
+#[test]
+fn confirming_survivors_runs_them_against_the_whole_suite_as_it_runs() {
+    // `user_pattern` builds its regex once, in the first test that asks: only that test runs
+    // line 15, and it passes with the pattern made `r""`; the test after it reads the memo and
+    // fails. By the tests that run the line the mutant survives; the whole suite kills it.
+    let repo = fixture_repo("shared_memo");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let status_of_empty_pattern = |report: &serde_json::Value| {
+        let line = mutants_on_line(report, "pkg/patterns.py", 15);
+        let mutant = line.iter().find(|m| m["replacement"] == "r\"\"").copied().cloned();
+        mutant.unwrap_or_else(|| panic!("no r\"\" mutant on line 15: {report}"))
+    };
+
+    let plain = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(plain.code, 1, "{plain:?}");
+    let by_its_tests = status_of_empty_pattern(&read_valid_report(&json));
+    assert_eq!(by_its_tests["status"], "Survived", "{by_its_tests}");
+    assert_eq!(by_its_tests["coveredBy"], json!(["tests/test_patterns.py::test_address_with_a_user"]));
+
+    let confirmed = check(
+        repo.path(),
+        &["--commit", "HEAD", "--no-audit", "--confirm-survivors", "--json", json.to_str().unwrap()],
+    );
+
+    assert!(
+        confirmed.stderr.contains("confirming 4 survivors against the whole test suite"),
+        "{confirmed:?}"
+    );
+    let report = read_valid_report(&json);
+    let killed = status_of_empty_pattern(&report);
+    assert_eq!(killed["status"], "Killed", "{killed}");
+    assert_eq!(
+        killed["killedBy"],
+        json!(["tests/test_patterns.py::test_address_without_a_user"]),
+        "{killed}"
+    );
+    assert_eq!(
+        killed["statusReason"],
+        "failed in the whole suite, as it runs: tests/test_patterns.py::test_address_without_a_user"
+    );
+    // A survivor the whole suite lets through too stays one, and says so.
+    let port = mutants_on_line(&report, "pkg/patterns.py", 20);
+    let survivor = port.iter().find(|m| m["replacement"] == "8081").expect("8080 -> 8081");
+    assert_eq!(survivor["status"], "Survived", "{survivor}");
+    assert_eq!(
+        survivor["statusReason"],
+        "every test that runs this line passed, and so did the whole suite, as it runs"
+    );
+    assert_eq!(confirmed.code, 1, "the other survivors stand: {confirmed:?}");
+}
+
+#[test]
+fn a_survivor_that_already_faced_the_whole_suite_is_not_confirmed_again() {
+    // The change adds a constant no test reads, and no test: its mutants run at import, so they
+    // meet the whole suite as it runs already.
+    let repo = fixture_repo_variant("shared_memo", "constant");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--confirm-survivors"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("0 of 4 mutants caught"), "{run:?}");
+    assert!(!run.stderr.contains("confirming"), "{run:?}");
+}
+
+/// (line, status, killedBy) of every mutant of `file` in a report.
+fn verdicts_with_killers(report: &Value, file: &str) -> Vec<(u64, String, Vec<String>)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let killers =
+                m["killedBy"].as_array().map(|k| k.iter().map(|t| t.as_str().unwrap().to_string()).collect());
+            (
+                m["location"]["start"]["line"].as_u64().unwrap(),
+                m["status"].as_str().unwrap().to_string(),
+                killers.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_whole_suite_decides_what_the_changes_own_tests_let_through() {
+    // The change edits tests/test_text.py. The rest of the suite (an untouched test module
+    // that star-imports the package, and a doctest that pytest.ini collects from docs/) is what
+    // catches the new module-level lines, which run when the conftest imports the package.
+    let repo = fixture_repo("suite_wide");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "one true survivor: {run:?}");
+    assert!(run.stderr.contains("baseline: the rest of the test suite passed unmutated"), "{run:?}");
+    let verdicts = verdicts_with_killers(&read_valid_report(&json), "pkg/text.py");
+    let on = |line: u64| verdicts.iter().filter(move |(l, _, _)| *l == line);
+    // `"split_list",` is a continuation line of a multi-line `__all__`, run at import only:
+    // changed to "" it breaks the untouched module's star import.
+    assert!(on(5).all(|(_, s, k)| s == "Killed" && k == &["tests/test_star.py"]), "{verdicts:?}");
+    // Only the doctest in docs/usage.rst tells a broken separator.
+    assert!(on(8).all(|(_, s, k)| s == "Killed" && k == &["docs/usage.rst::usage.rst"]), "{verdicts:?}");
+    assert!(on(16).all(|(_, s, k)| s == "Killed" && k == &["docs/usage.rst::usage.rst"]), "{verdicts:?}");
+    // `+` -> `-` in shout() raises while tests/test_text.py is imported: its tests, which
+    // the unmutated run collected, can no longer be collected. That is a kill.
+    assert!(on(12).all(|(_, s, _)| s == "Killed"), "{verdicts:?}");
+    // Deleting `__all__` leaves every name importable: no test of the suite notices.
+    let survivors: Vec<_> = verdicts.iter().filter(|(_, s, _)| s != "Killed").collect();
+    assert_eq!(survivors.len(), 1, "{verdicts:?}");
+    assert_eq!((survivors[0].0, survivors[0].1.as_str()), (3, "Survived"));
+    assert!(verdicts.iter().all(|(_, s, _)| s != "NoCoverage" && s != "RuntimeError"), "{verdicts:?}");
+}
+
+/// (line, replacement, status, how it ran) of every mutant of `file` in a report.
+fn verdicts_and_paths(report: &Value, file: &str) -> Vec<(u64, String, String, String)> {
+    report["files"][file]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["location"]["start"]["line"].as_u64().unwrap(),
+                m["replacement"].as_str().unwrap_or("").to_string(),
+                m["status"].as_str().unwrap().to_string(),
+                m["run"]["how"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The change edits `fee` and tests/test_names.py; only the untouched tests/test_fees.py runs
+/// `fee`. In `after` the change's tests run none of it, in `partly_tested` only its first
+/// branch: either way the rest of the suite decides, and the mutants it runs are swapped into
+/// collectors of the test files they need, with the verdicts of fresh imports.
+#[test]
+fn mutants_only_the_rest_of_the_suite_runs_are_tested_by_it_and_swapped_in() {
+    let python = python();
+    for (variant, jobs) in [("after", "1"), ("partly_tested", "2")] {
+        let repo = fixture_repo_variant("tested_elsewhere", variant);
+        let out = tempfile::tempdir().unwrap();
+        let mut reports = Vec::new();
+        for mode in ["swap", "fresh"] {
+            let json = out.path().join(format!("{mode}.json"));
+            let mut args = vec!["check", "--commit", "HEAD", "--python", python.to_str().unwrap()];
+            args.extend(["--no-audit", "-j", jobs, "--json", json.to_str().unwrap()]);
+            if mode == "fresh" {
+                args.push("--no-swap");
+            }
+            let run = mutdelta(repo.path(), &args);
+            assert_eq!(run.code, 1, "{variant} ({mode}): {run:?}");
+            assert!(run.stderr.contains("second round"), "{variant} ({mode}): {run:?}");
+            reports.push(verdicts_and_paths(&read_valid_report(&json), "pkg/fees.py"));
+        }
+        let (swapped, fresh) = (&reports[0], &reports[1]);
+        let without_path = |verdicts: &[(u64, String, String, String)]| {
+            let mut out: Vec<_> = verdicts.iter().map(|(l, r, s, _)| (*l, r.clone(), s.clone())).collect();
+            out.sort();
+            out
+        };
+        assert_eq!(without_path(swapped), without_path(fresh), "{variant}");
+        let mut survivors: Vec<(u64, &str)> =
+            swapped.iter().filter(|v| v.2 == "Survived").map(|v| (v.0, v.1.as_str())).collect();
+        survivors.sort();
+        // fee(0), fee(250) in (2, 3) and fee(1_000_000) <= 51 let these through.
+        let expected = [(2, "1"), (4, "101"), (5, "51"), (5, ">="), (6, "0"), (7, "0")];
+        assert_eq!(survivors, expected, "{variant}: {swapped:?}");
+        assert_eq!(swapped.iter().filter(|v| v.2 == "Killed").count(), 20, "{variant}: {swapped:?}");
+        // Lines 4 to 7 run in the rest of the suite only.
+        let later: Vec<_> = swapped.iter().filter(|v| v.0 >= 4).collect();
+        assert!(later.iter().all(|v| v.3 == "swap"), "{variant}: {later:?}");
+        assert!(fresh.iter().all(|v| v.3 == "fork"), "{variant}: {fresh:?}");
+    }
+}
+
+#[test]
+fn a_rest_of_the_suite_that_fails_unmutated_is_refused_as_such() {
+    // The change (GREETING and its tests) leaves `fee` as it was: broken, and its tests, the
+    // rest of the suite, fail with or without a mutant.
+    let repo = fixture_repo_variant("tested_elsewhere", "import_time");
+    git(repo.path(), &["reset", "-q", "--soft", "HEAD~1"]);
+    git(repo.path(), &["checkout", "-q", "HEAD", "--", "pkg/fees.py"]);
+    git(repo.path(), &["commit", "-q", "-m", "names only"]);
+    let before = snapshot(repo.path());
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let errors: Vec<&str> = run.stderr.lines().filter(|line| line.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{run:?}");
+    assert!(
+        errors[0].starts_with(
+            "error: the change's tests pass, but the rest of the test suite fails without any mutant"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("FAILED tests/test_fees.py::test_the_fee_is_capped"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// The steps of a report whose name starts with "baseline of the rest of the suite", each
+/// with the directory its first command ran in.
+fn rest_of_suite_steps(report: &Value) -> Vec<(String, String)> {
+    report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["step"].as_str().unwrap().starts_with("baseline of the rest of the suite"))
+        .map(|step| {
+            let cwd = step["commands"][0]["cwd"].as_str().unwrap_or("");
+            let dir = Path::new(cwd).file_name().unwrap_or_default().to_string_lossy().into_owned();
+            (step["step"].as_str().unwrap().to_string(), dir)
+        })
+        .collect()
+}
+
+/// `tested_elsewhere` with a change to pkg/names.py and tests/test_names.py alone (GREETING,
+/// run at import, and `shout`), the rest of the suite being `rest_test` in tests/test_rest.py:
+/// every added line runs under the change's tests, and GREETING's mutants survive them.
+fn names_only_change(rest_test: &str) -> tempfile::TempDir {
+    names_change(rest_test, true)
+}
+
+/// `names_only_change`, with GREETING (whose mutants survive) or without (every mutant of the
+/// change is killed by its tests).
+fn names_change(rest_test: &str, greeting: bool) -> tempfile::TempDir {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let fixture = Path::new(FIXTURES).join("tested_elsewhere");
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), repo.path());
+    std::fs::remove_file(repo.path().join("tests/test_fees.py")).unwrap();
+    std::fs::write(repo.path().join("tests/test_rest.py"), rest_test).unwrap();
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    for file in ["pkg/names.py", "tests/test_names.py"] {
+        std::fs::copy(fixture.join("import_time").join(file), repo.path().join(file)).unwrap();
+    }
+    if !greeting {
+        let names = std::fs::read_to_string(repo.path().join("pkg/names.py")).unwrap();
+        std::fs::write(repo.path().join("pkg/names.py"), names.replace("GREETING = shout(\"hello\")\n", ""))
+            .unwrap();
+    }
+    git(repo.path(), &["commit", "-q", "-am", "the change"]);
+    repo
+}
+
+/// Appends `source` to the change's test file (tests/test_names.py) of a `names_change`, within
+/// the change's commit.
+fn add_to_the_changes_tests(repo: &Path, source: &str) {
+    let tests = repo.join("tests/test_names.py");
+    let mut text = std::fs::read_to_string(&tests).unwrap();
+    text.push_str(source);
+    std::fs::write(&tests, text).unwrap();
+    git(repo, &["commit", "-q", "-a", "--amend", "--no-edit"]);
+}
+
+/// The second round's coverage run starts beside the first coverage run, in a copy no mutant is
+/// written to, and keeps its share of the CPU when a line is left uncovered (the second round
+/// will run); it is given idle CPU time when only a survivor could need it.
+#[test]
+fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
+    // The test of the rest of the suite writes down the tests of each run it is part of, by
+    // the directory the run is in.
+    let seen = tempfile::tempdir().unwrap();
+    let fair = format!(
+        "import json\nimport os\nimport pathlib\n\nfrom pkg.names import initials\n\n\n\
+         def test_one_name(request):\n    \
+         ran = [item.nodeid for item in request.session.items]\n    \
+         pathlib.Path({:?}, os.path.basename(os.getcwd())).write_text(json.dumps(ran))\n    \
+         assert initials(\"Ada\") == \"A\"\n",
+        seen.path().to_str().unwrap()
+    );
+    for (name, repo, expected) in [
+        // `fee` runs under no test of the change: known after the first coverage run.
+        (
+            "fee untested by the change",
+            fixture_repo_variant("tested_elsewhere", "after"),
+            "baseline of the rest of the suite (begun beside the first round)",
+        ),
+        // Every added line runs under the change's tests; GREETING's mutants survive them,
+        // which only the first round's end tells.
+        (
+            "names only",
+            names_only_change(&fair),
+            "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
+        ),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("r.json");
+        let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        let report = read_valid_report(&json);
+        assert_eq!(rest_of_suite_steps(&report), [(expected.to_string(), "copy-rest".to_string())], "{name}");
+        if name == "names only" {
+            // Asked before the first round ran, it leaves out the change's test files whole.
+            let ran = std::fs::read_to_string(seen.path().join("copy-rest")).unwrap();
+            assert_eq!(ran, r#"["tests/test_rest.py::test_one_name"]"#, "{name}");
+        }
+        // A re-run of the same content has the measurement kept: nothing is begun beside.
+        let again = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+        assert_eq!(again.code, 1, "{name}: {again:?}");
+        let reused = "baseline of the rest of the suite (reused: an earlier run measured the same files, interpreter and tests)";
+        assert_eq!(
+            rest_of_suite_steps(&read_valid_report(&json)),
+            [(reused.to_string(), String::new())],
+            "{name}"
+        );
+    }
+}
+
+/// When the change's tests kill every mutant, the rest of the suite begun beside them is
+/// stopped, not waited for: here one of its tests would sleep for a minute.
+#[test]
+fn the_rest_of_the_suite_begun_beside_is_stopped_when_nothing_is_left_open() {
+    let repo = names_change("import time\n\n\ndef test_a_minute():\n    time.sleep(60)\n", false);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let started = std::time::Instant::now();
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "every mutant of the change is killed by its tests: {run:?}");
+    assert!(
+        took < std::time::Duration::from_secs(50),
+        "the check waited for the rest of the suite: {took:?}"
+    );
+    assert_eq!(rest_of_suite_steps(&read_valid_report(&json)), [], "no second round");
+}
+
+/// A test of the rest of the suite that fails only when starved of CPU (as one with a deadline
+/// would) fails the run begun beside the first round once it is given idle CPU time: that run
+/// does not decide. The rest of the suite runs again on its own, passes, and the verdicts are
+/// those of a check without it.
+#[test]
+fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own() {
+    // Begun beside the first round (in `copy-rest`), it waits to be given idle CPU time.
+    let starved = "import os\nimport time\n\n\ndef test_a_fair_share_of_the_cpu():\n    \
+                   beside = os.path.basename(os.getcwd()) == \"copy-rest\"\n    \
+                   deadline = time.monotonic() + (60 if beside else 0)\n    \
+                   while True:\n        \
+                   assert os.sched_getscheduler(0) != os.SCHED_IDLE\n        \
+                   if time.monotonic() >= deadline:\n            break\n        \
+                   time.sleep(0.02)\n";
+    let repo = names_only_change(starved);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    assert_eq!(
+        rest_of_suite_steps(&report),
+        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
+        "the run on its own decides"
+    );
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+        let covered: Vec<&str> =
+            mutant["coveredBy"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(covered.contains(&"tests/test_rest.py::test_a_fair_share_of_the_cpu"), "{mutant}");
+    }
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// The rest of the suite starts beside the first coverage run. A test of the change that fails
+/// only beside it (its port is taken by a test of the rest of the suite, for as long as that
+/// runs) fails that run: the rest of the suite is stopped, the change's tests run again alone,
+/// pass, and the check goes on to the verdicts it would give without the rest of the suite
+/// beside.
+#[test]
+fn a_first_coverage_run_failing_only_beside_the_rest_of_the_suite_runs_again_alone() {
+    let shared = tempfile::tempdir().unwrap();
+    let clashed = shared.path().join("clashed");
+    let held = shared.path().join("held");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let header = format!(
+        "import pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         def bind():\n    \
+         sock = socket.socket()\n    \
+         deadline = time.monotonic() + 30\n    \
+         while True:\n        \
+         try:\n            sock.bind((\"127.0.0.1\", PORT))\n            return sock\n        \
+         except OSError:\n            \
+         if time.monotonic() > deadline:\n                raise\n            \
+         time.sleep(0.01)\n",
+        clashed.to_str().unwrap(),
+        held.to_str().unwrap()
+    );
+    // The first time it runs, holds the port for longer than the check should take.
+    let holder = format!(
+        "{header}\n\ndef test_holds_the_port():\n    \
+         if HELD.exists():\n        return\n    \
+         HELD.touch()\n    \
+         sock = bind()\n    sock.listen()\n    \
+         time.sleep(60)\n    \
+         sock.close()\n"
+    );
+    let repo = names_only_change(&holder);
+    // The change's test needs the port; until it has found it taken, it waits for that.
+    let needs_the_port = format!(
+        "\n\n{header}\n\ndef test_binds_the_port():\n    \
+         deadline = time.monotonic() + 30\n    \
+         while not CLASHED.exists() and time.monotonic() < deadline:\n        \
+         probe = socket.socket()\n        \
+         try:\n            probe.bind((\"127.0.0.1\", PORT))\n        \
+         except OSError:\n            \
+         CLASHED.touch()\n            \
+         raise AssertionError(\"the port is taken\")\n        \
+         finally:\n            probe.close()\n        \
+         time.sleep(0.02)\n    \
+         sock = socket.socket()\n    \
+         sock.bind((\"127.0.0.1\", PORT))\n    \
+         sock.close()\n"
+    );
+    add_to_the_changes_tests(repo.path(), &needs_the_port);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(clashed.exists(), "the rest of the suite ran beside the first coverage run: {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors, not a failing baseline: {run:?}");
+    let report = read_valid_report(&json);
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// While the first coverage run is spread over every core (its tests prove slow), the rest of
+/// the suite begun beside it is paused; it goes on afterwards and its measurement decides.
+#[test]
+fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() {
+    let seen = tempfile::tempdir().unwrap();
+    let paused = seen.path().join("paused");
+    // Long enough to be seen, where it runs beside the first round.
+    let rest_test = "import os\nimport time\n\n\ndef test_a_while():\n    \
+                     time.sleep(3 if os.path.basename(os.getcwd()) == \"copy-rest\" else 0)\n";
+    let repo = names_only_change(rest_test);
+    // The first test keeps the first process busy past the second after which the others
+    // start; the next one, in another, looks for the rest of the suite's process, once.
+    let slow_then_look = format!(
+        "\n\nimport os\nimport pathlib\nimport time\n\nPAUSED = pathlib.Path({:?})\n\n\n\
+         def test_slow():\n    time.sleep(2)\n\n\n\
+         def rest_of_suite_state():\n    \
+         for pid in filter(str.isdigit, os.listdir(\"/proc\")):\n        \
+         try:\n            \
+         if os.readlink(f\"/proc/{{pid}}/cwd\").endswith(\"copy-rest\"):\n                \
+         with open(f\"/proc/{{pid}}/stat\") as stat:\n                    \
+         return stat.read().rsplit(\")\", 1)[1].split()[0]\n        \
+         except OSError:\n            pass\n    \
+         return None\n\n\n\
+         def test_looks_at_the_rest_of_the_suite():\n    \
+         deadline = time.monotonic() + (10 if not PAUSED.exists() else 0)\n    \
+         while time.monotonic() < deadline:\n        \
+         if rest_of_suite_state() == \"T\":\n            \
+         PAUSED.touch()\n            break\n        \
+         time.sleep(0.02)\n",
+        paused.to_str().unwrap()
+    );
+    add_to_the_changes_tests(repo.path(), &slow_then_look);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(paused.exists(), "the rest of the suite was seen paused (stopped): {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let beside = "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)";
+    assert_eq!(rest_of_suite_steps(&report), [(beside.to_string(), "copy-rest".to_string())]);
+    let baseline = report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["step"] == "baseline")
+        .unwrap();
+    assert_eq!(
+        baseline["commands"].as_array().unwrap().len(),
+        2,
+        "the first coverage run spread: {baseline}"
+    );
+    for mutant in mutants_on_line(&report, "pkg/names.py", 9) {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+}

@@ -1,0 +1,214 @@
+//! How a Python mutant reaches its tests: swapped into a process that collected them, forked from a
+//! warm worker, or imported fresh in a new interpreter, each where it is sound, with the same
+//! verdicts either way.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::{
+    check, fixture_repo, hermetic, leftovers, mutants_on_line, mutdelta, python,
+    python_with_rewritten_plugin, read_valid_report, statuses, Run, FIXTURES,
+};
+
+#[test]
+fn a_plugin_whose_asserts_pytest_rewrites_is_not_imported_before_a_forked_run() {
+    // The tests import a helper of an installed pytest plugin, and warnings are errors: had the
+    // warm worker imported it beforehand, every forked run would fail on pytest's "Module
+    // already imported so cannot be rewritten" instead of testing its mutant.
+    let python = python_with_rewritten_plugin();
+    let repo = fixture_repo("rewritten_plugin");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = mutdelta(
+        repo.path(),
+        &[
+            "check",
+            "--python",
+            python.to_str().unwrap(),
+            "--commit",
+            "HEAD",
+            "--no-audit",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    // `LIMIT = 10` runs at import: its mutants are imported fresh, in forked runs.
+    let mutants = mutants_on_line(&report, "pkg/limits.py", 1);
+    assert!(mutants.len() >= 3, "{report}");
+    for mutant in mutants {
+        assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        // Without `LIMIT`, the test module does not import.
+        let killer = if mutant["description"] == "delete statement" {
+            "tests/test_limits.py"
+        } else {
+            "tests/test_limits.py::test_clamp_to_the_default_limit"
+        };
+        assert_eq!(mutant["killedBy"], json!([killer]), "{mutant}");
+    }
+}
+
+#[test]
+fn a_mutant_that_breaks_what_a_conftest_imports_is_killed() {
+    // The conftest builds a `pkg.Opts` at import and reads its `label`: without that line, or
+    // with `+` on strings made `-`, the conftest does not import and no test can be collected
+    // (pytest's usage error, exit 4, "ImportError while loading conftest"). The unmutated run
+    // loaded it, so the mutant did that.
+    let repo = fixture_repo("conftest_import");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    let mutants = mutants_on_line(&report, "pkg/opts.py", 4);
+    let broke_the_conftest: Vec<&Value> = mutants
+        .into_iter()
+        .filter(|m| m["description"] == "delete statement" || m["description"] == "replace + with -")
+        .collect();
+    assert_eq!(broke_the_conftest.len(), 2, "{report}");
+    for mutant in broke_the_conftest {
+        assert_eq!(
+            (&mutant["status"], &mutant["run"]["how"]),
+            (&json!("Killed"), &json!("fork")),
+            "{mutant}"
+        );
+        let why = mutant["statusReason"].as_str().unwrap();
+        assert!(why.starts_with("the tests could no longer be collected: E   "), "{mutant}");
+    }
+}
+
+#[test]
+fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_interpreters() {
+    // The tests import `helperlib`, from outside the project, which imports `pkg.core`: a warm
+    // worker that preloads it has the project imported, and its forks could not import a
+    // mutant of it afresh. The canary would say the tests do not import the copy.
+    let repo = fixture_repo("imported_by_helper");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let python = python();
+
+    let output = hermetic(repo.path(), tmp.path())
+        .env("PYTHONPATH", Path::new(FIXTURES).join("imported_by_helper/outside"))
+        .args(["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(leftovers(tmp.path()).is_empty());
+    let report = read_valid_report(&json);
+    let step = report["mutdelta"]["steps"].as_array().unwrap().iter().find(|step| {
+        step["step"].as_str().unwrap().starts_with("every mutant imported in a new interpreter")
+    });
+    assert!(step.is_some_and(|step| step["step"].as_str().unwrap().contains("pkg/core.py")), "{report}");
+    // `FACTOR = 3` runs at import: its mutants are imported fresh, in new interpreters.
+    let at_import = mutants_on_line(&report, "pkg/core.py", 1);
+    assert!(at_import.len() >= 3, "{report}");
+    for mutant in at_import {
+        assert_eq!(
+            (&mutant["run"]["how"], &mutant["status"]),
+            (&json!("fresh"), &json!("Killed")),
+            "{mutant}"
+        );
+        assert_eq!(mutant["killedBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
+    }
+}
+
+#[test]
+fn the_collectors_start_while_the_coverage_run_runs() {
+    // They need nothing the coverage run learns. Under the coverage run, a test of the change
+    // waits up to 5 s for a collector working in its copy, and writes down whether one came.
+    let repo = fixture_repo("early_collector");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    // Its HOME, where the test writes, outside the checkout.
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let args = ["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"];
+    let guard = crate::common::Untouched::before(repo.path(), &args, &[]);
+    let output = crate::common::hermetic(repo.path(), tmp.path())
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = crate::common::Run::of(&output);
+    guard.assert_after(&run);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let seen = std::fs::read_to_string(home.path().join("collector-seen")).unwrap();
+    assert_eq!(seen, "seen\n", "{run:?}");
+    // Those collectors then swap the mutants in.
+    let report = read_valid_report(&json);
+    let mutants = mutants_on_line(&report, "pkg/calc.py", 8);
+    assert!(!mutants.is_empty(), "{report}");
+    assert!(mutants.iter().all(|m| m["status"] == "Killed" && m["run"]["how"] == "swap"), "{mutants:?}");
+}
+
+#[test]
+fn a_project_that_makes_warnings_errors_and_warns_on_attribute_access_still_swaps() {
+    // `filterwarnings = error`, and `pkg.old` warns on any attribute: looking through the live
+    // objects for functions must not touch it.
+    let repo = fixture_repo("warning_proxy");
+    let out = tempfile::tempdir().unwrap();
+    let mut statuses = Vec::new();
+    for mode in ["swap", "fresh"] {
+        let json = out.path().join(format!("{mode}.json"));
+        let mut args = vec!["--commit", "HEAD", "--json", json.to_str().unwrap()];
+        if mode == "fresh" {
+            args.push("--no-swap");
+        }
+        let run = check(repo.path(), &args);
+        assert_eq!(run.code, 1, "{mode}: {run:?}");
+        let report = read_valid_report(&json);
+        let mutants = mutants_on_line(&report, "pkg/calc.py", 6);
+        assert!(mutants.len() >= 3, "{report}");
+        if mode == "swap" {
+            assert!(mutants.iter().all(|m| m["run"]["how"] == "swap"), "{mutants:?}");
+        }
+        let mut of_mode: Vec<(String, String)> = mutants
+            .iter()
+            .map(|m| {
+                (m["description"].as_str().unwrap().to_string(), m["status"].as_str().unwrap().to_string())
+            })
+            .collect();
+        of_mode.sort();
+        statuses.push(of_mode);
+    }
+    assert_eq!(statuses[0], statuses[1]);
+    // halve(6) == 3 holds for 6 / 2 too.
+    let survivors: Vec<&str> = statuses[0]
+        .iter()
+        .filter(|(_, status)| status == "Survived")
+        .map(|(what, _)| what.as_str())
+        .collect();
+    assert_eq!(survivors, ["replace // with /"], "{statuses:?}");
+}
+
+#[test]
+fn forked_and_fresh_interpreters_give_the_same_verdicts() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let forked = out.path().join("forked.json");
+    let fresh = out.path().join("fresh.json");
+
+    let run_forked = check(repo.path(), &["--commit", "HEAD", "--json", forked.to_str().unwrap()]);
+    let run_fresh = check(repo.path(), &["--commit", "HEAD", "--no-fork", "--json", fresh.to_str().unwrap()]);
+
+    assert_eq!(run_forked.code, 1, "{run_forked:?}");
+    assert_eq!(run_fresh.code, 1, "{run_fresh:?}");
+    let forked = statuses(&read_valid_report(&forked), "model_client.py");
+    let fresh = statuses(&read_valid_report(&fresh), "model_client.py");
+    assert_eq!(forked, fresh);
+    assert!(forked.iter().any(|(_, s)| s == "Killed") && forked.iter().any(|(_, s)| s == "Survived"));
+}

@@ -1,0 +1,172 @@
+//! Which tests face a Python mutant: the tests that run its line, counted in subprocesses and forks
+//! and in a plugin loaded before any conftest; code run at import meets each test file once; a test
+//! that fails without the mutant in its selection kills nothing.
+
+use serde_json::{json, Value};
+
+use crate::common::{check, fixture_repo, fixture_repo_variant, mutants_on_line, read_valid_report};
+
+#[test]
+fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
+    // `addopts = -p pkg.testing` loads the project's plugin, which imports `pkg.core`, before
+    // pytest loads the probe's `-p`: the probe's loader must be in place before pytest starts
+    // (and, under `filterwarnings = error`, pytest must not warn about the probe imported first).
+    // Unwatched, `never_called` ran "at import" and faced the whole suite: Survived, though no
+    // test runs it; and `triple` faced every test instead of its own. So did the plugin's own
+    // lines, which pytest's assertion rewriter loads rather than the probe's finder. The plugin's
+    // `pytest_configure` calls `marker_lines`: a mutant of it stops pytest from starting.
+    let repo = fixture_repo("plugin_in_addopts");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let never_called = mutants_on_line(&report, "pkg/core.py", 13);
+    assert!(!never_called.is_empty(), "{report}");
+    for mutant in never_called {
+        assert_eq!(mutant["status"], "NoCoverage", "{mutant}");
+    }
+    let triple = mutants_on_line(&report, "pkg/core.py", 9);
+    assert!(!triple.is_empty(), "{report}");
+    for mutant in triple {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["coveredBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
+    }
+    // The plugin module itself, which pytest's assertion rewriter loads (its asserts stay
+    // rewritten: a test reads their message): a fixture's line is run by the test that uses
+    // it, and a function nobody calls by no test.
+    let fixture = mutants_on_line(&report, "pkg/testing.py", 21);
+    assert!(!fixture.is_empty(), "{report}");
+    for mutant in fixture {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["coveredBy"], json!(["tests/test_core.py::test_greeting"]), "{mutant}");
+    }
+    let unused = mutants_on_line(&report, "pkg/testing.py", 29);
+    assert!(!unused.is_empty(), "{report}");
+    for mutant in unused {
+        assert_eq!(mutant["status"], "NoCoverage", "{mutant}");
+    }
+    // The return value, and the f-string's text `: `: both make the plugin's markers wrong.
+    let configured = mutants_on_line(&report, "pkg/core.py", 17);
+    assert_eq!(configured.len(), 2, "{report}");
+    assert!(configured.iter().all(|m| m["status"] == "Killed"), "{configured:?}");
+    let none = configured.iter().find(|m| m["mutatorName"] == "ReturnValue").expect("the return value");
+    assert_eq!(
+        none["statusReason"],
+        "pytest could not start: INTERNALERROR> TypeError: 'NoneType' object is not iterable",
+        "{none}"
+    );
+}
+
+#[test]
+fn what_a_test_runs_in_a_subprocess_or_a_fork_counts_as_run_by_it() {
+    // `shout` runs only in a CLI process the test starts, `whisper` only in a child the test
+    // forks: by the test's own process alone, both lines would be NoCoverage.
+    let repo = fixture_repo("subprocess_tests");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    for (line, test) in [
+        (2, "tests/test_cli.py::test_the_cli_shouts"),
+        (6, "tests/test_cli.py::test_a_forked_child_whispers"),
+    ] {
+        let mutants = mutants_on_line(&report, "pkg/core.py", line);
+        assert!(!mutants.is_empty(), "{report}");
+        for mutant in mutants {
+            assert_eq!(mutant["status"], "Killed", "{mutant}");
+            assert_eq!(mutant["coveredBy"], json!([test]), "{mutant}");
+        }
+    }
+}
+
+#[test]
+fn code_run_at_import_meets_the_tests_that_ran_it_first_and_each_test_file_once() {
+    // `shout` runs at import (GREETING) and under test_shout; GREETING is checked by no test.
+    let repo = fixture_repo_variant("tested_elsewhere", "import_time");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    // Each run's arguments that name tests.
+    let runs = |mutant: &Value| -> Vec<Vec<String>> {
+        let commands = mutant["run"]["commands"].as_array().unwrap();
+        commands
+            .iter()
+            .map(|command| {
+                let argv = command["argv"].as_array().unwrap().iter().filter_map(Value::as_str);
+                argv.filter(|arg| arg.contains("tests/")).map(String::from).collect()
+            })
+            .collect()
+    };
+    // A fresh import each, against test_shout alone: it fails, and the rest of the file is
+    // not needed.
+    let shout = mutants_on_line(&report, "pkg/names.py", 6);
+    assert_eq!(shout.len(), 3);
+    for mutant in shout {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
+        assert_eq!(runs(mutant), [["tests/test_names.py::test_shout"]], "{mutant}");
+    }
+    // Survivors of the change's test file, run at import: the second round runs the rest of
+    // the suite, without that file, which already ran against them in full.
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert_eq!(greeting.len(), 3);
+    // Each ran under every test of the suite, and the report says so: the change's test file,
+    // then each test of the rest by name.
+    let every_test = [
+        "tests/test_fees.py::test_nothing_to_pay_on_nothing",
+        "tests/test_fees.py::test_small_amounts_pay_the_base_fee",
+        "tests/test_fees.py::test_the_fee_is_capped",
+        "tests/test_names.py",
+    ];
+    for mutant in greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+        let mut covered: Vec<&str> =
+            mutant["coveredBy"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        covered.sort();
+        assert_eq!(covered, every_test, "{mutant}");
+        assert_eq!(
+            runs(mutant),
+            [vec!["tests/test_names.py"], vec!["--deselect=tests/test_names.py::"]],
+            "{mutant}"
+        );
+    }
+}
+
+#[test]
+fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
+    // `lookup`'s mutants are run only by a test that needs another test to have run first:
+    // alone it fails with or without them. That is no kill.
+    let repo = fixture_repo("order_dependent");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_valid_report(&json);
+    let lookup = mutants_on_line(&report, "pkg/state.py", 10);
+    assert!(!lookup.is_empty());
+    for mutant in lookup {
+        assert_eq!(mutant["status"], "RuntimeError", "{mutant}");
+        assert!(mutant["statusReason"].as_str().unwrap().contains("fail without the mutant too"), "{mutant}");
+    }
+    // Storing the value is run only by test_register, which checks the return value alone.
+    let register = mutants_on_line(&report, "pkg/state.py", 5);
+    assert!(!register.is_empty() && register.iter().all(|m| m["status"] == "Survived"), "{register:?}");
+    // `count` is run by a slow test and by a fast one that leans on it: fastest first, the
+    // fast one fails alone, mutant or not; in the suite's order the tests pass unmutated, and
+    // that run decides.
+    let count = mutants_on_line(&report, "pkg/state.py", 14);
+    assert!(!count.is_empty());
+    for mutant in count {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert!(mutant["statusReason"].as_str().unwrap().contains("run in the suite's order"), "{mutant}");
+        assert_eq!(mutant["killedBy"][0], "tests/test_state.py::test_fill_slowly", "{mutant}");
+    }
+}
