@@ -112,6 +112,10 @@ impl Config {
         for (key, value) in table {
             let wrong =
                 |allowed: &str| anyhow!("{kind}: `{key}` must be {allowed}, not {}", describe(&value));
+            if let Some(flag) = config.flag(&key) {
+                *flag = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?);
+                continue;
+            }
             match key.as_str() {
                 "test-cmd" => match &value {
                     Value::String(cmd) if !cmd.trim().is_empty() => config.test_cmd = Some(cmd.clone()),
@@ -139,57 +143,15 @@ impl Config {
                     }
                     _ => return Err(wrong("a whole number of at least 1")),
                 },
-                "exclude" => {
-                    let patterns = strings(&value).ok_or_else(|| wrong("a list of globs (strings)"))?;
-                    let exclude = Exclude::new(&patterns).map_err(|(pattern, why)| {
-                        anyhow!("{kind}: `exclude` holds {pattern:?}, which is not a glob ({why}): fix or remove it")
-                    })?;
-                    config.exclude = Some(exclude);
-                }
-                "disable-mutators" => {
-                    let names =
-                        strings(&value).ok_or_else(|| wrong("a list of mutator family names (strings)"))?;
-                    let families = names
-                        .iter()
-                        .map(|name| Mutator::from_name(name).ok_or_else(|| unknown_family(kind, name)))
-                        .collect::<Result<Vec<_>>>()?;
-                    config.disable_mutators = Some(families);
-                }
+                "exclude" => config.exclude = Some(exclude(&value, kind, &wrong)?),
+                "disable-mutators" => config.disable_mutators = Some(families(&value, kind, &wrong)?),
                 "tests" => {
                     let tests = strings(&value)
                         .filter(|tests| tests.iter().all(|test| !test.is_empty()))
                         .ok_or_else(|| wrong("a list of test files or pytest node ids (strings)"))?;
                     config.tests = Some(tests);
                 }
-                "no-arid" => config.no_arid = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?),
-                "one-per-line" => {
-                    config.one_per_line = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
-                "include-reformatted" => {
-                    config.include_reformatted = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
-                "mutate-unsafe" => {
-                    config.mutate_unsafe = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
-                "no-audit" => config.no_audit = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?),
-                "confirm-survivors" => {
-                    config.confirm_survivors = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
-                "features" => {
-                    let lists = match &value {
-                        Value::String(names) => vec![names.clone()],
-                        _ => {
-                            strings(&value).ok_or_else(|| wrong("a list of cargo feature names (strings)"))?
-                        }
-                    };
-                    config.features = Some(feature_names(&lists, &format!("{kind}: `features`"))?);
-                }
-                "all-features" => {
-                    config.all_features = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
-                "no-default-features" => {
-                    config.no_default_features = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?)
-                }
+                "features" => config.features = Some(features(&value, kind, &wrong)?),
                 "test-tool" => match &value {
                     Value::String(tool) if tool == "cargo" => config.test_tool = Some(TestTool::Cargo),
                     Value::String(tool) if tool == "nextest" => config.test_tool = Some(TestTool::Nextest),
@@ -204,6 +166,44 @@ impl Config {
         }
         Ok(config)
     }
+
+    /// Where the true-or-false setting `key` goes, if it is one.
+    fn flag(&mut self, key: &str) -> Option<&mut Option<bool>> {
+        Some(match key {
+            "no-arid" => &mut self.no_arid,
+            "one-per-line" => &mut self.one_per_line,
+            "include-reformatted" => &mut self.include_reformatted,
+            "mutate-unsafe" => &mut self.mutate_unsafe,
+            "no-audit" => &mut self.no_audit,
+            "confirm-survivors" => &mut self.confirm_survivors,
+            "all-features" => &mut self.all_features,
+            "no-default-features" => &mut self.no_default_features,
+            _ => return None,
+        })
+    }
+}
+
+/// `exclude`: globs, each checked.
+fn exclude(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error) -> Result<Exclude> {
+    let patterns = strings(value).ok_or_else(|| wrong("a list of globs (strings)"))?;
+    Exclude::new(&patterns).map_err(|(pattern, why)| {
+        anyhow!("{kind}: `exclude` holds {pattern:?}, which is not a glob ({why}): fix or remove it")
+    })
+}
+
+/// `disable-mutators`: names of mutator families, each known.
+fn families(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error) -> Result<Vec<Mutator>> {
+    let names = strings(value).ok_or_else(|| wrong("a list of mutator family names (strings)"))?;
+    names.iter().map(|name| Mutator::from_name(name).ok_or_else(|| unknown_family(kind, name))).collect()
+}
+
+/// `features`: one string of names or a list of them, each a valid cargo feature name.
+fn features(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error) -> Result<Vec<String>> {
+    let lists = match value {
+        Value::String(names) => vec![names.clone()],
+        _ => strings(value).ok_or_else(|| wrong("a list of cargo feature names (strings)"))?,
+    };
+    feature_names(&lists, &format!("{kind}: `features`"))
 }
 
 /// A file's text; `None` when there is no such file.

@@ -316,60 +316,17 @@ fn read_line_list(path: &std::path::Path, stdin: &mut dyn Read) -> Result<String
 
 impl Options {
     pub fn resolve(directory: Option<PathBuf>, args: &CheckArgs, stdin: &mut dyn Read) -> Result<Options> {
-        let cli_jobs = match args.jobs {
-            Some(0) => bail!("-j 0 would run nothing: give at least one job, e.g. -j 1"),
-            Some(n) => NonZeroUsize::new(n),
-            None => None,
-        };
-        let cli_timeout = match args.timeout {
-            Some(seconds) if !is_seconds(seconds) => {
-                bail!("--timeout {seconds} is not a positive number of seconds")
-            }
-            timeout => timeout,
-        };
-        if args.test_cmd.as_ref().is_some_and(|cmd| cmd.trim().is_empty()) {
-            bail!("--test-cmd is empty: give the command that runs the tests");
-        }
+        let (cli_jobs, cli_timeout) = check_cli(args)?;
         let directory = directory.unwrap_or_else(|| PathBuf::from("."));
         let config = load_config(&directory, &args.config)?;
         let mut settings = Resolver::new(&config);
-        let test_cmd = settings.value(
-            "test-cmd",
-            args.test_cmd.clone().map(Some),
-            config.test_cmd.clone().map(Some),
-            None,
-            |cmd| {
-                cmd.as_deref()
-                    .map_or("(not set: pytest, or cargo test for Rust files)".into(), config::quoted)
-            },
-        );
-        let interpreter = settings.value(
-            "python",
-            args.python.clone().map(Some),
-            config.python.clone().map(Some),
-            None,
-            |path| {
-                path.as_ref().map_or("(not set: $VIRTUAL_ENV, .venv or python3)".into(), |path| {
-                    config::quoted(&path.display().to_string())
-                })
-            },
-        );
+        let test_cmd = resolve_test_cmd(args, &config, &mut settings);
+        let interpreter = resolve_interpreter(args, &config, &mut settings);
         let timeout = settings.value("timeout", cli_timeout.map(Some), config.timeout.map(Some), None, |t| {
             t.map_or("(not set: max(10, 5 x the baseline run))".into(), |t| t.to_string())
         });
         let jobs = settings.value("jobs", cli_jobs, config.jobs, default_jobs(), |n| n.to_string());
-        let cli_memory_limit = args
-            .memory_limit
-            .as_deref()
-            .map(|text| parse_limit(text).map_err(|err| anyhow!("--memory-limit: {err}")))
-            .transpose()?;
-        let memory_limit = settings.value(
-            "memory-limit",
-            cli_memory_limit,
-            config.memory_limit,
-            memory::default_limit(jobs.get()),
-            |limit| limit.map_or("none".to_string(), |limit| limit.to_string()),
-        );
+        let memory_limit = resolve_memory_limit(args, &config, &mut settings, jobs)?;
         let choice = Choice::resolve(&args.choice, &config, &mut settings)?;
         let extra_tests = settings.value(
             "tests",
@@ -378,33 +335,8 @@ impl Options {
             Vec::new(),
             |tests| config::quoted_list(tests),
         );
-        let test_tool = settings.value(
-            "test-tool",
-            args.test_tool.map(|tool| match tool {
-                TestToolArg::Cargo => TestTool::Cargo,
-                TestToolArg::Nextest => TestTool::Nextest,
-            }),
-            config.test_tool,
-            TestTool::Cargo,
-            |tool| config::quoted(tool.name()),
-        );
-        let features = Features {
-            named: settings.value(
-                "features",
-                (!args.features.is_empty())
-                    .then(|| feature_names(&args.features, "--features"))
-                    .transpose()?,
-                config.features.clone(),
-                Vec::new(),
-                |names| config::quoted_list(names),
-            ),
-            all: settings.flag("all-features", args.all_features, config.all_features),
-            no_default: settings.flag(
-                "no-default-features",
-                args.no_default_features,
-                config.no_default_features,
-            ),
-        };
+        let test_tool = TestTool::resolve(args.test_tool, &config, &mut settings);
+        let features = Features::resolve(args, &config, &mut settings)?;
         let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
         let confirm_survivors =
             settings.flag("confirm-survivors", args.confirm_survivors, config.confirm_survivors);
@@ -420,11 +352,7 @@ impl Options {
             reports: ReportFiles::resolve(&args.reports),
             format: Format::resolve(args.format),
             diffs: args.diff == DiffArg::Full,
-            color: match args.color {
-                ColorArg::Auto => crate::paint::ColorChoice::Auto,
-                ColorArg::Always => crate::paint::ColorChoice::Always,
-                ColorArg::Never => crate::paint::ColorChoice::Never,
-            },
+            color: color_choice(args.color),
             out: args.out.clone(),
             cache: !args.no_cache,
             verbose: args.verbose,
@@ -441,6 +369,115 @@ impl Options {
             rust: RustSettings { test_tool, schema: !args.no_schema, features },
             config: settings.finish(),
         })
+    }
+}
+
+/// `-j`, `--timeout` and `--test-cmd` as `check` can use them, checked before the configuration
+/// is read.
+fn check_cli(args: &CheckArgs) -> Result<(Option<NonZeroUsize>, Option<f64>)> {
+    let cli_jobs = match args.jobs {
+        Some(0) => bail!("-j 0 would run nothing: give at least one job, e.g. -j 1"),
+        Some(n) => NonZeroUsize::new(n),
+        None => None,
+    };
+    let cli_timeout = match args.timeout {
+        Some(seconds) if !is_seconds(seconds) => {
+            bail!("--timeout {seconds} is not a positive number of seconds")
+        }
+        timeout => timeout,
+    };
+    if args.test_cmd.as_ref().is_some_and(|cmd| cmd.trim().is_empty()) {
+        bail!("--test-cmd is empty: give the command that runs the tests");
+    }
+    Ok((cli_jobs, cli_timeout))
+}
+
+/// `test-cmd`: the shell command that replaces the language's test tool, if any.
+fn resolve_test_cmd(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Option<String> {
+    settings.value(
+        "test-cmd",
+        args.test_cmd.clone().map(Some),
+        config.test_cmd.clone().map(Some),
+        None,
+        |cmd| cmd.as_deref().map_or("(not set: pytest, or cargo test for Rust files)".into(), config::quoted),
+    )
+}
+
+/// `python`: the interpreter that runs the tests, if one is named.
+fn resolve_interpreter(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Option<PathBuf> {
+    settings.value("python", args.python.clone().map(Some), config.python.clone().map(Some), None, |path| {
+        path.as_ref().map_or("(not set: $VIRTUAL_ENV, .venv or python3)".into(), |path| {
+            config::quoted(&path.display().to_string())
+        })
+    })
+}
+
+/// `memory-limit`: by default the machine's memory shared between the `jobs` workers.
+fn resolve_memory_limit(
+    args: &CheckArgs,
+    config: &Config,
+    settings: &mut Resolver,
+    jobs: NonZeroUsize,
+) -> Result<Option<Bytes>> {
+    let cli_memory_limit = args
+        .memory_limit
+        .as_deref()
+        .map(|text| parse_limit(text).map_err(|err| anyhow!("--memory-limit: {err}")))
+        .transpose()?;
+    Ok(settings.value(
+        "memory-limit",
+        cli_memory_limit,
+        config.memory_limit,
+        memory::default_limit(jobs.get()),
+        |limit| limit.map_or("none".to_string(), |limit| limit.to_string()),
+    ))
+}
+
+impl TestTool {
+    /// `test-tool`: cargo unless the command line or the file names nextest.
+    fn resolve(arg: Option<TestToolArg>, config: &Config, settings: &mut Resolver) -> TestTool {
+        settings.value(
+            "test-tool",
+            arg.map(|tool| match tool {
+                TestToolArg::Cargo => TestTool::Cargo,
+                TestToolArg::Nextest => TestTool::Nextest,
+            }),
+            config.test_tool,
+            TestTool::Cargo,
+            |tool| config::quoted(tool.name()),
+        )
+    }
+}
+
+impl Features {
+    /// `features`, `all-features` and `no-default-features`, in that order.
+    fn resolve(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Result<Features> {
+        Ok(Features {
+            named: settings.value(
+                "features",
+                (!args.features.is_empty())
+                    .then(|| feature_names(&args.features, "--features"))
+                    .transpose()?,
+                config.features.clone(),
+                Vec::new(),
+                |names| config::quoted_list(names),
+            ),
+            all: settings.flag("all-features", args.all_features, config.all_features),
+            no_default: settings.flag(
+                "no-default-features",
+                args.no_default_features,
+                config.no_default_features,
+            ),
+        })
+    }
+}
+
+/// `--color` as the terminal report takes it.
+fn color_choice(arg: ColorArg) -> crate::paint::ColorChoice {
+    match arg {
+        ColorArg::Auto => crate::paint::ColorChoice::Auto,
+        ColorArg::Always => crate::paint::ColorChoice::Always,
+        ColorArg::Never => crate::paint::ColorChoice::Never,
     }
 }
 

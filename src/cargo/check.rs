@@ -60,6 +60,30 @@ impl CargoCheck {
         }
     }
 
+    /// Each mutant with its package and the packages whose tests can reach it; and the names of
+    /// all those packages, in the order first met.
+    fn owned(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<(Vec<Owned>, Vec<String>)> {
+        let mut owned = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for planned in candidates {
+            let file = &ctx.plan.files[planned.file].path;
+            let package = workspace::owner(&self.workspace.packages, file).ok_or_else(|| {
+                anyhow!(
+                    "{} is not in any package of a cargo workspace: run mutdelta in the workspace that builds it",
+                    file.display()
+                )
+            })?;
+            let tested = workspace::with_dependents(&self.workspace.packages, &package.name);
+            for name in &tested {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+            owned.push(Owned { planned, package: package.clone(), tested });
+        }
+        Ok((owned, names))
+    }
+
     /// Whether mutants are switched into one build: not with a test command, which the schema
     /// cannot see into. With nextest, the schema's recording still says which tests reach each
     /// mutant; nextest then runs those.
@@ -105,24 +129,7 @@ impl LanguageCheck for CargoCheck {
     /// copy and runs against the tests that reached it; a mutant the schema cannot hold (and
     /// every mutant with `--no-schema`) builds on its own and runs all of those packages' tests.
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Evidence>> {
-        let mut owned = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for planned in candidates {
-            let file = &ctx.plan.files[planned.file].path;
-            let package = workspace::owner(&self.workspace.packages, file).ok_or_else(|| {
-                anyhow!(
-                    "{} is not in any package of a cargo workspace: run mutdelta in the workspace that builds it",
-                    file.display()
-                )
-            })?;
-            let tested = workspace::with_dependents(&self.workspace.packages, &package.name);
-            for name in &tested {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
-            }
-            owned.push(Owned { planned, package: package.clone(), tested });
-        }
+        let (mut owned, names) = self.owned(ctx, candidates)?;
         let first = self.cargo(ctx, ctx.base.to_path_buf(), 0, BASELINE_LIMIT);
         build::seed_from_user(&self.workspace.user_target, &first.target)?;
         let log = ctx.logs.join("cargo-baseline.log");
@@ -170,63 +177,9 @@ impl LanguageCheck for CargoCheck {
         }
         if owned.is_empty() {
             // Every mutant is settled: no verdict rests on the unmutated tests.
-            return Ok(Proven {
-                jobs: Vec::new(),
-                settled,
-                baseline: Duration::ZERO,
-                what: String::new(),
-                reused: false,
-                compile: Duration::ZERO,
-                build: schema_build,
-                evidence: Evidence { build: schema_build, switched: None, rewritten: Vec::new() },
-                steps,
-            });
+            return Ok(all_settled(settled, steps, schema_build));
         }
-        let built = first.build(&names, BASELINE_LIMIT, &log)?;
-        require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
-        steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
-        // A file no crate of the build read is compiled out (a `#[cfg]` above its module): its
-        // mutants would build unchanged and pass every test.
-        if ctx.options.test_cmd.is_none() {
-            let compiled = build::CompiledSources::read(&first.target, &first.root);
-            let (left_out, read): (Vec<Owned>, Vec<Owned>) = owned
-                .into_iter()
-                .partition(|o| compiled.leave_out(&ctx.plan.files[o.planned.file].path, &o.package.dir));
-            owned = read;
-            settled.extend(left_out.into_iter().map(|o| not_covered(o.planned, NOT_COMPILED.to_string())));
-        }
-        let mut tests_took: BTreeMap<Vec<String>, Duration> = BTreeMap::new();
-        for tested in owned.iter().map(|o| o.tested.clone()) {
-            if tests_took.contains_key(&tested) {
-                continue;
-            }
-            let run = first.test(&tested, BASELINE_LIMIT, &log)?;
-            let named = tested.join(", ");
-            require::passed(&run, Subject::CargoTests(&named), BASELINE_LIMIT)?;
-            tests_took.insert(tested.clone(), run.duration);
-            steps.push(StepRecord {
-                step: format!("tests of {named}"),
-                record: RunRecord::of(How::Fresh, &[&run]),
-            });
-        }
-        let jobs = owned
-            .into_iter()
-            .map(|Owned { planned, tested, .. }| {
-                let cost = tests_took[&tested];
-                built_job(ctx, planned, tested, cost)
-            })
-            .collect();
-        Ok(Proven {
-            jobs,
-            settled,
-            baseline: tests_took.values().sum(),
-            what: format!("the tests of {}", names.join(", ")),
-            reused: false,
-            compile: Duration::ZERO,
-            build: built.duration,
-            evidence: Evidence { build: built.duration, switched: None, rewritten: Vec::new() },
-            steps,
-        })
+        Unswitched { ctx, first: &first, names: &names, log: &log }.prove(owned, settled, steps)
     }
 
     /// Workers share the schema's build; each makes its own copy and target directory (seeded
@@ -288,6 +241,92 @@ impl LanguageCheck for CargoCheck {
         _jobs: &[Job],
     ) -> Result<Vec<StepRecord>> {
         Ok(Vec::new())
+    }
+}
+
+/// The proof when every mutant is settled before the baseline: nothing was built but the
+/// schema (if one was tried).
+fn all_settled(
+    settled: Vec<crate::model::outcome::MutantResult>,
+    steps: Vec<StepRecord>,
+    schema_build: Duration,
+) -> Proven<Evidence> {
+    Proven {
+        jobs: Vec::new(),
+        settled,
+        baseline: Duration::ZERO,
+        what: String::new(),
+        reused: false,
+        compile: Duration::ZERO,
+        build: schema_build,
+        evidence: Evidence { build: schema_build, switched: None, rewritten: Vec::new() },
+        steps,
+    }
+}
+
+/// The baseline without a schema: the packages built once in the first copy, then each
+/// mutant's packages' tests run there, which also gives each mutant's cost.
+struct Unswitched<'a> {
+    ctx: &'a Context<'a>,
+    first: &'a Cargo,
+    /// Every package whose tests reach a mutant.
+    names: &'a [String],
+    log: &'a Path,
+}
+
+impl Unswitched<'_> {
+    fn prove(
+        &self,
+        mut owned: Vec<Owned>,
+        mut settled: Vec<crate::model::outcome::MutantResult>,
+        mut steps: Vec<StepRecord>,
+    ) -> Result<Proven<Evidence>> {
+        let (ctx, first, log) = (self.ctx, self.first, self.log);
+        let built = first.build(self.names, BASELINE_LIMIT, log)?;
+        require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
+        steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
+        // A file no crate of the build read is compiled out (a `#[cfg]` above its module): its
+        // mutants would build unchanged and pass every test.
+        if ctx.options.test_cmd.is_none() {
+            let compiled = build::CompiledSources::read(&first.target, &first.root);
+            let (left_out, read): (Vec<Owned>, Vec<Owned>) = owned
+                .into_iter()
+                .partition(|o| compiled.leave_out(&ctx.plan.files[o.planned.file].path, &o.package.dir));
+            owned = read;
+            settled.extend(left_out.into_iter().map(|o| not_covered(o.planned, NOT_COMPILED.to_string())));
+        }
+        let mut tests_took: BTreeMap<Vec<String>, Duration> = BTreeMap::new();
+        for tested in owned.iter().map(|o| o.tested.clone()) {
+            if tests_took.contains_key(&tested) {
+                continue;
+            }
+            let run = first.test(&tested, BASELINE_LIMIT, log)?;
+            let named = tested.join(", ");
+            require::passed(&run, Subject::CargoTests(&named), BASELINE_LIMIT)?;
+            tests_took.insert(tested.clone(), run.duration);
+            steps.push(StepRecord {
+                step: format!("tests of {named}"),
+                record: RunRecord::of(How::Fresh, &[&run]),
+            });
+        }
+        let jobs = owned
+            .into_iter()
+            .map(|Owned { planned, tested, .. }| {
+                let cost = tests_took[&tested];
+                built_job(ctx, planned, tested, cost)
+            })
+            .collect();
+        Ok(Proven {
+            jobs,
+            settled,
+            baseline: tests_took.values().sum(),
+            what: format!("the tests of {}", self.names.join(", ")),
+            reused: false,
+            compile: Duration::ZERO,
+            build: built.duration,
+            evidence: Evidence { build: built.duration, switched: None, rewritten: Vec::new() },
+            steps,
+        })
     }
 }
 

@@ -49,141 +49,201 @@ pub fn pair(
     copies: bool,
     limit: usize,
 ) -> Vec<Option<usize>> {
-    let mut paired: Vec<Option<usize>> = vec![None; destinations.len()];
+    let mut pairing = Pairing::new(sources, destinations, copies);
     if sources.is_empty() || destinations.is_empty() {
-        return paired;
+        return pairing.paired;
     }
-    let mut used: Vec<usize> = sources.iter().map(|source| usize::from(source.stays)).collect();
-    let record = |paired: &mut Vec<Option<usize>>, used: &mut Vec<usize>, dst: usize, src: usize| {
-        paired[dst] = Some(src);
-        used[src] += 1;
-    };
+    pairing.exact();
 
-    // Exact renames: the same content (and the same kind of file, if not a regular one).
-    for (dst, target) in destinations.iter().enumerate() {
-        let mut best: Option<(usize, usize)> = None;
-        let mut tries = 100;
-        for (src, source) in sources.iter().enumerate() {
-            let file = &source.file;
-            if file.content != target.content {
-                continue;
-            }
-            if (!file.regular() || !target.regular()) && file.mode != target.mode {
-                continue;
-            }
-            if used[src] > 0 && !copies {
-                continue;
-            }
-            let score = usize::from(used[src] == 0) + usize::from(basename_same(file.path, target.path));
-            if best.is_none_or(|(_, best_score)| score > best_score) {
-                best = Some((src, score));
-                if score == 2 {
+    let remaining = pairing.unused(0..sources.len());
+    if !copies {
+        pairing.same_basename(&remaining);
+    }
+
+    let remaining = pairing.unused(remaining);
+    let open = pairing.open();
+    if open.is_empty() || remaining.is_empty() || too_many(open.len(), remaining.len(), limit) {
+        return pairing.paired;
+    }
+    let matrix = pairing.candidates(&open, &remaining);
+    pairing.most_similar(&matrix);
+    pairing.paired
+}
+
+/// The pairs found so far, and what the passes of [`pair`] share: how often each source is
+/// used, and each file's chunks once computed.
+struct Pairing<'a> {
+    sources: &'a [Source<'a>],
+    destinations: &'a [File<'a>],
+    copies: bool,
+    paired: Vec<Option<usize>>,
+    /// Per source: the destinations paired with it, plus one if it stays.
+    used: Vec<usize>,
+    source_spans: Vec<Option<Spans>>,
+    destination_spans: Vec<Option<Spans>>,
+}
+
+impl<'a> Pairing<'a> {
+    fn new(sources: &'a [Source<'a>], destinations: &'a [File<'a>], copies: bool) -> Self {
+        Pairing {
+            sources,
+            destinations,
+            copies,
+            paired: vec![None; destinations.len()],
+            used: sources.iter().map(|source| usize::from(source.stays)).collect(),
+            source_spans: vec![None; sources.len()],
+            destination_spans: vec![None; destinations.len()],
+        }
+    }
+
+    fn record(&mut self, dst: usize, src: usize) {
+        self.paired[dst] = Some(src);
+        self.used[src] += 1;
+    }
+
+    /// The sources among `sources` still free to pair (all of them when looking for copies).
+    fn unused(&self, sources: impl IntoIterator<Item = usize>) -> Vec<usize> {
+        sources.into_iter().filter(|&src| self.copies || self.used[src] == 0).collect()
+    }
+
+    /// The destinations not yet paired.
+    fn open(&self) -> Vec<usize> {
+        (0..self.destinations.len()).filter(|&dst| self.paired[dst].is_none()).collect()
+    }
+
+    /// Exact renames: the same content (and the same kind of file, if not a regular one).
+    fn exact(&mut self) {
+        for (dst, target) in self.destinations.iter().enumerate() {
+            let mut best: Option<(usize, usize)> = None;
+            let mut tries = 100;
+            for (src, source) in self.sources.iter().enumerate() {
+                let file = &source.file;
+                if file.content != target.content {
+                    continue;
+                }
+                if (!file.regular() || !target.regular()) && file.mode != target.mode {
+                    continue;
+                }
+                if self.used[src] > 0 && !self.copies {
+                    continue;
+                }
+                let score =
+                    usize::from(self.used[src] == 0) + usize::from(basename_same(file.path, target.path));
+                if best.is_none_or(|(_, best_score)| score > best_score) {
+                    best = Some((src, score));
+                    if score == 2 {
+                        break;
+                    }
+                }
+                tries -= 1;
+                if tries == 0 {
                     break;
                 }
             }
-            tries -= 1;
-            if tries == 0 {
-                break;
+            if let Some((src, _)) = best {
+                self.record(dst, src);
             }
-        }
-        if let Some((src, _)) = best {
-            record(&mut paired, &mut used, dst, src);
         }
     }
 
-    let mut source_spans: Vec<Option<Spans>> = vec![None; sources.len()];
-    let mut destination_spans: Vec<Option<Spans>> = vec![None; destinations.len()];
-    let mut similarity = |src: usize, dst: usize, minimum: u64| {
-        let (from, to) = (&sources[src].file, &destinations[dst]);
-        if !plausible(from, to, minimum) {
-            return 0;
-        }
-        let from_spans = source_spans[src].get_or_insert_with(|| Spans::of(from));
-        let to_spans = destination_spans[dst].get_or_insert_with(|| Spans::of(to));
-        let copied: u64 = from_spans
-            .0
-            .iter()
-            .map(|(hash, &count)| count.min(to_spans.0.get(hash).copied().unwrap_or(0)))
-            .sum();
-        copied * MAX_SCORE / from.content.len().max(to.content.len()) as u64
-    };
-    let remaining: Vec<usize> = (0..sources.len()).filter(|&src| copies || used[src] == 0).collect();
-
-    if !copies {
-        // Files whose basename is unique among the remaining sources and destinations.
-        let unique = |names: &mut dyn Iterator<Item = (usize, &[u8])>| {
-            let mut seen: HashMap<Vec<u8>, Option<usize>> = HashMap::new();
-            for (index, path) in names {
-                let base = basename(path).to_vec();
-                seen.entry(base).and_modify(|slot| *slot = None).or_insert(Some(index));
-            }
-            seen
-        };
-        let source_names = unique(&mut remaining.iter().map(|&src| (src, sources[src].file.path)));
-        let destination_names = unique(
-            &mut (0..destinations.len())
-                .filter(|&dst| paired[dst].is_none())
-                .map(|dst| (dst, destinations[dst].path)),
-        );
-        for &src in &remaining {
+    /// Files whose basename is unique among the remaining sources and destinations, when
+    /// similar enough.
+    fn same_basename(&mut self, remaining: &[usize]) {
+        let (sources, destinations) = (self.sources, self.destinations);
+        let source_names = unique_basenames(remaining.iter().map(|&src| (src, sources[src].file.path)));
+        let destination_names =
+            unique_basenames(self.open().into_iter().map(|dst| (dst, destinations[dst].path)));
+        for &src in remaining {
             let base = basename(sources[src].file.path);
             let (Some(Some(_)), Some(Some(dst))) = (source_names.get(base), destination_names.get(base))
             else {
                 continue;
             };
             let dst = *dst;
-            if paired[dst].is_some() {
+            if self.paired[dst].is_some() {
                 continue;
             }
-            if similarity(src, dst, BASENAME_SCORE) >= BASENAME_SCORE {
-                record(&mut paired, &mut used, dst, src);
+            if self.similarity(src, dst, BASENAME_SCORE) >= BASENAME_SCORE {
+                self.record(dst, src);
             }
         }
     }
 
-    let remaining: Vec<usize> = remaining.into_iter().filter(|&src| copies || used[src] == 0).collect();
-    let open: Vec<usize> = (0..destinations.len()).filter(|&dst| paired[dst].is_none()).collect();
-    if open.is_empty() || remaining.is_empty() || too_many(open.len(), remaining.len(), limit) {
-        return paired;
-    }
-
-    // The most similar pairs first; each destination keeps its four best candidates.
-    let mut matrix: Vec<Score> = Vec::with_capacity(open.len() * CANDIDATES_PER_DESTINATION);
-    for &dst in &open {
-        let mut best = [Score::NONE; CANDIDATES_PER_DESTINATION];
-        for &src in &remaining {
-            let candidate = Score {
-                dst: Some(dst),
-                src,
-                score: similarity(src, dst, MINIMUM_SCORE),
-                name_score: i32::from(basename_same(sources[src].file.path, destinations[dst].path)),
-            };
-            let mut worst = 0;
-            for slot in 1..CANDIDATES_PER_DESTINATION {
-                if compare(&best[slot], &best[worst]) == std::cmp::Ordering::Greater {
-                    worst = slot;
+    /// Each of the `open` destinations' four best candidates among `remaining`, the most
+    /// similar pairs first.
+    fn candidates(&mut self, open: &[usize], remaining: &[usize]) -> Vec<Score> {
+        let mut matrix: Vec<Score> = Vec::with_capacity(open.len() * CANDIDATES_PER_DESTINATION);
+        for &dst in open {
+            let mut best = [Score::NONE; CANDIDATES_PER_DESTINATION];
+            for &src in remaining {
+                let candidate = Score {
+                    dst: Some(dst),
+                    src,
+                    score: self.similarity(src, dst, MINIMUM_SCORE),
+                    name_score: i32::from(basename_same(
+                        self.sources[src].file.path,
+                        self.destinations[dst].path,
+                    )),
+                };
+                let mut worst = 0;
+                for slot in 1..CANDIDATES_PER_DESTINATION {
+                    if compare(&best[slot], &best[worst]) == std::cmp::Ordering::Greater {
+                        worst = slot;
+                    }
+                }
+                if compare(&best[worst], &candidate) == std::cmp::Ordering::Greater {
+                    best[worst] = candidate;
                 }
             }
-            if compare(&best[worst], &candidate) == std::cmp::Ordering::Greater {
-                best[worst] = candidate;
+            matrix.extend(best);
+        }
+        matrix.sort_by(compare);
+        matrix
+    }
+
+    /// Pairs the candidates similar enough, best first; sources already used only when
+    /// looking for copies, and then after the unused ones.
+    fn most_similar(&mut self, matrix: &[Score]) {
+        for allow_used in if self.copies { vec![false, true] } else { vec![false] } {
+            for candidate in matrix {
+                let Some(dst) = candidate.dst else { break };
+                if candidate.score < MINIMUM_SCORE {
+                    break;
+                }
+                if self.paired[dst].is_some() || (!allow_used && self.used[candidate.src] > 0) {
+                    continue;
+                }
+                self.record(dst, candidate.src);
             }
         }
-        matrix.extend(best);
     }
-    matrix.sort_by(compare);
-    for allow_used in if copies { vec![false, true] } else { vec![false] } {
-        for candidate in &matrix {
-            let Some(dst) = candidate.dst else { break };
-            if candidate.score < MINIMUM_SCORE {
-                break;
-            }
-            if paired[dst].is_some() || (!allow_used && used[candidate.src] > 0) {
-                continue;
-            }
-            record(&mut paired, &mut used, dst, candidate.src);
+
+    /// git's similarity of source `src` to destination `dst`, or 0 when the sizes alone rule
+    /// out `minimum`.
+    fn similarity(&mut self, src: usize, dst: usize, minimum: u64) -> u64 {
+        let (from, to) = (&self.sources[src].file, &self.destinations[dst]);
+        if !plausible(from, to, minimum) {
+            return 0;
         }
+        let from_spans = self.source_spans[src].get_or_insert_with(|| Spans::of(from));
+        let to_spans = self.destination_spans[dst].get_or_insert_with(|| Spans::of(to));
+        let copied: u64 = from_spans
+            .0
+            .iter()
+            .map(|(hash, &count)| count.min(to_spans.0.get(hash).copied().unwrap_or(0)))
+            .sum();
+        copied * MAX_SCORE / from.content.len().max(to.content.len()) as u64
     }
-    paired
+}
+
+/// Each basename among `names`, with its index if no other name has it.
+fn unique_basenames<'p>(names: impl Iterator<Item = (usize, &'p [u8])>) -> HashMap<Vec<u8>, Option<usize>> {
+    let mut seen: HashMap<Vec<u8>, Option<usize>> = HashMap::new();
+    for (index, path) in names {
+        let base = basename(path).to_vec();
+        seen.entry(base).and_modify(|slot| *slot = None).or_insert(Some(index));
+    }
+    seen
 }
 
 /// The inexact pass is skipped when the matrix would exceed `limit` squared.

@@ -324,76 +324,15 @@ fn measure_as(
         return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
     }
     let real_root = probe.root.canonicalize()?;
-    let targets: BTreeMap<String, &Vec<usize>> = probe
-        .targets
-        .iter()
-        .map(|(path, lines)| (real_root.join(path).display().to_string(), lines))
-        .collect();
-    std::fs::write(probe.files.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
-    std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
     let shards = shards.max(1);
-    let _ = std::fs::remove_file(probe.files.join(QUEUE));
-    let known: BTreeMap<String, f64> = memory
-        .durations()
-        .into_iter()
-        .filter(|(id, _)| selection_runs(probe.tests, probe.deselect, id))
-        .collect();
-    let first = slow_first(&known, shards);
-    std::fs::write(probe.files.join("probe-first.json"), serde_json::to_vec(&first)?)?;
-    // Unless this run's tests are known to be slow, the other shards wait a while: a probe that is
-    // over by then never pays for their interpreters and collections.
-    let known_total: f64 = known.values().sum();
-    let others_after = if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER };
+    let others_after = write_probe_files(probe, memory, &real_root, shards)?;
     let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, &real_root, None, timeout, log, beside)?]
     } else {
-        let first_done = (Mutex::new(false), Condvar::new());
-        std::thread::scope(|scope| {
-            let running: Vec<_> = (0..shards)
-                .map(|shard| {
-                    let log = shard_log(log, shard);
-                    let real_root = &real_root;
-                    let first_done = &first_done;
-                    scope.spawn(move || {
-                        if shard == 0 {
-                            let run =
-                                measure_one(probe, real_root, Some((shard, seed)), timeout, &log, beside);
-                            *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
-                            first_done.1.notify_all();
-                            return run.map(Some);
-                        }
-                        let done = first_done.0.lock().unwrap_or_else(|e| e.into_inner());
-                        let (mut done, _) = first_done
-                            .1
-                            .wait_timeout_while(done, others_after, |done| !*done)
-                            .unwrap_or_else(|e| e.into_inner());
-                        // Begun beside other work, they wait for the cores it leaves.
-                        let held = |alongside: Alongside| {
-                            shard >= alongside.at_first && !alongside.spread.load(Ordering::SeqCst)
-                        };
-                        while !*done && alongside.is_some_and(held) {
-                            done = first_done
-                                .1
-                                .wait_timeout(done, Duration::from_millis(25))
-                                .unwrap_or_else(|e| e.into_inner())
-                                .0;
-                        }
-                        if *done {
-                            return Ok(None); // the first shard ran every test
-                        }
-                        drop(done);
-                        spreading();
-                        measure_one(probe, real_root, Some((shard, seed)), timeout, &log, beside).map(Some)
-                    })
-                })
-                .collect();
-            running
-                .into_iter()
-                .map(|shard| shard.join().map_err(|_| anyhow::anyhow!("a coverage shard panicked"))?)
-                .filter_map(Result::transpose)
-                .collect::<Result<Vec<_>>>()
-        })?
+        let sharded =
+            Sharded { probe, real_root: &real_root, timeout, log, alongside, spreading, others_after, seed };
+        sharded.run(shards)?
     };
     let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
     let failed = runs.iter().position(|(run, _)| !run.passed() && !nothing_collected(run));
@@ -420,6 +359,104 @@ fn measure_as(
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
     Ok(Measured { runs, map, took: started.elapsed(), reused: false })
+}
+
+/// Writes what the probe reads (the lines to watch, the tests left out, the slow tests the
+/// shards begin with) and clears the queue; returns how long the shards after the first wait.
+fn write_probe_files(probe: &Probe, memory: &Memory, real_root: &Path, shards: usize) -> Result<Duration> {
+    let targets: BTreeMap<String, &Vec<usize>> = probe
+        .targets
+        .iter()
+        .map(|(path, lines)| (real_root.join(path).display().to_string(), lines))
+        .collect();
+    std::fs::write(probe.files.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
+    std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
+    let _ = std::fs::remove_file(probe.files.join(QUEUE));
+    let known: BTreeMap<String, f64> = memory
+        .durations()
+        .into_iter()
+        .filter(|(id, _)| selection_runs(probe.tests, probe.deselect, id))
+        .collect();
+    let first = slow_first(&known, shards);
+    std::fs::write(probe.files.join("probe-first.json"), serde_json::to_vec(&first)?)?;
+    // Unless this run's tests are known to be slow, the other shards wait a while: a probe that is
+    // over by then never pays for their interpreters and collections.
+    let known_total: f64 = known.values().sum();
+    Ok(if known_total >= SHARDS_AFTER.as_secs_f64() { Duration::ZERO } else { SHARDS_AFTER })
+}
+
+/// A measurement split over shards, each a pytest process taking tests from one queue.
+struct Sharded<'a> {
+    probe: &'a Probe<'a>,
+    real_root: &'a Path,
+    timeout: Duration,
+    log: &'a Path,
+    alongside: Option<Alongside<'a>>,
+    spreading: &'a (dyn Fn() + Sync),
+    /// How long the shards after the first wait for it to be over before they start.
+    others_after: Duration,
+    /// One `PYTHONHASHSEED` for all the shards.
+    seed: u32,
+}
+
+impl Sharded<'_> {
+    /// Each shard's run, in order of shard, leaving out those the first made needless.
+    fn run(&self, shards: usize) -> Result<Vec<(Finished, Option<CoverageMap>)>> {
+        let first_done = (Mutex::new(false), Condvar::new());
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (0..shards)
+                .map(|shard| {
+                    let log = shard_log(self.log, shard);
+                    let first_done = &first_done;
+                    scope.spawn(move || self.shard(shard, &log, first_done))
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|shard| shard.join().map_err(|_| anyhow::anyhow!("a coverage shard panicked"))?)
+                .filter_map(Result::transpose)
+                .collect::<Result<Vec<_>>>()
+        })
+    }
+
+    /// Shard `shard`'s run: the first at once, each other one after `others_after` (beside other
+    /// work, once its core is free); none when the first was over before.
+    fn shard(
+        &self,
+        shard: usize,
+        log: &Path,
+        first_done: &(Mutex<bool>, Condvar),
+    ) -> Result<Option<(Finished, Option<CoverageMap>)>> {
+        let (probe, real_root, seed) = (self.probe, self.real_root, self.seed);
+        let beside = self.alongside.map(|alongside| alongside.beside);
+        if shard == 0 {
+            let run = measure_one(probe, real_root, Some((shard, seed)), self.timeout, log, beside);
+            *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            first_done.1.notify_all();
+            return run.map(Some);
+        }
+        let done = first_done.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut done, _) = first_done
+            .1
+            .wait_timeout_while(done, self.others_after, |done| !*done)
+            .unwrap_or_else(|e| e.into_inner());
+        // Begun beside other work, they wait for the cores it leaves.
+        let held =
+            |alongside: Alongside| shard >= alongside.at_first && !alongside.spread.load(Ordering::SeqCst);
+        while !*done && self.alongside.is_some_and(held) {
+            done = first_done
+                .1
+                .wait_timeout(done, Duration::from_millis(25))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        if *done {
+            return Ok(None); // the first shard ran every test
+        }
+        drop(done);
+        (self.spreading)();
+        measure_one(probe, real_root, Some((shard, seed)), self.timeout, log, beside).map(Some)
+    }
 }
 
 /// `baseline.log` → `baseline-shard-1.log`.

@@ -2,32 +2,8 @@
 
 use syn::{Block, Expr, Lifetime, Stmt};
 
-use super::walk::Walker;
+use super::walk::{TargetKind, Walker};
 use crate::catalog::{self, Mutator, RUST};
-
-/// What a `break` or `continue` may leave: an enclosing loop or labelled block, innermost last
-/// in `Walker::targets`; a function, closure or async block starts an empty list.
-#[derive(Debug, Clone)]
-pub(crate) struct Target {
-    pub label: Option<String>,
-    pub kind: TargetKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TargetKind {
-    /// `for` and `while`: always of type `()`, so a `break` may end them anywhere.
-    ForOrWhile,
-    /// `loop`: its value's type is set by its `break`s (or `!` without one).
-    Loop,
-    /// `'a: { .. }`: `break 'a` may leave it, `continue 'a` may not.
-    Block,
-}
-
-impl Target {
-    pub(crate) fn new(label: Option<&syn::Label>, kind: TargetKind) -> Self {
-        Target { label: label.map(|label| label.name.ident.to_string()), kind }
-    }
-}
 
 impl Walker<'_, '_> {
     /// Each exit statement of `block` (with its `;`) whose deletion leaves the block's value as

@@ -7,7 +7,6 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 use syn::{Attribute, Block, ImplItem, Item, Pat, Signature, Stmt, TraitItem};
 
-use super::exits::{Target, TargetKind};
 use super::source::Source;
 use crate::catalog::Rule;
 use crate::marks::Marks;
@@ -46,6 +45,30 @@ pub(crate) struct Walker<'p, 'a> {
     pub refused_as_unsafe: HashSet<usize>,
     /// Items compiled only with cargo features (`#[cfg(feature = "x")]`), with those features.
     pub gated: Vec<(Range<usize>, Vec<String>)>,
+}
+
+/// What a `break` or `continue` may leave: an enclosing loop or labelled block, innermost last
+/// in `Walker::targets`; a function, closure or async block starts an empty list.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub label: Option<String>,
+    pub kind: TargetKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TargetKind {
+    /// `for` and `while`: always of type `()`, so a `break` may end them anywhere.
+    ForOrWhile,
+    /// `loop`: its value's type is set by its `break`s (or `!` without one).
+    Loop,
+    /// `'a: { .. }`: `break 'a` may leave it, `continue 'a` may not.
+    Block,
+}
+
+impl Target {
+    pub(crate) fn new(label: Option<&syn::Label>, kind: TargetKind) -> Self {
+        Target { label: label.map(|label| label.name.ident.to_string()), kind }
+    }
 }
 
 impl<'p, 'a> Walker<'p, 'a> {
