@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crate::pragma::{self, Pragma};
 use crate::{Edit, FileMutants, Mutant, MutateError};
-use source::Parsed;
+use source::{Parsed, SpanScope};
 use walk::Walker;
 
 /// Every mutant starting on one of `lines` (1-based), sorted by (span start, replacement),
@@ -172,17 +172,6 @@ pub fn scopes(source: &str) -> Result<Vec<crate::Scope>, MutateError> {
     let mut finder = Finder { source: &parsed.source, scopes: Vec::new() };
     finder.visit_file(&parsed.file);
     Ok(finder.scopes)
-}
-
-/// proc-macro2 keeps the text of every file parsed on a thread, for span positions, until
-/// told to forget: this forgets on the way out of a call, so memory stays flat over many files.
-/// Spans made on this thread before then become invalid.
-struct SpanScope;
-
-impl Drop for SpanScope {
-    fn drop(&mut self) {
-        proc_macro2::extra::invalidate_current_thread_spans();
-    }
 }
 
 /// The `// mutdelta: skip <reason>` comments of a file.

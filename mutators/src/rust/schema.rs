@@ -222,7 +222,7 @@ struct Site<'m> {
 
 /// `source` with `mutants` (each with its id, never 0 nor `CANARY`) switched in.
 pub fn render(source: &str, mutants: &[(u32, &Mutant)]) -> Result<Schema, MutateError> {
-    let _spans = super::SpanScope;
+    let _spans = super::source::SpanScope;
     let parsed = source::parse(source)?;
     let mut candidates = Candidates {
         source: &parsed.source,

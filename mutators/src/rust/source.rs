@@ -234,6 +234,17 @@ fn block_comment_len(text: &str) -> usize {
     bytes.len()
 }
 
+/// proc-macro2 keeps the text of every file parsed on a thread, for span positions, until
+/// told to forget: this forgets on the way out of a call, so memory stays flat over many files.
+/// Spans made on this thread before then become invalid.
+pub(crate) struct SpanScope;
+
+impl Drop for SpanScope {
+    fn drop(&mut self) {
+        proc_macro2::extra::invalidate_current_thread_spans();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
