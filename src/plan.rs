@@ -16,15 +16,39 @@ impl Plan {
     /// over unless `choice.include_reformatted`, and files `choice.exclude` matches always.
     pub fn make(added: &AddedLines, root: &Path, choice: &Choice, languages: &[Language]) -> Result<Plan> {
         let mut plan = Plan::default();
+        let sources = plan.sources(added, root, choice, languages)?;
+        let old_code = if choice.include_reformatted {
+            BTreeMap::new()
+        } else {
+            old_code(&sources, &added.removed, &added.removed_from, languages)
+        };
+        for source in sources {
+            let passed = old_code.get(source.0.as_path());
+            plan.add_file(source, passed, choice)?;
+        }
+        plan.notes.extend(count_notes(&plan));
+        Ok(plan)
+    }
+
+    /// The changed source files to mutate, read from the copy at `root`: a note for every other
+    /// changed file (deleted, binary, a test, excluded, of no language, unreadable), and an error
+    /// for a source file whose added lines cannot be read as text.
+    fn sources<'a>(
+        &mut self,
+        added: &'a AddedLines,
+        root: &Path,
+        choice: &Choice,
+        languages: &[Language],
+    ) -> Result<Vec<Source<'a>>> {
         for path in &added.deleted {
-            plan.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
+            self.notes.push(format!("{}: deleted by the change, nothing to mutate", path.display()));
         }
         for path in &added.binary {
             let source = Language::of(path, languages).filter(|language| !(language.is_test_file)(path));
             if source.is_some() && !choice.exclude.matches(path) {
                 bail!("{}", unreadable_source(path, "a binary file"));
             }
-            plan.notes.push(format!("{}: binary file, skipped", path.display()));
+            self.notes.push(format!("{}: binary file, skipped", path.display()));
         }
         let mut sources = Vec::new();
         let mut other_files = Vec::new();
@@ -33,7 +57,7 @@ impl Plan {
             let language = Language::of(path, languages);
             if let Some(language) = language.filter(|language| (language.is_test_file)(path)) {
                 if language.changed_tests_are_relevant {
-                    plan.changed_tests.push(path.clone());
+                    self.changed_tests.push(path.clone());
                 }
                 continue;
             }
@@ -47,65 +71,60 @@ impl Plan {
             };
             match read_source(root, path)? {
                 Ok(source) => sources.push((path, language, source, lines)),
-                Err(note) => plan.notes.push(note),
+                Err(note) => self.notes.push(note),
             }
         }
         let names: Vec<&str> = languages.iter().map(|language| language.display).collect();
         let names = names.join(" or ");
-        match other_files.as_slice() {
-            [] => {}
-            [one] => plan.notes.push(format!("{one}: not a {names} file, skipped")),
-            many => plan.notes.push(format!(
-                "{} files that are not {names} skipped: {}",
-                many.len(),
-                many.join(", ")
-            )),
+        self.notes.extend(passed_over(
+            &other_files,
+            &format!("not a {names} file"),
+            &format!("that are not {names}"),
+        ));
+        self.notes.extend(passed_over(
+            &excluded,
+            "matches `exclude` in the configuration",
+            "that match `exclude` in the configuration",
+        ));
+        Ok(sources)
+    }
+
+    /// Makes the mutants of one source file's added lines, but for those `passed` over as old
+    /// code (kept as reformatted), and adds the file when it has executable lines.
+    fn add_file(
+        &mut self,
+        source: Source<'_>,
+        passed: Option<&BTreeSet<usize>>,
+        choice: &Choice,
+    ) -> Result<()> {
+        let (path, language, source, lines) = source;
+        let requested: Vec<usize> = lines
+            .iter()
+            .copied()
+            .filter(|line| !passed.is_some_and(|passed| passed.contains(line)))
+            .collect();
+        let found = (language.mutate)(&source, &requested, choice.mutate_unsafe)
+            .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
+        if let Some(passed) = passed {
+            let passed: Vec<usize> = passed.iter().copied().collect();
+            let executable = (language.mutate)(&source, &passed, choice.mutate_unsafe)
+                .map(|found| found.executable_lines)
+                .unwrap_or_default();
+            if !executable.is_empty() {
+                self.reformatted.insert(path.clone(), executable);
+            }
         }
-        match excluded.as_slice() {
-            [] => {}
-            [one] => plan.notes.push(format!("{one}: matches `exclude` in the configuration, skipped")),
-            many => plan.notes.push(format!(
-                "{} files that match `exclude` in the configuration skipped: {}",
-                many.len(),
-                many.join(", ")
-            )),
+        if !found.feature_gated.is_empty() {
+            self.feature_gated.insert(path.clone(), found.feature_gated.iter().cloned().collect());
         }
-        let old_code = if choice.include_reformatted {
-            BTreeMap::new()
-        } else {
-            old_code(&sources, &added.removed, &added.removed_from, languages)
-        };
-        for (path, language, source, lines) in sources {
-            let passed = old_code.get(path.as_path());
-            let requested: Vec<usize> = lines
-                .iter()
-                .copied()
-                .filter(|line| !passed.is_some_and(|passed| passed.contains(line)))
-                .collect();
-            let found = (language.mutate)(&source, &requested, choice.mutate_unsafe)
-                .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
-            if let Some(passed) = passed {
-                let passed: Vec<usize> = passed.iter().copied().collect();
-                let executable = (language.mutate)(&source, &passed, choice.mutate_unsafe)
-                    .map(|found| found.executable_lines)
-                    .unwrap_or_default();
-                if !executable.is_empty() {
-                    plan.reformatted.insert(path.clone(), executable);
-                }
-            }
-            if !found.feature_gated.is_empty() {
-                plan.feature_gated.insert(path.clone(), found.feature_gated.iter().cloned().collect());
-            }
-            if !found.unsafe_lines.is_empty() {
-                plan.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());
-            }
-            for &(rule, count) in &found.not_made {
-                *plan.not_made.entry(rule).or_default() += count;
-            }
-            if found.executable_lines.is_empty() {
-                continue;
-            }
-            plan.files.push(FilePlan {
+        if !found.unsafe_lines.is_empty() {
+            self.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());
+        }
+        for &(rule, count) in &found.not_made {
+            *self.not_made.entry(rule).or_default() += count;
+        }
+        if !found.executable_lines.is_empty() {
+            self.files.push(FilePlan {
                 path: path.clone(),
                 language,
                 source,
@@ -114,32 +133,52 @@ impl Plan {
                 mutants: choose::apply(found.mutants, choice),
             });
         }
-        let unsafe_lines: usize = plan.unsafe_lines.values().map(Vec::len).sum();
-        if unsafe_lines > 0 {
-            plan.notes.push(format!(
-                "{unsafe_lines} added executable {} in `unsafe` code got no mutant: a mutant there could cause undefined behaviour rather than a failing test (--mutate-unsafe mutates {} anyway)",
-                if unsafe_lines == 1 { "line" } else { "lines" },
-                if unsafe_lines == 1 { "it" } else { "them" },
-            ));
-        }
-        let not_made: usize = plan.not_made.values().sum();
-        if not_made > 0 {
-            let rules: Vec<String> =
-                plan.not_made.iter().map(|(rule, count)| format!("{rule} {count}")).collect();
-            plan.notes.push(format!(
-                "{not_made} {} not made: the same program as the original or another mutant ({}; `mutdelta mutators` says why)",
-                if not_made == 1 { "mutant" } else { "mutants" },
-                rules.join(", ")
-            ));
-        }
-        let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
-        if reformatted > 0 {
-            plan.notes.push(format!(
-                "{reformatted} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"
-            ));
-        }
-        Ok(plan)
+        Ok(())
     }
+}
+
+/// A changed source file to mutate: its path, language, text and added lines.
+type Source<'a> = (&'a PathBuf, Language, String, &'a BTreeSet<usize>);
+
+/// The note on the changed `files` passed over: `one` says why of a single file, `many` of
+/// several, which it names.
+fn passed_over(files: &[String], one: &str, many: &str) -> Option<String> {
+    match files {
+        [] => None,
+        [file] => Some(format!("{file}: {one}, skipped")),
+        files => Some(format!("{} files {many} skipped: {}", files.len(), files.join(", "))),
+    }
+}
+
+/// The notes on the added lines a plan left without mutants: in `unsafe` code, mutants an
+/// equivalence rule did not make, old code reformatted or moved.
+fn count_notes(plan: &Plan) -> Vec<String> {
+    let mut notes = Vec::new();
+    let unsafe_lines: usize = plan.unsafe_lines.values().map(Vec::len).sum();
+    if unsafe_lines > 0 {
+        notes.push(format!(
+            "{unsafe_lines} added executable {} in `unsafe` code got no mutant: a mutant there could cause undefined behaviour rather than a failing test (--mutate-unsafe mutates {} anyway)",
+            if unsafe_lines == 1 { "line" } else { "lines" },
+            if unsafe_lines == 1 { "it" } else { "them" },
+        ));
+    }
+    let not_made: usize = plan.not_made.values().sum();
+    if not_made > 0 {
+        let rules: Vec<String> =
+            plan.not_made.iter().map(|(rule, count)| format!("{rule} {count}")).collect();
+        notes.push(format!(
+            "{not_made} {} not made: the same program as the original or another mutant ({}; `mutdelta mutators` says why)",
+            if not_made == 1 { "mutant" } else { "mutants" },
+            rules.join(", ")
+        ));
+    }
+    let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
+    if reformatted > 0 {
+        notes.push(format!(
+            "{reformatted} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"
+        ));
+    }
+    notes
 }
 
 /// A changed source file's text in the copy, or the note saying why it is passed over; an

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -65,42 +65,14 @@ impl TestCommand {
         limit: Option<Bytes>,
     ) -> Result<Finished> {
         let out = File::create(log)?;
-        let err = out.try_clone()?;
         let start = Instant::now();
-        let mut command = Command::new(&self.program);
-        command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
-        crate::scratch::keep_temporary_files_inside(&mut command);
-        crate::seal::seal(&mut command);
         let idle_from_start = beside.is_some_and(|beside| beside.idle.load(Ordering::SeqCst));
-        if idle_from_start {
-            // SAFETY: between fork and exec only async-signal-safe calls are made, on this process.
-            unsafe {
-                command.pre_exec(|| {
-                    yield_the_cpu();
-                    Ok(())
-                });
-            }
-        }
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .die_with_parent()
-            .spawn()
-            .map_err(|err| {
-                anyhow!(
-                    "could not start the test command {}: {err}; check that it is installed and on PATH",
-                    self.program.display()
-                )
-            })?;
+        let mut child = self.spawn(out, idle_from_start)?;
         let group = child.id() as i32;
         let _watched = crate::watchdog::Watched::group(group);
-        let mut poll = Duration::from_millis(2);
-        let mut yielded = idle_from_start;
-        let mut held_since: Option<Instant> = None;
-        let mut held_for = Duration::ZERO;
+        let mut pause = Pause { yielded: idle_from_start, held_since: None, held_for: Duration::ZERO };
         let mut memory = MemoryWatch::new(group, limit);
+        let mut poll = Duration::from_millis(2);
         let exit = loop {
             if let Some(status) = child.try_wait()? {
                 break match (status.code(), status.signal()) {
@@ -109,42 +81,22 @@ impl TestCommand {
                     (None, None) => Exit::Code(-1),
                 };
             }
-            if INTERRUPTED.load(Ordering::SeqCst)
+            let stop = if INTERRUPTED.load(Ordering::SeqCst)
                 || beside.is_some_and(|beside| beside.cancel.load(Ordering::SeqCst))
             {
+                Some(Exit::Interrupted)
+            } else if start.elapsed().saturating_sub(pause.held()) > timeout {
+                Some(Exit::TimedOut)
+            } else {
+                memory.over().map(Exit::MemoryLimit)
+            };
+            if let Some(exit) = stop {
                 kill_group(group);
                 child.wait()?;
-                break Exit::Interrupted;
-            }
-            let held = held_for + held_since.map_or(Duration::ZERO, |since| since.elapsed());
-            let running_for = start.elapsed().saturating_sub(held);
-            if running_for > timeout {
-                kill_group(group);
-                child.wait()?;
-                break Exit::TimedOut;
-            }
-            if let Some(limit) = memory.over() {
-                kill_group(group);
-                child.wait()?;
-                break Exit::MemoryLimit(limit);
+                break exit;
             }
             if let Some(beside) = beside {
-                if !yielded && beside.idle.load(Ordering::SeqCst) {
-                    yield_the_cpu_as(group);
-                    yielded = true;
-                }
-                match (beside.hold.load(Ordering::SeqCst), held_since) {
-                    (true, None) => {
-                        signal_group(group, libc::SIGSTOP);
-                        held_since = Some(Instant::now());
-                    }
-                    (false, Some(since)) => {
-                        signal_group(group, libc::SIGCONT);
-                        held_for += since.elapsed();
-                        held_since = None;
-                    }
-                    _ => {}
-                }
+                pause.follow(beside, group);
             }
             std::thread::sleep(poll);
             poll = (poll * 2).min(Duration::from_millis(25));
@@ -160,6 +112,75 @@ impl TestCommand {
             duration,
         );
         Ok(Finished { exit, duration, tail: read_tail(log), command: Some(command) })
+    }
+
+    /// Starts the command sealed from the checkout, in its own process group, its output in
+    /// `out`; `idle`: on the CPU time nothing else wants from its start.
+    fn spawn(&self, out: File, idle: bool) -> Result<Child> {
+        let err = out.try_clone()?;
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).current_dir(&self.dir).envs(self.env.iter().map(|(k, v)| (k, v)));
+        crate::scratch::keep_temporary_files_inside(&mut command);
+        crate::seal::seal(&mut command);
+        if idle {
+            // SAFETY: between fork and exec only async-signal-safe calls are made, on this process.
+            unsafe {
+                command.pre_exec(|| {
+                    yield_the_cpu();
+                    Ok(())
+                });
+            }
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .die_with_parent()
+            .spawn()
+            .map_err(|err| {
+                anyhow!(
+                    "could not start the test command {}: {err}; check that it is installed and on PATH",
+                    self.program.display()
+                )
+            })
+    }
+}
+
+/// How a run beside other work has been paused and put on idle CPU time so far.
+struct Pause {
+    /// On idle CPU time.
+    yielded: bool,
+    /// Stopped (`SIGSTOP`) since then.
+    held_since: Option<Instant>,
+    /// The time it was stopped before, which does not count towards its timeout.
+    held_for: Duration,
+}
+
+impl Pause {
+    /// The time it has been stopped, up to now.
+    fn held(&self) -> Duration {
+        self.held_for + self.held_since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Does what `beside` now asks of the run's `group`: idle CPU time, a pause, going on.
+    fn follow(&mut self, beside: Beside, group: i32) {
+        if !self.yielded && beside.idle.load(Ordering::SeqCst) {
+            yield_the_cpu_as(group);
+            self.yielded = true;
+        }
+        match (beside.hold.load(Ordering::SeqCst), self.held_since) {
+            (true, None) => {
+                signal_group(group, libc::SIGSTOP);
+                self.held_since = Some(Instant::now());
+            }
+            (false, Some(since)) => {
+                signal_group(group, libc::SIGCONT);
+                self.held_for += since.elapsed();
+                self.held_since = None;
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The code's shape, read from its imports: each module of `src/` uses only modules of its own layer or of the layers below (the order DESIGN.md's "Layers" table states), and no module of `src/` or `mutators/src/` reaches itself through its imports.
+//! The code's shape, read from its syntax: each module of `src/` uses only modules of its own layer or of the layers below (the order DESIGN.md's "Layers" table states), no module of `src/` or `mutators/src/` reaches itself through its imports or uses its own folder's module, and no function of either is longer than a screen.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -361,6 +361,88 @@ fn no_module_uses_the_folder_module_above_it() {
             upward.join("\n")
         );
     }
+}
+
+/// The longest a product function may be, from its `fn` to its closing brace.
+const LONGEST_FUNCTION: usize = 80;
+
+/// The functions of a file (test-only items aside) with their length in lines.
+#[derive(Default)]
+struct Lengths {
+    found: Vec<(String, usize)>,
+}
+
+impl Lengths {
+    fn measure(&mut self, name: &syn::Ident, fn_token: &syn::token::Fn, block: &syn::Block) {
+        let lines = block.brace_token.span.close().end().line + 1 - fn_token.span.start().line;
+        self.found.push((name.to_string(), lines));
+    }
+}
+
+impl<'ast> Visit<'ast> for Lengths {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let test_only = match item {
+            syn::Item::Mod(item) => is_test_only(&item.attrs),
+            syn::Item::Fn(item) => is_test_only(&item.attrs),
+            syn::Item::Impl(item) => is_test_only(&item.attrs),
+            _ => false,
+        };
+        if !test_only {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        self.measure(&item.sig.ident, &item.sig.fn_token, &item.block);
+        syn::visit::visit_item_fn(self, item);
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !is_test_only(&item.attrs) {
+            self.measure(&item.sig.ident, &item.sig.fn_token, &item.block);
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        if let Some(block) = &item.default {
+            self.measure(&item.sig.ident, &item.sig.fn_token, block);
+        }
+        syn::visit::visit_trait_item_fn(self, item);
+    }
+}
+
+/// Every function of the crate at `src` longer than `LONGEST_FUNCTION`, with its file.
+fn long_functions(src: &Path) -> Vec<String> {
+    let mut long = Vec::new();
+    for file in modules(src).values() {
+        let syntax = syn::parse_file(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let mut lengths = Lengths::default();
+        lengths.visit_file(&syntax);
+        for (name, lines) in lengths.found.into_iter().filter(|(_, lines)| *lines > LONGEST_FUNCTION) {
+            long.push(format!(
+                "{}: {name} ({lines} lines)",
+                file.strip_prefix(src).unwrap_or(file).display()
+            ));
+        }
+    }
+    long
+}
+
+#[test]
+fn no_product_function_is_longer_than_a_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let long: Vec<String> =
+        ["src", "mutators/src"].iter().flat_map(|src| long_functions(&root.join(src))).collect();
+    assert!(long.is_empty(), "functions over {LONGEST_FUNCTION} lines (split them):\n{}", long.join("\n"));
+}
+
+#[test]
+fn a_function_is_measured_from_its_fn_to_its_closing_brace_and_test_code_is_not() {
+    let text = "/// doc\nfn three() {\n    1;\n}\n\nimpl X {\n    fn two() {}\n}\n\n#[cfg(test)]\nmod tests {\n    fn long() {\n\n\n    }\n}\n";
+    let mut lengths = Lengths::default();
+    lengths.visit_file(&syn::parse_file(text).unwrap());
+    assert_eq!(lengths.found, [("three".to_string(), 3), ("two".to_string(), 1)]);
 }
 
 #[test]

@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use git2::{Oid, Repository};
 
+use super::check::{LinesRun, PythonCheck, TestsRun};
 use super::spec::{self, LANGUAGE};
 use super::touched::TouchedFile;
 use super::{interpreter, touched};
@@ -13,12 +15,12 @@ use crate::lines::{self, AddedLines};
 use crate::model::audit::{Audit, LostKill};
 use crate::model::outcome::MutantResult;
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant, State};
+use crate::model::record::StepRecord;
 use crate::model::report::Timings;
-use crate::python::check::{LinesRun, PythonCheck, TestsRun};
 use crate::run::event::Event;
 use crate::run::language::Context;
 use crate::run::verdicts::Verdicts;
-use crate::run::{check_language, split_ignored, AuditRequest};
+use crate::run::{check_language, split_ignored, AuditRequest, Change};
 use crate::scratch::Scratch;
 use crate::worktree;
 
@@ -194,16 +196,40 @@ pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnM
             return Ok(Audit { edited, notes, ..Audit::default() });
         }
     };
-    let LinesRun { lines: ran, step: first_step } = ran;
-    events(Event::Note(format!(
-        "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
-        crate::words::describe_tests(&edited)
-    )));
     let old_verdicts =
         memory.for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
     let ctx = Context { verdicts: &old_verdicts, ..ctx };
+    let old = Before { ctx, side: &old_side, repo: &repo, commit: before };
+    audit_kills(&old, change, ran, Audit { edited, notes, ..Audit::default() }, timings, events)
+}
+
+/// The state before the change, the audit's check of the edited tests there and its context.
+#[derive(Clone, Copy)]
+struct Before<'a> {
+    ctx: Context<'a>,
+    side: &'a PythonCheck,
+    repo: &'a Repository,
+    commit: Oid,
+}
+
+/// The kills of the edited tests before the change (on the source they ran) that no test makes
+/// after it, each confirmed by happening again before it.
+fn audit_kills(
+    old: &Before,
+    change: &Change,
+    ran: LinesRun,
+    mut audit: Audit,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Audit> {
+    let options = old.ctx.options;
+    let LinesRun { lines: ran, step: first_step } = ran;
+    events(Event::Note(format!(
+        "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
+        crate::words::describe_tests(&audit.edited)
+    )));
     let ran_lines = AddedLines {
-        state: State::Commit(before),
+        state: State::Commit(old.commit),
         files: ran,
         deleted: Vec::new(),
         binary: Vec::new(),
@@ -212,24 +238,19 @@ pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnM
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
-    let mut old_plan = Plan::make(&ran_lines, &old_base, &every_line, &[LANGUAGE])?;
+    let mut old_plan = Plan::make(&ran_lines, old.ctx.base, &every_line, &[LANGUAGE])?;
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut old_plan, shard);
     }
     let (ignored, candidates) = split_ignored(old_plan.mutants());
-    let mut audit = Audit {
-        plan: Some((old_plan.mutant_count(), crate::shard::digest(&old_plan, &edited))),
-        edited,
-        tried: candidates.len() + ignored.len(),
-        notes,
-        steps: vec![first_step],
-        ..Audit::default()
-    };
+    audit.plan = Some((old_plan.mutant_count(), crate::shard::digest(&old_plan, &audit.edited)));
+    audit.tried = candidates.len() + ignored.len();
+    audit.steps = vec![first_step];
     if candidates.is_empty() {
         return Ok(audit);
     }
-    let old_ctx = Context { plan: &old_plan, ..ctx };
-    let before_results = check_language(&old_side, &old_ctx, candidates, timings, events)?.complete()?;
+    let old_ctx = Context { plan: &old_plan, ..old.ctx };
+    let before_results = check_language(old.side, &old_ctx, candidates, timings, events)?.complete()?;
     audit.steps.extend(before_results.steps);
     let killed: Vec<&MutantResult> =
         before_results.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
@@ -239,7 +260,7 @@ pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnM
     }
 
     // After the change: the same mutants on the same code, against every test that runs it.
-    let carried = carry(&old_plan, &killed, added, change.after, &options.choice)?;
+    let carried = carry(&old_plan, &killed, change.added, change.after, &options.choice)?;
     audit.dropped = carried.dropped;
     if carried.mutants.is_empty() {
         return Ok(audit);
@@ -250,54 +271,83 @@ pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnM
         audit.tried,
         if audit.tried == 1 { "mutant" } else { "mutants" }
     )));
+    let (seemingly_lost, steps) = after_change(&old_ctx, change, carried, timings, events)?;
+    audit.steps.extend(steps);
+    if seemingly_lost.is_empty() {
+        return Ok(audit);
+    }
+    let old = Before { ctx: old_ctx, ..*old };
+    confirm_lost(&old, &old_plan, seemingly_lost, &mut audit, timings, events)?;
+    Ok(audit)
+}
+
+/// A kill no test makes after the change: its result before it, and after.
+type SeeminglyLost<'a> = (&'a MutantResult, MutantResult);
+
+/// The carried mutants tested after the change against every test that runs them: those no
+/// test kills there (each with its result before the change), and the runs before them.
+fn after_change<'a>(
+    old_ctx: &Context,
+    change: &Change,
+    carried: Carried<'a>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<(Vec<SeeminglyLost<'a>>, Vec<StepRecord>)> {
     let new_scratch = Scratch::create()?;
     let new_base = new_scratch.path().join("copy-0");
     worktree::duplicate(change.after, &new_base)?;
     let new_verdicts =
-        Verdicts::open(&cache, &new_base).for_purpose("kill-loss audit after the change".to_string());
+        Verdicts::open(old_ctx.cache, &new_base).for_purpose("kill-loss audit after the change".to_string());
     let new_logs = new_scratch.subdir("logs")?;
     // A kill the change seems to lose faces the whole suite, as it runs, before it is called
     // lost: a test that does not run the line may still fail on what it made (a memo built by
     // the test the change put first). Few kills seem lost; each costs a suite run at most.
     let ctx = Context {
-        options,
+        options: old_ctx.options,
         plan: &carried.plan,
         repo_root: change.repo_root,
         base: &new_base,
         scratch: &new_scratch,
         logs: &new_logs,
-        cache: &cache,
+        cache: old_ctx.cache,
         verdicts: &new_verdicts,
     };
     let side = PythonCheck::new(&ctx)?.confirming_survivors();
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
-    audit.steps.extend(checked.steps);
-    let seemingly_lost: Vec<(&MutantResult, MutantResult)> = checked
+    let seemingly_lost = checked
         .results
         .into_iter()
         .filter(|result| result.outcome.status.is_missed())
         .map(|result| (carried.origins[&result.planned.id], result))
         .collect();
-    if seemingly_lost.is_empty() {
-        return Ok(audit);
-    }
+    Ok((seemingly_lost, checked.steps))
+}
 
-    // A kill is reported lost only if it happens again before the change: a test that depends
-    // on timing or on other tests can fail once by chance, and that kill was never the tests'.
+/// A kill is reported lost only if it happens again before the change: a test that depends on
+/// timing or on other tests can fail once by chance, and that kill was never the tests'. Adds
+/// those that do to `audit.lost`, and counts the others.
+fn confirm_lost(
+    old: &Before,
+    old_plan: &Plan,
+    seemingly_lost: Vec<SeeminglyLost>,
+    audit: &mut Audit,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<()> {
     events(Event::Note(format!(
         "kill-loss audit: {} of those kills no test makes after the change; running them again before it to confirm them",
         seemingly_lost.len()
     )));
     let again = Scratch::create()?;
     let again_base = again.path().join("copy-0");
-    worktree::materialize(&repo, State::Commit(before), &again_base)?;
+    worktree::materialize(old.repo, State::Commit(old.commit), &again_base)?;
     let again_logs = again.subdir("logs")?;
     // Run again, never recalled: a kill that happens once by chance must not confirm itself.
     let fresh = Verdicts::default();
     let again_ctx =
-        Context { base: &again_base, scratch: &again, logs: &again_logs, verdicts: &fresh, ..old_ctx };
+        Context { base: &again_base, scratch: &again, logs: &again_logs, verdicts: &fresh, ..old.ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
-    let confirmed = check_language(&old_side, &again_ctx, rerun, timings, events)?.complete()?;
+    let confirmed = check_language(old.side, &again_ctx, rerun, timings, events)?.complete()?;
     audit.steps.extend(confirmed.steps);
     let held: BTreeSet<usize> = confirmed
         .results
@@ -326,7 +376,7 @@ pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnM
         });
     }
     audit.lost.sort_by(|a, b| (&a.path, a.mutant.start).cmp(&(&b.path, b.mutant.start)));
-    Ok(audit)
+    Ok(())
 }
 
 /// The killed mutants made again after the change, on the lines it left as they were.

@@ -179,56 +179,26 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
             cache: &cache,
             verdicts: &verdicts,
         };
-        let mut remaining = candidates;
-        let mut baseline = None;
-        let mut interrupted = false;
-        let mut undecided = 0;
-        for plugin in languages {
-            let (mine, others): (Vec<_>, Vec<_>) =
-                remaining.into_iter().partition(|c| plan.files[c.file].language == plugin.language);
-            remaining = others;
-            if mine.is_empty() || interrupted {
-                continue;
-            }
-            match (plugin.check)(&ctx, mine, &mut timings, events) {
-                // The verdicts of the languages before stand: the report holds them, these
-                // mutants did not run.
-                Err(err) if baseline.is_some() && is_interruption(&err) => interrupted = true,
-                checked => {
-                    let checked = checked?;
-                    interrupted = checked.interrupted;
-                    undecided += checked.undecided;
-                    results.extend(checked.results);
-                    report.steps.extend(checked.steps);
-                    baseline = Some(baseline.unwrap_or_default() + checked.baseline);
-                }
-            }
-        }
-        report.baseline = baseline;
-        if interrupted {
+        let checked = check_languages(&ctx, languages, candidates, &mut timings, events)?;
+        results.extend(checked.results);
+        report.steps.extend(checked.steps);
+        report.baseline = checked.baseline;
+        if checked.interrupted {
+            let undecided = checked.undecided;
             report.incomplete =
                 Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off: false });
         }
     }
-    let auditor = auditor(languages, options, &added);
-    if let Some(auditor) = auditor.filter(|_| report.incomplete.is_none()) {
-        events(Event::Phase(Phase::Audit));
-        let request = AuditRequest {
-            options,
-            change: Change { repo_root: &repo_root, added: &added, after: &base },
-            unaudited: unaudited(languages, &added),
-        };
-        match (auditor.run)(&request, &mut timings, events) {
+    if let Some(auditor) = auditor(languages, options, &added).filter(|_| report.incomplete.is_none()) {
+        let change = Change { repo_root: &repo_root, added: &added, after: &base };
+        let request = AuditRequest { options, change, unaudited: unaudited(languages, &added) };
+        match run_audit(auditor, &request, &mut timings, events) {
             // The mutants' verdicts are all there; only the audit's are missing.
             Err(err) if !audit_only && is_interruption(&err) => {
                 report.incomplete =
                     Some(Incomplete { planned: mutants_planned, undecided: 0, audit_cut_off: true });
             }
-            audit => {
-                let audit = audit
-                    .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")?;
-                report.audit = Some(audit);
-            }
+            audit => report.audit = Some(audit?),
         }
     }
     timings.wall = start.elapsed();
@@ -237,6 +207,70 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     report.results = results;
     report.plan = plan;
     Ok(report)
+}
+
+/// What the languages' checks came to, together.
+struct AllChecked {
+    results: Vec<MutantResult>,
+    steps: Vec<StepRecord>,
+    /// How long their unmutated tests took; none when no language's baseline finished.
+    baseline: Option<Duration>,
+    interrupted: bool,
+    undecided: usize,
+}
+
+/// Each language's share of `candidates`, checked in the order of `languages`. An interrupt
+/// during the first baseline fails the check; after it, the verdicts reached stand and the
+/// languages not reached run nothing.
+fn check_languages(
+    ctx: &Context,
+    languages: &[Plugin],
+    candidates: Vec<PlannedMutant>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<AllChecked> {
+    let mut all = AllChecked {
+        results: Vec::new(),
+        steps: Vec::new(),
+        baseline: None,
+        interrupted: false,
+        undecided: 0,
+    };
+    let mut remaining = candidates;
+    for plugin in languages {
+        let (mine, others): (Vec<_>, Vec<_>) =
+            remaining.into_iter().partition(|c| ctx.plan.files[c.file].language == plugin.language);
+        remaining = others;
+        if mine.is_empty() || all.interrupted {
+            continue;
+        }
+        match (plugin.check)(ctx, mine, timings, events) {
+            // The verdicts of the languages before stand: the report holds them, these
+            // mutants did not run.
+            Err(err) if all.baseline.is_some() && is_interruption(&err) => all.interrupted = true,
+            checked => {
+                let checked = checked?;
+                all.interrupted = checked.interrupted;
+                all.undecided += checked.undecided;
+                all.results.extend(checked.results);
+                all.steps.extend(checked.steps);
+                all.baseline = Some(all.baseline.unwrap_or_default() + checked.baseline);
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// The kill-loss audit, said as it starts; its error says what failed.
+fn run_audit(
+    auditor: &Auditor,
+    request: &AuditRequest,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Audit> {
+    events(Event::Phase(Phase::Audit));
+    (auditor.run)(request, timings, events)
+        .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")
 }
 
 /// A language plugged into the runner, listed once where the commands begin (`app`): what it
@@ -361,16 +395,8 @@ pub fn check_language<L: LanguageCheck>(
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
     let started_at = Instant::now();
-    events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
-    let Proven { jobs, settled: mut results, baseline, what, reused, compile, build, evidence, mut steps } =
-        side.prove(ctx, candidates)?;
-    timings.compile += compile;
-    timings.build += build;
-    if jobs.is_empty() && baseline.is_zero() && !reused {
-        events(Event::Note("baseline: not run: every mutant was settled without the tests".to_string()));
-    } else {
-        events(Event::BaselinePassed { duration: baseline, what, reused });
-    }
+    let Proven { jobs, settled: mut results, mut baseline, evidence, mut steps, .. } =
+        prove(side, ctx, candidates, timings, events)?;
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
         let reached = results.len();
@@ -409,7 +435,6 @@ pub fn check_language<L: LanguageCheck>(
     if INTERRUPTED.load(Ordering::SeqCst) {
         return cut_off(results, baseline, steps);
     }
-    let mut baseline = baseline;
     let started = Instant::now();
     let open = results.iter().filter(|result| language::is_open(result.outcome.status)).count();
     if side.second_round() && open > 0 {
@@ -423,13 +448,11 @@ pub fn check_language<L: LanguageCheck>(
     if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
-        if nothing_else {
-            events(Event::Note(format!(
-                "second round: {what} holds no test: the change's tests are the whole suite"
-            )));
+        events(if nothing_else {
+            Event::Note(format!("second round: {what} holds no test: the change's tests are the whole suite"))
         } else {
-            events(Event::BaselinePassed { duration: took, what, reused });
-        }
+            Event::BaselinePassed { duration: took, what, reused }
+        });
         let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
@@ -440,18 +463,45 @@ pub fn check_language<L: LanguageCheck>(
         let ids: BTreeSet<usize> = confirming.iter().map(|job| job.planned.id).collect();
         let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started: Instant::now() };
         cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
-        for result in results.iter_mut().filter(|result| ids.contains(&result.planned.id)) {
-            let outcome = &mut result.outcome;
-            outcome.reason = match outcome.status {
-                Status::Survived => format!("{}, and so did the whole suite, as it runs", outcome.reason),
-                Status::Killed if !outcome.killed_by.is_empty() => {
-                    format!("failed in the whole suite, as it runs: {}", outcome.killed_by.join(", "))
-                }
-                _ => format!("the whole suite, as it runs: {}", outcome.reason),
-            };
-        }
+        say_confirmed(&mut results, &ids);
     }
     Ok(Checked { results, baseline, steps, interrupted: cut.interrupted, undecided: cut.undecided })
+}
+
+/// Proves a language's baseline, saying so, and counts the time its compile check and build
+/// took.
+fn prove<L: LanguageCheck>(
+    side: &L,
+    ctx: &Context,
+    candidates: Vec<PlannedMutant>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Proven<L::Evidence>> {
+    events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
+    let proven = side.prove(ctx, candidates)?;
+    timings.compile += proven.compile;
+    timings.build += proven.build;
+    if proven.jobs.is_empty() && proven.baseline.is_zero() && !proven.reused {
+        events(Event::Note("baseline: not run: every mutant was settled without the tests".to_string()));
+    } else {
+        let (duration, what, reused) = (proven.baseline, proven.what.clone(), proven.reused);
+        events(Event::BaselinePassed { duration, what, reused });
+    }
+    Ok(proven)
+}
+
+/// Says in the reason of each confirmed mutant (`ids`) that the whole suite, as it runs, faced it.
+fn say_confirmed(results: &mut [MutantResult], ids: &BTreeSet<usize>) {
+    for result in results.iter_mut().filter(|result| ids.contains(&result.planned.id)) {
+        let outcome = &mut result.outcome;
+        outcome.reason = match outcome.status {
+            Status::Survived => format!("{}, and so did the whole suite, as it runs", outcome.reason),
+            Status::Killed if !outcome.killed_by.is_empty() => {
+                format!("failed in the whole suite, as it runs: {}", outcome.killed_by.join(", "))
+            }
+            _ => format!("the whole suite, as it runs: {}", outcome.reason),
+        };
+    }
 }
 
 /// How a later round ended.
