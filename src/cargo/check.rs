@@ -104,6 +104,7 @@ fn target_dir(ctx: &Context, index: usize) -> PathBuf {
 }
 
 impl LanguageCheck for CargoCheck {
+    type Data = ();
     type Evidence = Evidence;
     type Worker = CargoWorker;
     const LANGUAGE: Language = spec::LANGUAGE;
@@ -128,7 +129,7 @@ impl LanguageCheck for CargoCheck {
     /// package that depends on it. With the schema, every mutant is built once in the first
     /// copy and runs against the tests that reached it; a mutant the schema cannot hold (and
     /// every mutant with `--no-schema`) builds on its own and runs all of those packages' tests.
-    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Evidence>> {
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Evidence, ()>> {
         let (mut owned, names) = self.owned(ctx, candidates)?;
         let first = self.cargo(ctx, ctx.base.to_path_buf(), 0, BASELINE_LIMIT);
         build::seed_from_user(&self.workspace.user_target, &first.target)?;
@@ -250,7 +251,7 @@ fn all_settled(
     settled: Vec<crate::model::outcome::MutantResult>,
     steps: Vec<StepRecord>,
     schema_build: Duration,
-) -> Proven<Evidence> {
+) -> Proven<Evidence, ()> {
     Proven {
         jobs: Vec::new(),
         settled,
@@ -280,7 +281,7 @@ impl Unswitched<'_> {
         mut owned: Vec<Owned>,
         mut settled: Vec<crate::model::outcome::MutantResult>,
         mut steps: Vec<StepRecord>,
-    ) -> Result<Proven<Evidence>> {
+    ) -> Result<Proven<Evidence, ()>> {
         let (ctx, first, log) = (self.ctx, self.first, self.log);
         let built = first.build(self.names, BASELINE_LIMIT, log)?;
         require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
@@ -332,21 +333,9 @@ impl Unswitched<'_> {
 
 /// A mutant built on its own, then tested by its packages' tests.
 fn built_job(ctx: &Context, planned: PlannedMutant, tested: Vec<String>, cost: Duration) -> Job {
-    Job {
-        planned,
-        tests: tested,
-        in_suite_order: Vec::new(),
-        tried_first: Vec::new(),
-        left_out: Vec::new(),
-        covers: Vec::new(),
-        timeout: mutant_timeout(ctx.options.timeout, cost),
-        fresh: None,
-        cost,
-    }
+    Job::new(planned, tested, mutant_timeout(ctx.options.timeout, cost), cost)
 }
 
-/// The jobs once the schema holds: a switched mutant runs the tests that reached it, or is
-/// NoCoverage when none did; the others build on their own.
 /// A schema that holds, with what its builds found.
 struct Schema {
     switched: Switched,
@@ -383,13 +372,15 @@ fn not_covered(planned: PlannedMutant, reason: String) -> crate::model::outcome:
     Outcome::settled(Status::NoCoverage, reason).for_mutant(planned)
 }
 
+/// The jobs once the schema holds: a switched mutant runs the tests that reached it, or is
+/// NoCoverage when none did; the others build on their own.
 fn switched_jobs(
     ctx: &Context,
     owned: Vec<Owned>,
     schema: Schema,
     steps: Vec<StepRecord>,
     build: Duration,
-) -> Proven<Evidence> {
+) -> Proven<Evidence, ()> {
     let Schema { switched, unviable, rewritten } = schema;
     let binaries_took = |package: &str| -> Duration {
         let tests: Duration = switched
@@ -433,17 +424,7 @@ fn switched_jobs(
         let mut cost: Duration = reach.tests.keys().map(|&index| switched.binaries[index].duration).sum();
         cost +=
             reach.doctests.iter().filter_map(|package| switched.doctests_took.get(package)).sum::<Duration>();
-        jobs.push(Job {
-            tests: switched.names(reach),
-            in_suite_order: Vec::new(),
-            tried_first: Vec::new(),
-            left_out: Vec::new(),
-            covers: Vec::new(),
-            timeout: mutant_timeout(ctx.options.timeout, cost),
-            fresh: None,
-            cost,
-            planned,
-        });
+        jobs.push(Job::new(planned, switched.names(reach), mutant_timeout(ctx.options.timeout, cost), cost));
     }
     let baseline = switched.binaries.iter().map(|binary| binary.duration).sum::<Duration>()
         + switched.doctests_took.values().sum::<Duration>();
@@ -623,6 +604,8 @@ fn read_runs(runs: &[Finished], job: &Job, user_command: bool) -> Result<Outcome
 }
 
 impl Worker for CargoWorker {
+    type Data = ();
+
     fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
         let shared = self.shared.clone();
         if let Some(switched) = &shared.switched {

@@ -11,6 +11,7 @@ use super::collector::Collector;
 use super::coverage::{CoverageMap, TestCoverage};
 use super::executor::{Executor, Spawn, Warm};
 use super::interpreter::Runner;
+use super::job::{Fresh, PythonJob};
 use super::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
 use super::rest::{RestOfSuite, RestSpec};
 use super::select::Selection;
@@ -22,7 +23,7 @@ use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::Finished;
 use crate::model::record::{How, RunRecord, StepRecord};
-use crate::run::job::{Job, AT_IMPORT, CONFIRMING};
+use crate::run::job::Job;
 use crate::run::language::{self, Context, LanguageCheck, Proven, Started, Widened};
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
@@ -198,16 +199,9 @@ impl PythonCheck {
             let timeout = mutant_timeout(ctx.options.timeout, run.duration);
             let jobs = candidates
                 .into_iter()
-                .map(|planned| Job {
-                    planned,
-                    tests: self.tests.clone(),
-                    in_suite_order: Vec::new(),
-                    tried_first: Vec::new(),
-                    left_out: Vec::new(),
-                    covers: Vec::new(),
-                    timeout,
-                    cost: run.duration,
-                    fresh: Some("the test command runs the tests"),
+                .map(|planned| {
+                    let fresh = PythonJob { fresh: Some(Fresh::TestCommand), ..PythonJob::default() };
+                    Job::new(planned, self.tests.clone(), timeout, run.duration).with(fresh)
                 })
                 .collect();
             return Ok(Selected {
@@ -348,11 +342,11 @@ impl PythonCheck {
 
     /// Notes which of `jobs` run the whole suite as it runs (under pytest, naming no test and
     /// leaving none out): a survivor among them needs no confirming.
-    fn note_whole_suite(&self, jobs: &[Job]) {
+    fn note_whole_suite(&self, jobs: &[Job<PythonJob>]) {
         if !self.pytest() {
             return;
         }
-        let whole = jobs.iter().filter(|job| job.tests.is_empty() && job.left_out.is_empty());
+        let whole = jobs.iter().filter(|job| job.tests.is_empty() && job.data.left_out.is_empty());
         self.ran_whole_suite
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -360,9 +354,9 @@ impl PythonCheck {
     }
 
     /// The test files of the `jobs` that may be swapped in.
-    fn collector_files(jobs: &[Job]) -> BTreeSet<String> {
+    fn collector_files(jobs: &[Job<PythonJob>]) -> BTreeSet<String> {
         jobs.iter()
-            .filter(|job| job.fresh.is_none())
+            .filter(|job| job.data.fresh.is_none())
             .flat_map(|job| &job.tests)
             .map(|test| select::file_of(test).to_string())
             .collect()
@@ -479,7 +473,7 @@ fn select_each(
     candidates: Vec<PlannedMutant>,
     everything: &[String],
     baseline: Duration,
-) -> (Vec<Job>, Vec<PlannedMutant>) {
+) -> (Vec<Job<PythonJob>>, Vec<PlannedMutant>) {
     let mut jobs = Vec::new();
     let mut uncovered = Vec::new();
     // Every test the coverage run ran, in the suite's order: what running the whole suite
@@ -500,17 +494,9 @@ fn select_each(
                 let timeout = mutant_timeout(ctx.options.timeout, cost);
                 let in_suite_order = if in_suite_order == tests { Vec::new() } else { in_suite_order };
                 let covers = if tests.is_empty() { every_test().clone() } else { Vec::new() };
-                jobs.push(Job {
-                    planned,
-                    tests,
-                    in_suite_order,
-                    tried_first,
-                    left_out: Vec::new(),
-                    covers,
-                    timeout,
-                    cost,
-                    fresh: at_import.then_some(AT_IMPORT),
-                });
+                let fresh = at_import.then_some(Fresh::AtImport);
+                let data = PythonJob { in_suite_order, tried_first, covers, fresh, ..PythonJob::default() };
+                jobs.push(Job::new(planned, tests, timeout, cost).with(data));
             }
             Selection::NoCoverage => uncovered.push(planned),
         }
@@ -535,7 +521,7 @@ pub struct LinesRun {
 
 /// The baseline's findings before the compile check's are joined in.
 struct Selected {
-    jobs: Vec<Job>,
+    jobs: Vec<Job<PythonJob>>,
     /// The coverage run was an earlier run's, reused.
     reused: bool,
     /// Mutants whose line no test executed.
@@ -635,6 +621,7 @@ impl PythonCheck {
 }
 
 impl LanguageCheck for PythonCheck {
+    type Data = PythonJob;
     type Evidence = FirstRound;
     type Worker = PythonWorker;
     const LANGUAGE: Language = spec::LANGUAGE;
@@ -653,7 +640,7 @@ impl LanguageCheck for PythonCheck {
         Some(crate::run::verdicts::Scope { identity, test_module: spec::is_test_module })
     }
 
-    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound>> {
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound, PythonJob>> {
         self.start_early(ctx, candidates.len())?;
         // The first coverage run is one process until it proves slow (then the rest of the
         // suite pauses until it ends): with a second core, the rest of the suite starts beside
@@ -738,7 +725,7 @@ impl LanguageCheck for PythonCheck {
         ctx: &Context,
         first_round: &FirstRound,
         count: usize,
-        jobs: &[Job],
+        jobs: &[Job<PythonJob>],
     ) -> Result<Started<PythonWorker>> {
         let roots = self.copies(ctx, count)?;
         // The collectors import the project and collect the tests while the warm workers start
@@ -802,10 +789,10 @@ impl LanguageCheck for PythonCheck {
         &self,
         ctx: &Context,
         workers: &mut [PythonWorker],
-        jobs: &[Job],
+        jobs: &[Job<PythonJob>],
     ) -> Result<Vec<StepRecord>> {
         let swapping = self.swapping(ctx);
-        let swappable = jobs.iter().filter(|job| job.fresh.is_none()).count();
+        let swappable = jobs.iter().filter(|job| job.data.fresh.is_none()).count();
         if !swapping || swappable < SWAPPED_PER_COLLECTOR * workers.len() {
             return prove_canaries(ctx, &mut workers[0], jobs);
         }
@@ -829,7 +816,7 @@ impl LanguageCheck for PythonCheck {
         ctx: &Context,
         first_round: &FirstRound,
         results: &[MutantResult],
-    ) -> Result<Option<Widened>> {
+    ) -> Result<Option<Widened<PythonJob>>> {
         if !self.second_round() {
             return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
         }
@@ -879,7 +866,7 @@ impl LanguageCheck for PythonCheck {
             self.tests.iter().filter(|test| test.ends_with(".py") && !test.contains("::")).cloned().collect();
         for job in jobs.iter_mut() {
             if job.tests.is_empty() && first_round.whole_files.contains(&job.planned.id) {
-                job.left_out = files.clone();
+                job.data.left_out = files.clone();
             }
         }
         self.note_whole_suite(&jobs);
@@ -889,23 +876,17 @@ impl LanguageCheck for PythonCheck {
     /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a
     /// fresh import: the tests that run its line passed, but a test that runs after them may
     /// read what the line made (a memo, a registry) without running it.
-    fn confirm(&self, ctx: &Context, results: &[MutantResult], baseline: Duration) -> Vec<Job> {
+    fn confirm(&self, ctx: &Context, results: &[MutantResult], baseline: Duration) -> Vec<Job<PythonJob>> {
         if !(self.confirm_survivors && self.pytest() && self.widens) {
             return Vec::new(); // the user's command is the whole suite; an audit is confined
         }
         let ran_whole_suite = self.ran_whole_suite.lock().unwrap_or_else(|e| e.into_inner());
         language::survivors(results)
             .filter(|planned| !ran_whole_suite.contains(&planned.id))
-            .map(|planned| Job {
-                planned: planned.clone(),
-                tests: Vec::new(),
-                in_suite_order: Vec::new(),
-                tried_first: Vec::new(),
-                left_out: Vec::new(),
-                covers: Vec::new(),
-                timeout: mutant_timeout(ctx.options.timeout, baseline),
-                cost: baseline,
-                fresh: Some(CONFIRMING),
+            .map(|planned| {
+                let timeout = mutant_timeout(ctx.options.timeout, baseline);
+                let fresh = PythonJob { fresh: Some(Fresh::Confirming), ..PythonJob::default() };
+                Job::new(planned.clone(), Vec::new(), timeout, baseline).with(fresh)
             })
             .collect()
     }

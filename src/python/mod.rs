@@ -7,6 +7,7 @@ pub mod compile;
 pub mod coverage;
 pub mod executor;
 pub mod interpreter;
+pub mod job;
 pub mod plugin;
 pub mod proof;
 pub mod pytest;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use super::coverage::CoverageMap;
+use super::job::PythonJob;
 use super::worker::PythonWorker;
 use crate::model::record::{How, RunRecord, StepRecord};
 use crate::run::job::Job;
@@ -16,11 +17,16 @@ use crate::run::timeouts::mutant_timeout;
 /// For each mutated file, in the first worker's collector: its tests must fail when every
 /// function of the file raises, or its mutants are not swapped in (anywhere). Each finding is
 /// a step of the record.
-pub fn prove_swap(ctx: &Context, workers: &mut [PythonWorker], jobs: &[Job]) -> Result<Vec<StepRecord>> {
+pub fn prove_swap(
+    ctx: &Context,
+    workers: &mut [PythonWorker],
+    jobs: &[Job<PythonJob>],
+) -> Result<Vec<StepRecord>> {
     let mut steps = Vec::new();
     let mut unswappable = BTreeMap::new();
     // Only the mutants that may be swapped in: the others run their tests fresh.
-    let swappable: Vec<Job> = jobs.iter().filter(|job| job.fresh.is_none()).cloned().collect();
+    let swappable: Vec<Job<PythonJob>> =
+        jobs.iter().filter(|job| job.data.fresh.is_none()).cloned().collect();
     for (index, file) in ctx.plan.files.iter().enumerate() {
         let Some((tests, cost)) = tests_of_file(&swappable, index) else { continue };
         let timeout = mutant_timeout(ctx.options.timeout, cost);
@@ -63,7 +69,7 @@ pub fn refuse_imports_from_checkout(ctx: &Context, map: &CoverageMap) -> Result<
 
 /// The tests `jobs` run against mutants of file `index`, and the longest any of them takes;
 /// `None` when no job mutates the file.
-fn tests_of_file(jobs: &[Job], index: usize) -> Option<(Vec<String>, Duration)> {
+fn tests_of_file(jobs: &[Job<PythonJob>], index: usize) -> Option<(Vec<String>, Duration)> {
     let mut tests: Vec<String> = Vec::new();
     let mut cost = Duration::ZERO;
     let mut any = false;
@@ -80,7 +86,11 @@ fn tests_of_file(jobs: &[Job], index: usize) -> Option<(Vec<String>, Duration)> 
 }
 
 /// For each mutated file with mutants to run: its tests must fail when it is broken.
-pub fn prove_canaries(ctx: &Context, worker: &mut PythonWorker, jobs: &[Job]) -> Result<Vec<StepRecord>> {
+pub fn prove_canaries(
+    ctx: &Context,
+    worker: &mut PythonWorker,
+    jobs: &[Job<PythonJob>],
+) -> Result<Vec<StepRecord>> {
     let mut steps = Vec::new();
     for (index, file) in ctx.plan.files.iter().enumerate() {
         let Some((tests, cost)) = tests_of_file(jobs, index) else { continue };

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use super::collector::{Collector, Swapped};
 use super::executor::Executor;
+use super::job::PythonJob;
 use super::pytest;
 use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::model::outcome::Outcome;
@@ -114,10 +115,10 @@ impl PythonWorker {
     }
 
     /// Why `job` cannot take the swap path; `None` when it can.
-    fn swap_refusal(&self, job: &Job) -> Option<String> {
+    fn swap_refusal(&self, job: &Job<PythonJob>) -> Option<String> {
         match &self.swap {
             Swap::Off => None,
-            _ if job.fresh.is_some() => job.fresh.map(str::to_string),
+            _ if job.data.fresh.is_some() => job.data.fresh.map(|fresh| fresh.reason().to_string()),
             Swap::Unavailable(why) => Some(why.clone()),
             Swap::On(_) => self.unswappable.get(&job.planned.file).cloned(),
         }
@@ -127,7 +128,7 @@ impl PythonWorker {
     fn swapped(
         &mut self,
         file: &FilePlan,
-        job: &Job,
+        job: &Job<PythonJob>,
         tests: &[String],
         limit: Duration,
         log: &Path,
@@ -163,18 +164,21 @@ impl PythonWorker {
 }
 
 impl Worker for PythonWorker {
+    type Data = PythonJob;
+
     /// The swap path when it can be taken, else the executor (a fork of the warm worker, or a
     /// fresh interpreter). The mutated file is in the copy either way.
     ///
     /// The job's `tried_first` tests run on their own first: a kill among them that holds is
     /// the verdict, else its whole selection decides.
-    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+    fn test(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
         let file = &plan.files[job.planned.file];
-        if job.tried_first.is_empty() {
+        if job.data.tried_first.is_empty() {
             return self.test_selection(file, job, log);
         }
-        let first = self.run_mutant(file, job, &job.tried_first, log)?;
-        if first.status.is_caught() && self.unheld_kill(&job.tried_first, &first, job.timeout, log)?.is_none()
+        let first = self.run_mutant(file, job, &job.data.tried_first, log)?;
+        if first.status.is_caught()
+            && self.unheld_kill(&job.data.tried_first, &first, job.timeout, log)?.is_none()
         {
             return Ok(first);
         }
@@ -200,13 +204,15 @@ impl PythonWorker {
     /// mutant, in the same order: a test that fails on its own (it needs what another test
     /// left behind) proves nothing. When they fail, the tests are tried in the order the suite
     /// runs them: if they pass so unmutated, the mutant's run in that order decides.
-    fn test_selection(&mut self, file: &FilePlan, job: &Job, log: &Path) -> Result<Outcome> {
+    fn test_selection(&mut self, file: &FilePlan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
         let outcome = self.run_mutant(file, job, &job.tests, log)?;
         let Some(selection) = self.unheld_kill(&job.tests, &outcome, job.timeout, log)? else {
             return Ok(outcome);
         };
-        if !job.in_suite_order.is_empty() && self.passes_unmutated(&job.in_suite_order, job.timeout, log)? {
-            let mut again = self.run_mutant(file, job, &job.in_suite_order, log)?;
+        if !job.data.in_suite_order.is_empty()
+            && self.passes_unmutated(&job.data.in_suite_order, job.timeout, log)?
+        {
+            let mut again = self.run_mutant(file, job, &job.data.in_suite_order, log)?;
             again.reason = format!(
                 "{}; run in the suite's order, as fastest first the tests fail without the mutant too",
                 again.reason
@@ -232,7 +238,13 @@ impl PythonWorker {
     /// shows it long before the usual timeout. Running past that limit is a timeout only when
     /// the same tests, unmutated, finish here within a third of it; else the mutant runs again
     /// with the usual timeout.
-    fn run_mutant(&mut self, file: &FilePlan, job: &Job, tests: &[String], log: &Path) -> Result<Outcome> {
+    fn run_mutant(
+        &mut self,
+        file: &FilePlan,
+        job: &Job<PythonJob>,
+        tests: &[String],
+        log: &Path,
+    ) -> Result<Outcome> {
         let short =
             Some(timeouts::short_limit(job.cost)).filter(|short| self.short_limits && *short < job.timeout);
         let mut outcome = self.run_mutant_within(file, job, tests, short.unwrap_or(job.timeout), log)?;
@@ -274,7 +286,7 @@ impl PythonWorker {
     fn run_mutant_within(
         &mut self,
         file: &FilePlan,
-        job: &Job,
+        job: &Job<PythonJob>,
         tests: &[String],
         limit: Duration,
         log: &Path,
@@ -286,10 +298,10 @@ impl PythonWorker {
                     Ok(outcome) => return Ok(outcome),
                     Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
                 };
-                let run = if tests.is_empty() && !job.left_out.is_empty() {
+                let run = if tests.is_empty() && !job.data.left_out.is_empty() {
                     // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
                     let rest: Vec<String> =
-                        job.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
+                        job.data.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
                     self.executor.run(&rest, job.timeout, log)?
                 } else {
                     self.executor.run(tests, job.timeout, log)?
@@ -307,8 +319,8 @@ impl PythonWorker {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
-        if !job.covers.is_empty() && tests == job.tests.as_slice() {
-            outcome.covered_by = job.covers.clone();
+        if !job.data.covers.is_empty() && tests == job.tests.as_slice() {
+            outcome.covered_by = job.data.covers.clone();
         }
         Ok(outcome)
     }

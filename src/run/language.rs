@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::job::Job;
+use super::job::{Job, JobData};
 use crate::model::outcome::Outcome;
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant};
@@ -33,9 +33,9 @@ pub struct Context<'a> {
 }
 
 /// What proving the baseline found.
-pub struct Proven<E> {
+pub struct Proven<E, D> {
     /// The mutants left to run, each with its tests.
-    pub jobs: Vec<Job>,
+    pub jobs: Vec<Job<D>>,
     /// The mutants settled without running (NoCoverage, CompileError).
     pub settled: Vec<MutantResult>,
     /// How long the unmutated tests took.
@@ -55,8 +55,8 @@ pub struct Proven<E> {
 }
 
 /// A second round: the mutants whose verdicts need more tests, and the run that found them.
-pub struct Widened {
-    pub jobs: Vec<Job>,
+pub struct Widened<D> {
+    pub jobs: Vec<Job<D>>,
     /// How long the new unmutated run took.
     pub baseline: Duration,
     /// Which tests it ran, in words.
@@ -78,12 +78,18 @@ pub struct Started<W> {
 pub trait LanguageCheck {
     /// What `prove` hands on to `workers`.
     type Evidence;
-    type Worker: Worker;
+    /// What it adds to each job for its workers.
+    type Data: JobData;
+    type Worker: Worker<Data = Self::Data>;
     const LANGUAGE: Language;
 
     /// Runs the unmutated tests in `ctx.base` (they must pass) and decides what each of
     /// `candidates` runs.
-    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<Self::Evidence>>;
+    fn prove(
+        &self,
+        ctx: &Context,
+        candidates: Vec<PlannedMutant>,
+    ) -> Result<Proven<Self::Evidence, Self::Data>>;
 
     /// `count` workers, the first in `ctx.base`, each in its own copy, ready for `jobs`.
     fn workers(
@@ -91,7 +97,7 @@ pub trait LanguageCheck {
         ctx: &Context,
         evidence: &Self::Evidence,
         count: usize,
-        jobs: &[Job],
+        jobs: &[Job<Self::Data>],
     ) -> Result<Started<Self::Worker>>;
 
     /// Readies the workers of an earlier round for `jobs`, and proves that they see mutants of
@@ -101,7 +107,7 @@ pub trait LanguageCheck {
         &self,
         ctx: &Context,
         workers: &mut [Self::Worker],
-        jobs: &[Job],
+        jobs: &[Job<Self::Data>],
     ) -> Result<Vec<StepRecord>>;
 
     /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
@@ -123,14 +129,19 @@ pub trait LanguageCheck {
         _ctx: &Context,
         _evidence: &Self::Evidence,
         _results: &[MutantResult],
-    ) -> Result<Option<Widened>> {
+    ) -> Result<Option<Widened<Self::Data>>> {
         Ok(None)
     }
 
     /// After the last round, with `--confirm-survivors`: a job per survivor that runs the whole
     /// suite as it runs, where the language can (a test that does not run a line may still
     /// read what it made: a memo, a registry). `baseline`: what the unmutated runs took.
-    fn confirm(&self, _ctx: &Context, _results: &[MutantResult], _baseline: Duration) -> Vec<Job> {
+    fn confirm(
+        &self,
+        _ctx: &Context,
+        _results: &[MutantResult],
+        _baseline: Duration,
+    ) -> Vec<Job<Self::Data>> {
         Vec::new()
     }
 }
@@ -148,9 +159,12 @@ pub fn is_open(status: Status) -> bool {
 
 /// Tests mutants in its own copy, one at a time.
 pub trait Worker: Send {
+    /// What its language adds to each job.
+    type Data: JobData;
+
     /// Puts the mutant in place, runs its tests, restores the file, and reads what the tests
     /// did. An interrupted run is `Err(Interrupted)`.
-    fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome>;
+    fn test(&mut self, plan: &Plan, job: &Job<Self::Data>, log: &Path) -> Result<Outcome>;
 }
 
 /// Runs `test` with `planned`'s file mutated in the copy at `root`, then restores the file

@@ -476,7 +476,7 @@ fn prove<L: LanguageCheck>(
     candidates: Vec<PlannedMutant>,
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
-) -> Result<Proven<L::Evidence>> {
+) -> Result<Proven<L::Evidence, L::Data>> {
     events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
     let proven = side.prove(ctx, candidates)?;
     timings.compile += proven.compile;
@@ -528,7 +528,7 @@ impl<L: LanguageCheck> Round<'_, L> {
     /// cut short, dropping the verdicts of the mutants it did not reach, and how many.
     fn run(
         &self,
-        jobs: Vec<job::Job>,
+        jobs: Vec<job::Job<L::Data>>,
         workers: &mut Vec<L::Worker>,
         results: &mut Vec<MutantResult>,
         steps: &mut Vec<StepRecord>,
@@ -577,7 +577,7 @@ impl<L: LanguageCheck> Round<'_, L> {
 fn run_round<W: language::Worker>(
     ctx: &Context,
     workers: &mut [W],
-    recalled: &verdicts::Recalled,
+    recalled: &verdicts::Recalled<W::Data>,
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Vec<MutantResult>> {

@@ -13,7 +13,7 @@ use crate::interrupt::INTERRUPTED;
 use crate::model::outcome::MutantResult;
 use crate::model::plan::Plan;
 use crate::run::event::Event;
-use crate::run::job::Job;
+use crate::run::job::{Job, JobData};
 
 /// Tests every job; results come back in completion order. Interrupted, it stops starting
 /// jobs and returns the verdicts reached; a job cut off has none.
@@ -21,7 +21,7 @@ pub fn run_all<W: Worker>(
     plan: &Plan,
     workers: &mut [W],
     logs: &Path,
-    mut jobs: Vec<Job>,
+    mut jobs: Vec<Job<W::Data>>,
     events: &mut dyn FnMut(Event),
 ) -> Result<Vec<MutantResult>> {
     schedule(&mut jobs);
@@ -77,8 +77,8 @@ pub fn run_all<W: Worker>(
 /// The order jobs start in: the costliest first, so that no costly job starting last keeps one
 /// worker busy while the others wait. A job that imports the project afresh pays that import on
 /// top of its tests, so those come before the rest.
-fn schedule(jobs: &mut [Job]) {
-    jobs.sort_by_key(|job| (Reverse((job.fresh.is_some(), job.cost)), job.planned.id));
+fn schedule<D: JobData>(jobs: &mut [Job<D>]) {
+    jobs.sort_by_key(|job| (Reverse((job.data.starts_slowly(), job.cost)), job.planned.id));
 }
 
 #[cfg(test)]
@@ -88,19 +88,21 @@ mod tests {
     use super::*;
     use crate::model::plan::PlannedMutant;
 
-    fn job(id: usize, millis: u64, fresh: bool) -> Job {
-        let mutant = mutators::python::mutate("total = a + b\n", &[1]).expect("mutants").mutants[0].clone();
-        Job {
-            planned: PlannedMutant { id, file: 0, mutant },
-            tests: Vec::new(),
-            in_suite_order: Vec::new(),
-            tried_first: Vec::new(),
-            left_out: Vec::new(),
-            covers: Vec::new(),
-            timeout: Duration::from_secs(60),
-            cost: Duration::from_millis(millis),
-            fresh: fresh.then_some(crate::run::job::AT_IMPORT),
+    /// What a language's job adds here: whether it starts slowly.
+    #[derive(Debug, Clone, Default)]
+    struct Slow(bool);
+
+    impl JobData for Slow {
+        fn starts_slowly(&self) -> bool {
+            self.0
         }
+    }
+
+    fn job(id: usize, millis: u64, fresh: bool) -> Job<Slow> {
+        let mutant = mutators::python::mutate("total = a + b\n", &[1]).expect("mutants").mutants[0].clone();
+        let planned = PlannedMutant { id, file: 0, mutant };
+        Job::new(planned, Vec::new(), Duration::from_secs(60), Duration::from_millis(millis))
+            .with(Slow(fresh))
     }
 
     #[test]

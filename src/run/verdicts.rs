@@ -9,7 +9,7 @@ use crate::model::plan::Plan;
 use crate::options::Options;
 
 use crate::model::outcome::Outcome;
-use crate::run::job::Job;
+use crate::run::job::{Job, JobData};
 
 const VERDICTS: &str = "verdicts";
 /// Verdicts kept: enough for the mutants of many changes.
@@ -37,9 +37,9 @@ pub struct Verdicts {
 }
 
 /// The jobs split into verdicts reused and jobs left to run, with the key of each job left.
-pub struct Recalled {
+pub struct Recalled<D> {
     pub reused: Vec<MutantResult>,
-    pub jobs: Vec<Job>,
+    pub jobs: Vec<Job<D>>,
     keys: BTreeMap<usize, String>,
 }
 
@@ -59,7 +59,13 @@ impl Verdicts {
 
     /// Splits `jobs` into verdicts an earlier run reached on the same inputs and jobs to run;
     /// with no `scope` (a language that cannot say what its tests depend on) all run.
-    pub fn recall(&self, scope: Option<&Scope>, options: &Options, plan: &Plan, jobs: Vec<Job>) -> Recalled {
+    pub fn recall<D: JobData>(
+        &self,
+        scope: Option<&Scope>,
+        options: &Options,
+        plan: &Plan,
+        jobs: Vec<Job<D>>,
+    ) -> Recalled<D> {
         let mut recalled = Recalled { reused: Vec::new(), jobs: Vec::new(), keys: BTreeMap::new() };
         let Some(scope) = scope.filter(|_| self.cache.is_on()) else {
             recalled.jobs = jobs;
@@ -87,7 +93,7 @@ impl Verdicts {
     /// Keeps the verdicts of `results` that a re-run would reach again: Killed, Survived and
     /// Timeout (a broken run is tried again next time, and so is a run stopped at the memory
     /// limit, which depends on the limit and the number of jobs, not on the tests alone).
-    pub fn remember(&self, recalled: &Recalled, results: &[MutantResult]) {
+    pub fn remember<D>(&self, recalled: &Recalled<D>, results: &[MutantResult]) {
         let mut kept = false;
         for result in results {
             // An arid line's survivor is kept as the Ignored it became.
@@ -112,10 +118,11 @@ impl Verdicts {
     /// The key of `job`'s verdict: every file but the test modules its tests do not name, the
     /// mutant, its tests in both orders, those tried first and those left out, the language's
     /// identity and the settings.
-    fn key(&self, scope: &Scope, settings: &str, plan: &Plan, job: &Job) -> String {
+    fn key<D: JobData>(&self, scope: &Scope, settings: &str, plan: &Plan, job: &Job<D>) -> String {
+        let [in_suite_order, tried_first, left_out] = job.data.other_tests();
         let named = |path: &Path| {
             job.tests.is_empty()
-                || job.tests.iter().chain(&job.in_suite_order).any(|test| {
+                || job.tests.iter().chain(in_suite_order).any(|test| {
                     let file = test.split("::").next().unwrap_or(test).trim_end_matches('/');
                     path == Path::new(file) || path.starts_with(file)
                 })
@@ -140,8 +147,7 @@ impl Verdicts {
             mutant.arid.map(|rule| rule.name)
         );
         let tests =
-            serde_json::to_string(&(&job.tests, &job.in_suite_order, &job.tried_first, &job.left_out))
-                .unwrap_or_default();
+            serde_json::to_string(&(&job.tests, in_suite_order, tried_first, left_out)).unwrap_or_default();
         let digest = cache::key(&[
             env!("CARGO_PKG_VERSION").as_bytes(),
             scope.identity.as_bytes(),
@@ -200,16 +206,14 @@ mod tests {
             }
         };
         let scope = Scope { identity: "python 3".into(), test_module: crate::python::spec::is_test_module };
-        let job = |tests: &[&str]| Job {
-            planned: plan.mutants().remove(0),
-            tests: tests.iter().map(|t| t.to_string()).collect(),
-            in_suite_order: Vec::new(),
-            tried_first: Vec::new(),
-            left_out: Vec::new(),
-            covers: Vec::new(),
-            timeout: std::time::Duration::from_secs(1),
-            cost: std::time::Duration::ZERO,
-            fresh: None,
+        let job = |tests: &[&str]| -> Job {
+            let tests = tests.iter().map(|t| t.to_string()).collect();
+            Job::new(
+                plan.mutants().remove(0),
+                tests,
+                std::time::Duration::from_secs(1),
+                std::time::Duration::ZERO,
+            )
         };
         let keys = |root: &Path| {
             let verdicts = Verdicts::open(&cache, root);
