@@ -189,7 +189,7 @@ impl LanguageCheck for CargoCheck {
     fn workers(
         &self,
         ctx: &Context,
-        evidence: &Evidence,
+        evidence: &mut Evidence,
         count: usize,
         _jobs: &[Job],
     ) -> Result<Started<CargoWorker>> {

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -57,13 +57,6 @@ pub struct PythonCheck {
     /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
     /// question as its baseline's, which reuses it).
     watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
-    /// The copies and their collectors, started beside the first round's coverage run.
-    early: Mutex<Option<EarlyStart>>,
-    /// The mutants whose tests were the whole suite as it runs (no test named, none left out):
-    /// `--confirm-survivors` would only run it again.
-    ran_whole_suite: Mutex<BTreeSet<usize>>,
-    /// The second round's coverage run, begun beside the first round.
-    rest: Mutex<Option<RestOfSuite>>,
 }
 
 /// An executor per copy, in the copies' order.
@@ -128,16 +121,13 @@ impl PythonCheck {
             widens,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
-            early: Mutex::default(),
-            ran_whole_suite: Mutex::default(),
-            rest: Mutex::default(),
         })
     }
 
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
     /// that the tests of a confined check executed, unmutated, under the probe; with the run.
     pub fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
-        let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"))?;
+        let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"), None)?;
         if let Some(run) = measured.decisive() {
             if run.exit == crate::model::record::Exit::Code(1) {
                 return Ok(TestsRun::Failed);
@@ -191,7 +181,14 @@ impl PythonCheck {
 
     /// Runs the unmutated tests (under the coverage probe with pytest); returns the run's
     /// duration, the coverage map (none under a test command) and the jobs.
-    fn select(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Selected> {
+    /// The rest of the suite begun beside them (`rest`) pauses while they take every core, and
+    /// is stopped when they fail beside it.
+    fn select(
+        &self,
+        ctx: &Context,
+        candidates: Vec<PlannedMutant>,
+        rest: &mut Option<RestOfSuite>,
+    ) -> Result<Selected> {
         let log = ctx.logs.join("baseline.log");
         if !self.pytest() {
             let run = self.spawn(ctx.base).run(&self.tests, BASELINE_LIMIT, &log)?;
@@ -213,11 +210,11 @@ impl PythonCheck {
                 step: StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[&run]) },
             });
         }
-        let mut measured = self.measure_tests(ctx, &log)?;
-        if measured.decisive().is_some_and(|run| !run.passed()) && self.stop_rest() {
+        let mut measured = self.measure_tests(ctx, &log, rest.as_ref())?;
+        if measured.decisive().is_some_and(|run| !run.passed()) && rest.take().is_some() {
             // The rest of the suite ran beside them: a test that fails only beside another (a
             // port, a file outside the copy) must not fail the check. They run again, alone.
-            measured = self.measure_tests(ctx, &log)?;
+            measured = self.measure_tests(ctx, &log, None)?;
         }
         if let Some(run) = measured.decisive() {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
@@ -228,16 +225,22 @@ impl PythonCheck {
         let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
         let whole_files =
             jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
-        let first_round = FirstRound { preload: map.outside_modules.clone(), whole_files };
+        let first_round =
+            FirstRound { preload: map.outside_modules.clone(), whole_files, ..FirstRound::default() };
         Ok(Selected { jobs, reused: measured.reused, uncovered, baseline: measured.took, first_round, step })
     }
 
     /// The check's tests, unmutated, under the probe watching what the check watches (every
     /// source line when confined, else the plan's statements); their output goes to `log`.
-    fn measure_tests(&self, ctx: &Context, log: &Path) -> Result<coverage::Measured> {
+    fn measure_tests(
+        &self,
+        ctx: &Context,
+        log: &Path,
+        beside: Option<&RestOfSuite>,
+    ) -> Result<coverage::Measured> {
         // Spread over every core, it leaves none to the rest of the suite begun beside it.
         let pause_the_rest = || {
-            if let Some(rest) = self.rest.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if let Some(rest) = beside {
                 rest.pause();
             }
         };
@@ -266,21 +269,20 @@ impl PythonCheck {
 
     /// Starts the copies and their collectors of the change's test files, when the coverage
     /// run is about to run (not reused) and mutants may be swapped in.
-    fn start_early(&self, ctx: &Context, candidates: usize) -> Result<()> {
+    fn start_early(&self, ctx: &Context, candidates: usize) -> Result<Option<EarlyStart>> {
         let count = ctx.options.jobs.get().min(candidates);
         if count == 0
             || self.tests.is_empty()
             || !self.swapping(ctx)
             || self.memory.remembers(&self.probe(ctx))
         {
-            return Ok(());
+            return Ok(None);
         }
         let roots = self.copies(ctx, count)?;
         let files: BTreeSet<String> =
             self.tests.iter().map(|test| select::file_of(test).to_string()).collect();
         let collectors = self.spawn_collectors(ctx, &roots, &files);
-        *self.early.lock().unwrap_or_else(|e| e.into_inner()) = Some(EarlyStart { roots, files, collectors });
-        Ok(())
+        Ok(Some(EarlyStart { roots, files, collectors }))
     }
 
     /// `ctx.base` and `count - 1` copies of it (a copy made already, beside the coverage run,
@@ -340,17 +342,14 @@ impl PythonCheck {
             .collect()
     }
 
-    /// Notes which of `jobs` run the whole suite as it runs (under pytest, naming no test and
-    /// leaving none out): a survivor among them needs no confirming.
-    fn note_whole_suite(&self, jobs: &[Job<PythonJob>]) {
+    /// Which of `jobs` run the whole suite as it runs (under pytest, naming no test and leaving
+    /// none out): a survivor among them needs no confirming.
+    fn whole_suite(&self, jobs: &[Job<PythonJob>]) -> Vec<usize> {
         if !self.pytest() {
-            return;
+            return Vec::new();
         }
         let whole = jobs.iter().filter(|job| job.tests.is_empty() && job.data.left_out.is_empty());
-        self.ran_whole_suite
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(whole.map(|job| job.planned.id));
+        whole.map(|job| job.planned.id).collect()
     }
 
     /// The test files of the `jobs` that may be swapped in.
@@ -550,7 +549,8 @@ struct CompileCheck {
     took: Duration,
 }
 
-/// What the first round's coverage run learned.
+/// What the first round's coverage run learned, and what it began for the phases after it:
+/// returned by `prove`, handed to `workers`, `widen` and `confirm`.
 #[derive(Default)]
 pub struct FirstRound {
     /// Modules from outside the project the tests imported: the warm workers import them
@@ -559,6 +559,13 @@ pub struct FirstRound {
     /// The mutants it ran against all of the change's test files, whole (their code ran at
     /// import): a second round need not run those files again.
     whole_files: BTreeSet<usize>,
+    /// The copies and their collectors, started beside the coverage run; `workers` takes them.
+    early: Option<EarlyStart>,
+    /// The second round's coverage run, begun beside the first round; `widen` takes it.
+    rest: Option<RestOfSuite>,
+    /// The mutants whose tests were the whole suite as it runs (no test named, none left out):
+    /// `--confirm-survivors` would only run them again.
+    ran_whole_suite: BTreeSet<usize>,
 }
 
 /// The second round's coverage run: the rest of the suite (every test but those of the change's
@@ -586,19 +593,14 @@ impl PythonCheck {
         coverage::measure(&probe, &self.memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log, &|| {})
     }
 
-    /// Stops the rest of the suite begun beside the first round; whether one was under way.
-    fn stop_rest(&self) -> bool {
-        self.rest.lock().unwrap_or_else(|e| e.into_inner()).take().is_some()
-    }
-
     /// Begins measuring the rest of the suite beside the first round, in a copy no mutant is
     /// written to (made now, before any is), on the cores its `mutants` leave (at least one);
     /// on idle CPU time while only a survivor could need it. Not when an earlier run's
     /// measurement answers the question already.
-    fn begin_rest(&self, ctx: &Context, mutants: usize, idle: bool) -> Result<()> {
+    fn begin_rest(&self, ctx: &Context, mutants: usize, idle: bool) -> Result<Option<RestOfSuite>> {
         let question = self.rest_probe(ctx);
         if !self.second_round() || self.memory.remembers(&question) {
-            return Ok(());
+            return Ok(None);
         }
         let root = ctx.scratch.path().join("copy-rest");
         worktree::duplicate(ctx.base, &root)?;
@@ -615,8 +617,7 @@ impl PythonCheck {
             shards_at_first: ctx.options.jobs.get().saturating_sub(mutants).max(1),
             log: ctx.logs.join("baseline-rest-beside.log"),
         };
-        *self.rest.lock().unwrap_or_else(|e| e.into_inner()) = Some(RestOfSuite::begin(spec, idle)?);
-        Ok(())
+        Ok(Some(RestOfSuite::begin(spec, idle)?))
     }
 }
 
@@ -641,13 +642,14 @@ impl LanguageCheck for PythonCheck {
     }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound, PythonJob>> {
-        self.start_early(ctx, candidates.len())?;
+        let mut early = self.start_early(ctx, candidates.len())?;
         // The first coverage run is one process until it proves slow (then the rest of the
         // suite pauses until it ends): with a second core, the rest of the suite starts beside
         // it. Begun or not, the second round measures what it needs: a failure to begin it
         // costs only time.
+        let mut rest = None;
         if ctx.options.jobs.get() > 1 {
-            let _ = self.begin_rest(ctx, candidates.len(), false);
+            rest = self.begin_rest(ctx, candidates.len(), false).unwrap_or(None);
         }
         // The compile check needs no tests: it overlaps the unmutated run.
         let (compiled, selected) = std::thread::scope(|scope| {
@@ -656,18 +658,18 @@ impl LanguageCheck for PythonCheck {
                 compile::compile_check(&self.python, ctx.plan, &candidates, ctx.cache)
                     .map(|found| CompileCheck { found, took: started.elapsed() })
             });
-            let selected = self.select(ctx, candidates.clone());
+            let selected = self.select(ctx, candidates.clone(), &mut rest);
             (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
         });
         if !matches!(&selected, Ok(selected) if !selected.jobs.is_empty()) {
-            self.early.lock().unwrap_or_else(|e| e.into_inner()).take(); // no worker will need them
+            early = None; // no worker will need them
         }
         if selected.is_err() {
-            self.stop_rest();
+            rest = None;
         }
         // A changed file that does not compile explains a failing baseline: report that first.
         let CompileCheck { found, took: compile } = compiled??;
-        let Selected { jobs, reused, uncovered, baseline, first_round, step } = selected?;
+        let Selected { jobs, reused, uncovered, baseline, mut first_round, step } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught. One that compiles to the original's code, or
         // to another mutant's, is no mutant of its own: Ignored, with the reason, not run.
@@ -687,21 +689,19 @@ impl LanguageCheck for PythonCheck {
                 None => runnable.push(job),
             }
         }
-        self.note_whole_suite(&runnable);
+        first_round.ran_whole_suite.extend(self.whole_suite(&runnable));
         // With every line covered, only a survivor could need the rest of the suite.
-        let begun = match self.rest.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        match &rest {
             Some(begun) => {
                 if uncovered.is_empty() {
                     begun.yield_the_cpu();
                 }
                 begun.resume();
-                true
             }
-            None => false,
-        };
-        if !begun {
-            let _ = self.begin_rest(ctx, runnable.len(), uncovered.is_empty());
+            None => rest = self.begin_rest(ctx, runnable.len(), uncovered.is_empty()).unwrap_or(None),
         }
+        first_round.early = early;
+        first_round.rest = rest;
         for planned in uncovered {
             let outcome = compile_error(&planned)
                 .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));
@@ -723,7 +723,7 @@ impl LanguageCheck for PythonCheck {
     fn workers(
         &self,
         ctx: &Context,
-        first_round: &FirstRound,
+        first_round: &mut FirstRound,
         count: usize,
         jobs: &[Job<PythonJob>],
     ) -> Result<Started<PythonWorker>> {
@@ -733,7 +733,7 @@ impl LanguageCheck for PythonCheck {
         // before any canary or mutant is written into a copy.
         let swapping = self.swapping(ctx);
         let files = PythonCheck::collector_files(jobs);
-        let early = self.early.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let early = first_round.early.take();
         let collectors = match early {
             Some(early)
                 if !files.is_empty() && files.is_subset(&early.files) && early.roots.len() >= count =>
@@ -814,7 +814,7 @@ impl LanguageCheck for PythonCheck {
     fn widen(
         &self,
         ctx: &Context,
-        first_round: &FirstRound,
+        first_round: &mut FirstRound,
         results: &[MutantResult],
     ) -> Result<Option<Widened<PythonJob>>> {
         if !self.second_round() {
@@ -826,7 +826,7 @@ impl LanguageCheck for PythonCheck {
             .map(|result| result.planned.clone())
             .collect();
         // Taken even when no mutant is left open: then it is stopped here.
-        let begun = self.rest.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let begun = first_round.rest.take();
         if open.is_empty() {
             return Ok(None);
         }
@@ -869,20 +869,25 @@ impl LanguageCheck for PythonCheck {
                 job.data.left_out = files.clone();
             }
         }
-        self.note_whole_suite(&jobs);
+        first_round.ran_whole_suite.extend(self.whole_suite(&jobs));
         Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: false, steps: vec![step] }))
     }
 
     /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a
     /// fresh import: the tests that run its line passed, but a test that runs after them may
     /// read what the line made (a memo, a registry) without running it.
-    fn confirm(&self, ctx: &Context, results: &[MutantResult], baseline: Duration) -> Vec<Job<PythonJob>> {
+    fn confirm(
+        &self,
+        ctx: &Context,
+        first_round: &FirstRound,
+        results: &[MutantResult],
+        baseline: Duration,
+    ) -> Vec<Job<PythonJob>> {
         if !(self.confirm_survivors && self.pytest() && self.widens) {
             return Vec::new(); // the user's command is the whole suite; an audit is confined
         }
-        let ran_whole_suite = self.ran_whole_suite.lock().unwrap_or_else(|e| e.into_inner());
         language::survivors(results)
-            .filter(|planned| !ran_whole_suite.contains(&planned.id))
+            .filter(|planned| !first_round.ran_whole_suite.contains(&planned.id))
             .map(|planned| {
                 let timeout = mutant_timeout(ctx.options.timeout, baseline);
                 let fresh = PythonJob { fresh: Some(Fresh::Confirming), ..PythonJob::default() };

@@ -95,7 +95,7 @@ pub trait LanguageCheck {
     fn workers(
         &self,
         ctx: &Context,
-        evidence: &Self::Evidence,
+        evidence: &mut Self::Evidence,
         count: usize,
         jobs: &[Job<Self::Data>],
     ) -> Result<Started<Self::Worker>>;
@@ -127,7 +127,7 @@ pub trait LanguageCheck {
     fn widen(
         &self,
         _ctx: &Context,
-        _evidence: &Self::Evidence,
+        _evidence: &mut Self::Evidence,
         _results: &[MutantResult],
     ) -> Result<Option<Widened<Self::Data>>> {
         Ok(None)
@@ -139,6 +139,7 @@ pub trait LanguageCheck {
     fn confirm(
         &self,
         _ctx: &Context,
+        _evidence: &Self::Evidence,
         _results: &[MutantResult],
         _baseline: Duration,
     ) -> Vec<Job<Self::Data>> {

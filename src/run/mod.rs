@@ -395,7 +395,7 @@ pub fn check_language<L: LanguageCheck>(
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
     let started_at = Instant::now();
-    let Proven { jobs, settled: mut results, mut baseline, evidence, mut steps, .. } =
+    let Proven { jobs, settled: mut results, mut baseline, mut evidence, mut steps, .. } =
         prove(side, ctx, candidates, timings, events)?;
     // Cut off before the second round: the verdicts it would look at again are not final.
     let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
@@ -421,7 +421,7 @@ pub fn check_language<L: LanguageCheck>(
         let count = ctx.options.jobs.get().min(recalled.jobs.len());
         events(Event::Phase(Phase::Workers { count }));
         let Started { workers: started, steps: more } =
-            match side.workers(ctx, &evidence, count, &recalled.jobs) {
+            match side.workers(ctx, &mut evidence, count, &recalled.jobs) {
                 Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
                 started => started?,
             };
@@ -440,7 +440,7 @@ pub fn check_language<L: LanguageCheck>(
     if side.second_round() && open > 0 {
         events(Event::Phase(Phase::SecondRound { open }));
     }
-    let widened = match side.widen(ctx, &evidence, &results) {
+    let widened = match side.widen(ctx, &mut evidence, &results) {
         Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
         widened => widened?,
     };
@@ -453,15 +453,16 @@ pub fn check_language<L: LanguageCheck>(
         } else {
             Event::BaselinePassed { duration: took, what, reused }
         });
-        let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started };
+        let round = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
-    let confirming = side.confirm(ctx, &results, baseline);
+    let confirming = side.confirm(ctx, &evidence, &results, baseline);
     if !cut.interrupted && !INTERRUPTED.load(Ordering::SeqCst) && !confirming.is_empty() {
         let count = confirming.len();
         events(Event::Phase(Phase::Confirming { count }));
         let ids: BTreeSet<usize> = confirming.iter().map(|job| job.planned.id).collect();
-        let round = Round { side, ctx, evidence: &evidence, scope: scope.as_ref(), started: Instant::now() };
+        let round =
+            Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started: Instant::now() };
         cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
         say_confirmed(&mut results, &ids);
     }
@@ -517,7 +518,7 @@ struct Cut {
 struct Round<'a, L: LanguageCheck> {
     side: &'a L,
     ctx: &'a Context<'a>,
-    evidence: &'a L::Evidence,
+    evidence: &'a mut L::Evidence,
     scope: Option<&'a verdicts::Scope>,
     /// When the round began, its unmutated run included.
     started: Instant,
@@ -527,7 +528,7 @@ impl<L: LanguageCheck> Round<'_, L> {
     /// Runs `jobs` and joins their verdicts to `results` (`merge`); says whether the round was
     /// cut short, dropping the verdicts of the mutants it did not reach, and how many.
     fn run(
-        &self,
+        self,
         jobs: Vec<job::Job<L::Data>>,
         workers: &mut Vec<L::Worker>,
         results: &mut Vec<MutantResult>,
@@ -535,7 +536,7 @@ impl<L: LanguageCheck> Round<'_, L> {
         timings: &mut Timings,
         events: &mut dyn FnMut(Event),
     ) -> Result<Cut> {
-        let Round { side, ctx, evidence, scope, started } = *self;
+        let Round { side, ctx, evidence, scope, started } = self;
         let mut cut: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
         let recalled = ctx.verdicts.recall(scope, ctx.options, ctx.plan, jobs);
         say_reused(&recalled.reused, events);
