@@ -5,94 +5,19 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use serde::Deserialize;
 
 use crate::lines;
 
 use crate::model::plan::State;
-use crate::report::document::{byte_offset, Location};
-use crate::report::test_files::{Defined, TestFile};
+use crate::report::document::{byte_offset, CommandEntry, Document, MutantEntry, Section, ShardPlace};
+use crate::report::test_files::Defined;
 use crate::report::text::{unified_diff, within_a_screen};
 use crate::worktree;
 
-#[derive(Deserialize)]
-struct ReportFile {
-    files: BTreeMap<String, FileEntry>,
-    /// The tests the mutants name (ids are the tests' names); absent from earlier versions' reports.
-    #[serde(rename = "testFiles")]
-    test_files: Option<BTreeMap<String, TestFile>>,
-    mutdelta: Option<Origin>,
-}
-
-#[derive(Deserialize)]
-struct FileEntry {
-    source: String,
-    mutants: Vec<MutantEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MutantEntry {
-    id: String,
-    mutator_name: String,
-    replacement: Option<String>,
-    description: Option<String>,
-    location: Location,
-    status: String,
-    status_reason: Option<String>,
-    likely_equivalent: Option<String>,
-    #[serde(default)]
-    covered_by: Vec<String>,
-    #[serde(default)]
-    killed_by: Vec<String>,
-    run: Option<RunEntry>,
-}
-
-#[derive(Deserialize)]
-struct RunEntry {
-    how: String,
-    commands: Vec<CommandEntry>,
-}
-
-#[derive(Deserialize)]
-struct CommandEntry {
-    argv: Vec<String>,
-    cwd: PathBuf,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    exit: String,
-    duration: f64,
-}
-
-#[derive(Deserialize)]
-struct Origin {
-    repository: Option<PathBuf>,
-    state: Option<String>,
-    scratch: Option<PathBuf>,
-    /// In a merged report: each shard's own scratch directory.
-    #[serde(default)]
-    shards: Vec<ShardEntry>,
-    /// In a shard's report: which shard.
-    shard: Option<ShardPlace>,
-}
-
-#[derive(Deserialize)]
-struct ShardPlace {
-    index: usize,
-    count: usize,
-}
-
-#[derive(Deserialize)]
-struct ShardEntry {
-    scratch: Option<PathBuf>,
-}
-
-impl Origin {
-    /// The temporary directories the report's commands ran in: the check's, or each shard's.
-    fn scratches(&self) -> Vec<&Path> {
-        let shards = self.shards.iter().filter_map(|shard| shard.scratch.as_deref());
-        self.scratch.as_deref().into_iter().chain(shards).collect()
-    }
+/// The temporary directories the report's commands ran in: the check's, or each shard's.
+fn scratches(section: &Section) -> Vec<&Path> {
+    let shards = section.shards.iter().filter_map(|shard| shard.scratch.as_deref());
+    section.scratch.as_deref().into_iter().chain(shards).collect()
 }
 
 /// One mutant of a report, with its file.
@@ -100,7 +25,7 @@ struct Found {
     path: String,
     source: String,
     mutant: MutantEntry,
-    origin: Option<Origin>,
+    origin: Section,
 }
 
 impl Found {
@@ -108,7 +33,7 @@ impl Found {
     /// a plain relative path, the mutant must lie within that file's recorded text, and each
     /// variable its commands set must be named as a shell variable is.
     fn read(report: &Path, id: &str) -> Result<Found> {
-        let document: ReportFile =
+        let document: Document =
             crate::report::input::read(report, "the report", "give the file `check --json` wrote")?;
         let found = Found::find(report, id, document)?;
         relative_path(&found.path)?;
@@ -125,7 +50,7 @@ impl Found {
         Ok(found)
     }
 
-    fn find(report: &Path, id: &str, document: ReportFile) -> Result<Found> {
+    fn find(report: &Path, id: &str, document: Document) -> Result<Found> {
         let holding = document.files.values().flat_map(|file| &file.mutants).filter(|m| m.id == id).count();
         if holding > 1 {
             bail!(
@@ -135,9 +60,7 @@ impl Found {
             );
         }
         let count: usize = document.files.values().map(|file| file.mutants.len()).sum();
-        if let Some(ShardPlace { index, count: shards }) =
-            document.mutdelta.as_ref().and_then(|origin| origin.shard.as_ref())
-        {
+        if let Some(ShardPlace { index, count: shards }) = document.mutdelta.shard {
             if !document.files.values().any(|file| file.mutants.iter().any(|mutant| mutant.id == id)) {
                 bail!(
                     "{} has no mutant {id}: it is the report of shard {index}/{shards}, which holds {count} of the plan's mutants; look in the other shards' reports or in their merge",
@@ -196,7 +119,7 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
     let _ = writeln!(
         out,
         "verdict: {}{}{}",
-        inert(&m.status),
+        inert(&format!("{:?}", m.status)),
         m.likely_equivalent
             .as_ref()
             .map(|rule| format!(" (likely equivalent: {})", inert(rule)))
@@ -232,7 +155,7 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
                     command.duration
                 );
             }
-            let scratches = found.origin.as_ref().map(Origin::scratches).unwrap_or_default();
+            let scratches = scratches(&found.origin);
             let commands: Vec<String> =
                 run.commands.iter().map(|command| portable(command, &scratches)).collect();
             let _ = writeln!(
@@ -350,15 +273,14 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
         write_over_original(&tracked_file(dir, &found.path)?, &found, &mutated)?;
         return Ok(dir.to_path_buf());
     }
-    let origin = found.origin.as_ref();
+    let origin = &found.origin;
     let repository = repository
         .map(Path::to_path_buf)
-        .or_else(|| origin.and_then(|origin| origin.repository.clone()))
+        .or_else(|| origin.repository.clone())
         .ok_or_else(|| anyhow!("the report does not say which repository it checked: name it with -C DIR"))?;
-    let state =
-        origin.and_then(|origin| origin.state.as_deref()).and_then(State::from_text).ok_or_else(|| {
-            anyhow!("the report does not say which state it tested: give --to DIR, a checkout of it")
-        })?;
+    let state = origin.state.as_deref().and_then(State::from_text).ok_or_else(|| {
+        anyhow!("the report does not say which state it tested: give --to DIR, a checkout of it")
+    })?;
     let repo = lines::open_repository(&repository)?;
     let plain_id: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     let copy = tempfile::Builder::new()
@@ -511,6 +433,7 @@ mod tests {
                 ("PATH".to_string(), "/venv/bin:/usr/bin".to_string()),
             ]),
             exit: "exit code 1".to_string(),
+            exit_code: Some(1),
             duration: 1.0,
         };
         assert_eq!(

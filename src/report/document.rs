@@ -3,33 +3,71 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Result};
-use serde::Deserialize;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::test_files::{Defined, TestFile};
 use crate::model::outcome::Status;
 use crate::words::some_tests;
 
-/// A report as `report::json::render` writes it (or as shard reports are merged).
-#[derive(Debug, Deserialize)]
+/// The mutation-testing-elements document (schemaVersion 2) with mutdelta's section: the one
+/// type `report::json::render` fills and serializes, and every reader deserializes (the reports
+/// rendered from it, `show` and `apply`, a merge's renderers). Fields a reader may find missing
+/// (in a report of an earlier version, or a merge of shards) are optional or default.
+#[derive(Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 pub struct Document {
+    #[serde(default)]
+    pub schema_version: String,
+    #[serde(default)]
+    pub thresholds: Thresholds,
     pub files: BTreeMap<String, FileEntry>,
     /// The tests the mutants name, by file; absent from reports of earlier versions.
-    #[serde(rename = "testFiles")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub test_files: Option<BTreeMap<String, TestFile>>,
     #[serde(default)]
+    pub framework: Framework,
+    #[serde(default)]
+    pub config: Config,
+    #[serde(default)]
     pub mutdelta: Section,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub performance: Option<Performance>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The mutation score's thresholds, in percent.
+#[derive(Debug, Serialize, Deserialize, Default)]
+pub struct Thresholds {
+    pub high: u32,
+    pub low: u32,
+}
+
+/// The tool that wrote the report.
+#[derive(Debug, Serialize, Deserialize, Default)]
+pub struct Framework {
+    pub name: String,
+    pub version: String,
+}
+
+/// The settings the report says: the relevant tests.
+#[derive(Debug, Serialize, Deserialize, Default)]
+pub struct Config {
+    #[serde(default)]
+    pub tests: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct FileEntry {
+    #[serde(default)]
+    pub language: String,
     #[serde(default)]
     pub source: String,
     pub mutants: Vec<MutantEntry>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MutantEntry {
     pub id: String,
@@ -39,56 +77,180 @@ pub struct MutantEntry {
     pub location: Location,
     pub status: Status,
     pub status_reason: Option<String>,
+    /// The arid rule of its line (also on a kill: the suite checks what the rule would have
+    /// passed over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub likely_equivalent: Option<String>,
     /// The test a survivor asks for (`report::hint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub covered_by: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub killed_by: Vec<String>,
     /// Milliseconds.
     pub duration: Option<f64>,
+    /// How its tests ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunEntry>,
+    /// An earlier run reached this verdict on the same content; `run` is that run's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reused: bool,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// How a mutant (or a step) ran: the commands in order.
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct RunEntry {
+    pub how: String,
+    pub commands: Vec<CommandEntry>,
+    /// Why the swap path was not taken, when it was tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// On the swap path: the milliseconds the swap and the tests took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone, Copy)]
+pub struct Split {
+    pub swap: f64,
+    pub tests: f64,
+}
+
+/// One command a verdict rests on.
+#[derive(Debug, Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandEntry {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// The variables mutdelta set whose values differ from its own environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// How it ended, in words.
+    pub exit: String,
+    /// Its exit code, when it exited (none: a signal, a timeout, ...).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Milliseconds.
+    pub duration: f64,
+}
+
+/// A run before any mutant (a baseline, a canary), with its step's name; in a merged report,
+/// the shard that ran it.
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct StepEntry {
+    pub step: String,
+    #[serde(flatten)]
+    pub run: RunEntry,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone, Copy)]
 pub struct Location {
     pub start: Position,
     pub end: Position,
 }
 
 /// 1-based line and character column.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
     pub line: usize,
     pub column: usize,
 }
 
-/// The document's `mutdelta` section, the parts the reports read.
-#[derive(Debug, Deserialize, Default)]
+/// The document's `mutdelta` section: the added lines, the wall time, the runs before any
+/// mutant, the audit, where the check ran, its plan and shard, and what it passed over.
+#[derive(Debug, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Section {
+    #[serde(default)]
+    pub version: String,
     /// The added executable lines of each mutated file.
     #[serde(default)]
     pub added_lines: BTreeMap<String, Vec<usize>>,
     /// The whole check, in milliseconds.
     pub duration: Option<f64>,
+    #[serde(default)]
+    pub steps: Vec<StepEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditSection>,
+    /// The repository, the state under test and the run's temporary directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanEntry>,
+    /// In a shard's report: which shard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPlace>,
+    /// In a merged report: each shard's own scratch directory and times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardEntry>,
     /// Set when the check was cut short: its mutants without a verdict are missing from `files`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<Incomplete>,
+    /// Added lines passed over as reformatted or moved code, per file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reformatted: BTreeMap<String, Vec<usize>>,
+    /// Mutants an equivalence rule left unmade, by rule: the same program, never run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_made: BTreeMap<String, usize>,
+    /// Added executable lines left without a mutant for lying in `unsafe` code, per file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unsafe_lines: BTreeMap<String, Vec<usize>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// What a check planned: every shard's mutants, and the digest that proves shards planned alike.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub mutants: usize,
+    pub digest: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone, Copy)]
+pub struct ShardPlace {
+    pub index: usize,
+    pub count: usize,
+}
+
+/// A shard of a merged report: its temporary directory and times.
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct ShardEntry {
+    #[serde(default)]
+    pub index: usize,
+    pub scratch: Option<PathBuf>,
+    #[serde(default)]
+    pub performance: Option<Performance>,
+    #[serde(default)]
+    pub duration: Option<f64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Incomplete {
+    #[serde(default)]
+    pub reason: String,
     #[serde(default)]
     pub not_run: usize,
     #[serde(default)]
     pub planned: usize,
     #[serde(default)]
     pub undecided: usize,
+    #[serde(default)]
+    pub audit_cut_off: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditSection {
     #[serde(default)]
@@ -99,13 +261,28 @@ pub struct AuditSection {
     pub killed_before: usize,
     #[serde(default)]
     pub lost_kills: Vec<LostEntry>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub dropped: usize,
+    #[serde(default)]
+    pub unconfirmed: usize,
+    #[serde(default)]
+    pub steps: Vec<StepEntry>,
+    /// The whole audit plan, once made.
+    #[serde(default)]
+    pub plan: Option<PlanEntry>,
 }
 
 /// A kill the change's test edits lose.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LostEntry {
     pub file: String,
+    #[serde(default)]
+    pub mutator_name: String,
+    #[serde(default)]
+    pub replacement: Option<String>,
     pub description: Option<String>,
     pub location: Location,
     #[serde(default)]
@@ -118,7 +295,7 @@ pub struct LostEntry {
 }
 
 /// Phases in milliseconds.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Serialize, Deserialize, Default, Clone, Copy)]
 #[serde(rename_all = "camelCase")]
 pub struct Performance {
     #[serde(default)]

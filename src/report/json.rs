@@ -2,8 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::document::{
+    AuditSection, CommandEntry, Config, Document, FileEntry, Framework, Incomplete, Location, LostEntry,
+    MutantEntry, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace, Split, StepEntry,
+    Thresholds,
+};
 use super::test_files::{self, Section as TestSection};
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::plan::Language;
@@ -12,36 +17,42 @@ use crate::model::report::Report;
 
 /// The report as a mutation-testing-elements document.
 pub fn render(report: &Report) -> Value {
+    serde_json::to_value(document(report)).expect("a report's paths are UTF-8, as the plan read them")
+}
+
+/// The report as the typed document every reader reads back.
+pub fn document(report: &Report) -> Document {
     let t = &report.timings;
-    let mut files: BTreeMap<String, Value> = BTreeMap::new();
+    let mut files: BTreeMap<String, FileEntry> = BTreeMap::new();
     for file in &report.plan.files {
-        files.insert(
-            file.path.display().to_string(),
-            json!({ "language": file.language.name, "source": file.source, "mutants": [] }),
-        );
+        let entry = FileEntry {
+            language: file.language.name.to_string(),
+            source: file.source.clone(),
+            mutants: Vec::new(),
+        };
+        files.insert(file.path.display().to_string(), entry);
     }
     let mut tests = TestSection::default();
     for result in &report.results {
         let planned = &report.plan.files[result.planned.file];
-        let path = planned.path.display().to_string();
-        if let Some(Value::Array(mutants)) = files.get_mut(&path).and_then(|file| file.get_mut("mutants")) {
-            mutants.push(mutant(result, planned.language, &mut tests));
+        if let Some(file) = files.get_mut(&planned.path.display().to_string()) {
+            file.mutants.push(mutant(result, planned.language, &mut tests));
         }
     }
-    json!({
-        "schemaVersion": "2",
-        "thresholds": { "high": 80, "low": 60 },
-        "files": files,
-        "testFiles": tests.render(),
-        "framework": { "name": "mutdelta", "version": env!("CARGO_PKG_VERSION") },
-        "config": { "tests": report.tests },
-        "mutdelta": origin(report),
-        "performance": {
-            "setup": millis(t.diff + t.generate + t.compile),
-            "initialRun": millis(t.baseline),
-            "mutation": millis(t.mutants),
-        },
-    })
+    Document {
+        schema_version: "2".to_string(),
+        thresholds: Thresholds { high: 80, low: 60 },
+        files,
+        test_files: Some(tests.files()),
+        framework: Framework { name: "mutdelta".to_string(), version: env!("CARGO_PKG_VERSION").to_string() },
+        config: Config { tests: report.tests.clone() },
+        mutdelta: section(report),
+        performance: Some(Performance {
+            setup: millis(t.diff + t.generate + t.compile),
+            initial_run: millis(t.baseline),
+            mutation: millis(t.mutants),
+        }),
+    }
 }
 
 fn millis(duration: std::time::Duration) -> f64 {
@@ -49,183 +60,358 @@ fn millis(duration: std::time::Duration) -> f64 {
 }
 
 /// A mutant, its tests (by id) added to `tests`.
-fn mutant(result: &MutantResult, language: Language, tests: &mut TestSection) -> Value {
+fn mutant(result: &MutantResult, language: Language, tests: &mut TestSection) -> MutantEntry {
     let mutant = &result.planned.mutant;
-    let mut value = json!({
-        "id": result.planned.id.to_string(),
-        "mutatorName": mutant.mutator().name(),
-        "replacement": mutant.replacement,
-        "description": mutant.description,
-        "location": location(mutant),
-        "status": result.outcome.status,
-        "statusReason": result.outcome.reason,
-        "duration": millis(result.outcome.duration),
-    });
-    // Also on a kill: the suite checks what the arid rule would have passed over.
-    if let Some(rule) = mutant.arid {
-        value["arid"] = json!(rule.name);
-    }
-    if let Some(rule) = result.likely_equivalent() {
-        value["likelyEquivalent"] = json!(rule.name);
-    } else if result.outcome.status == Status::Survived {
-        if let Some(hint) = super::hint::hint(mutant) {
-            value["hint"] = json!(hint);
-        }
-    }
+    let likely_equivalent = result.likely_equivalent().map(|rule| rule.name.to_string());
+    let hint = match likely_equivalent {
+        None if result.outcome.status == Status::Survived => super::hint::hint(mutant),
+        _ => None,
+    };
     let covered = &result.outcome.covered_by;
-    let killed: Vec<&str> =
-        result.outcome.killed_by.iter().map(|test| test_files::killer(language, test, covered)).collect();
-    for test in covered.iter().map(String::as_str).chain(killed.iter().copied()) {
+    let killed: Vec<String> = result
+        .outcome
+        .killed_by
+        .iter()
+        .map(|test| test_files::killer(language, test, covered).to_string())
+        .collect();
+    for test in covered.iter().chain(&killed) {
         tests.add(language, test);
     }
-    if !covered.is_empty() {
-        value["coveredBy"] = json!(covered);
+    MutantEntry {
+        id: result.planned.id.to_string(),
+        mutator_name: mutant.mutator().name().to_string(),
+        replacement: Some(mutant.replacement.clone()),
+        description: Some(mutant.description.clone()),
+        location: location(mutant),
+        status: result.outcome.status,
+        status_reason: Some(result.outcome.reason.clone()),
+        arid: mutant.arid.map(|rule| rule.name.to_string()),
+        likely_equivalent,
+        hint,
+        covered_by: covered.clone(),
+        killed_by: killed,
+        duration: Some(millis(result.outcome.duration)),
+        run: result.outcome.record.as_ref().map(run),
+        reused: result.outcome.reused,
     }
-    if !killed.is_empty() {
-        value["killedBy"] = json!(killed);
-    }
-    if let Some(record) = &result.outcome.record {
-        value["run"] = run(record);
-    }
-    if result.outcome.reused {
-        // An earlier run reached this verdict on the same content; `run` is that run's.
-        value["reused"] = json!(true);
-    }
-    value
 }
 
 /// Where a mutant's edit starts and ends, as the schema writes it.
-fn location(mutant: &mutators::Mutant) -> Value {
-    json!({
-        "start": { "line": mutant.start.line, "column": mutant.start.column },
-        "end": { "line": mutant.end.line, "column": mutant.end.column },
-    })
+fn location(mutant: &mutators::Mutant) -> Location {
+    let at = |position: mutators::Position| Position { line: position.line, column: position.column };
+    Location { start: at(mutant.start), end: at(mutant.end) }
 }
 
 /// Runs before any mutant (baselines, canaries), each with its step's name.
-fn steps(steps: &[StepRecord]) -> Vec<Value> {
+fn steps(steps: &[StepRecord]) -> Vec<StepEntry> {
     steps
         .iter()
-        .map(|step| {
-            let mut value = run(&step.record);
-            value["step"] = json!(step.step);
-            value
-        })
+        .map(|step| StepEntry { step: step.step.clone(), run: run(&step.record), shard: None })
         .collect()
 }
 
-/// Where the check ran and the runs before any mutant: what `show` and `apply` read back.
-fn origin(report: &Report) -> Value {
-    // The added lines of each mutated file, and the whole check's wall time: what the HTML, JUnit,
-    // SARIF and GitHub reports read beside the mutants.
-    let mut value = json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "addedLines": report.plan.added_lines(),
-        "duration": millis(report.timings.wall),
-        "steps": steps(&report.steps),
-    });
-    if let Some(audit) = &report.audit {
-        value["audit"] = audit_section(audit);
-    }
-    if let Some(origin) = &report.origin {
-        value["repository"] = json!(origin.repository);
-        value["state"] = json!(origin.state.to_text());
-        value["scratch"] = json!(origin.scratch);
-    }
-    value["plan"] = json!({
-        "mutants": report.plan.mutant_count(),
-        "digest": crate::shard::digest(&report.plan, &report.tests),
-    });
-    if let Some(share) = &report.plan.share {
-        value["shard"] = json!({ "index": share.shard.index, "count": share.shard.count });
-    }
-    if let Some(incomplete) = &report.incomplete {
+/// The added lines of each file, by path as the report writes it.
+fn by_path(lines: &BTreeMap<std::path::PathBuf, Vec<usize>>) -> BTreeMap<String, Vec<usize>> {
+    lines.iter().map(|(path, lines)| (path.display().to_string(), lines.clone())).collect()
+}
+
+/// Where the check ran and the runs before any mutant: what `show` and `apply` read back; the
+/// added lines of each mutated file and the whole check's wall time, which the HTML, JUnit,
+/// SARIF and GitHub reports read beside the mutants.
+fn section(report: &Report) -> Section {
+    let plan = &report.plan;
+    let origin = report.origin.as_ref();
+    Section {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        added_lines: plan.added_lines().into_iter().map(|(path, lines)| (path, lines.to_vec())).collect(),
+        duration: Some(millis(report.timings.wall)),
+        steps: steps(&report.steps),
+        audit: report.audit.as_ref().map(audit_section),
+        repository: origin.map(|origin| origin.repository.clone()),
+        state: origin.map(|origin| origin.state.to_text()),
+        scratch: origin.map(|origin| origin.scratch.clone()),
+        plan: Some(PlanEntry {
+            mutants: plan.mutant_count(),
+            digest: crate::shard::digest(plan, &report.tests),
+        }),
+        shard: plan
+            .share
+            .as_ref()
+            .map(|share| ShardPlace { index: share.shard.index, count: share.shard.count }),
+        shards: Vec::new(),
         // The mutants missing from `files` did not run; none of them has a verdict.
-        value["incomplete"] = json!({
-            "reason": "interrupted",
-            "notRun": report.not_run(),
-            "planned": incomplete.planned,
-            "undecided": incomplete.undecided,
-            "auditCutOff": incomplete.audit_cut_off,
-        });
+        incomplete: report.incomplete.map(|incomplete| Incomplete {
+            reason: "interrupted".to_string(),
+            not_run: report.not_run(),
+            planned: incomplete.planned,
+            undecided: incomplete.undecided,
+            audit_cut_off: incomplete.audit_cut_off,
+        }),
+        reformatted: by_path(&plan.reformatted),
+        not_made: plan.not_made.iter().map(|(rule, count)| (rule.to_string(), *count)).collect(),
+        unsafe_lines: by_path(&plan.unsafe_lines),
     }
-    if !report.plan.reformatted.is_empty() {
-        // Added lines passed over as reformatted or moved code, per file.
-        value["reformatted"] = super::list::lines_by_path(&report.plan.reformatted);
-    }
-    if !report.plan.not_made.is_empty() {
-        // Mutants an equivalence rule left unmade, by rule: the same program, never run.
-        value["notMade"] = json!(report.plan.not_made);
-    }
-    if !report.plan.unsafe_lines.is_empty() {
-        // Added executable lines left without a mutant for lying in `unsafe` code, per file.
-        value["unsafeLines"] = super::list::lines_by_path(&report.plan.unsafe_lines);
-    }
-    value
 }
 
 /// The kill-loss audit: the edited tests, what they killed before the change, the kills lost.
-fn audit_section(audit: &crate::model::audit::Audit) -> Value {
-    let lost: Vec<Value> = audit
+fn audit_section(audit: &crate::model::audit::Audit) -> AuditSection {
+    let lost = audit
         .lost
         .iter()
         .map(|lost| {
             let mutant = &lost.mutant;
-            json!({
-                "file": lost.path,
-                "mutatorName": mutant.mutator().name(),
-                "replacement": mutant.replacement,
-                "description": mutant.description,
-                "location": location(mutant),
-                "killedBefore": lost.killed_by,
-                "statusAfter": lost.after,
-                "coveredAfter": lost.ran_after,
-                "diff": super::text::unified_diff(
-                    &lost.path.display().to_string(),
-                    &lost.source,
-                    &mutant.apply(&lost.source),
-                ),
-            })
+            let path = lost.path.display().to_string();
+            LostEntry {
+                diff: super::text::unified_diff(&path, &lost.source, &mutant.apply(&lost.source)),
+                file: path,
+                mutator_name: mutant.mutator().name().to_string(),
+                replacement: Some(mutant.replacement.clone()),
+                description: Some(mutant.description.clone()),
+                location: location(mutant),
+                killed_before: lost.killed_by.clone(),
+                status_after: lost.after,
+                covered_after: lost.ran_after.clone(),
+            }
         })
         .collect();
-    json!({
-        "editedTests": audit.edited,
-        "mutants": audit.tried,
-        "killedBefore": audit.killed_before,
-        "lostKills": lost,
-        "notes": audit.all_notes(),
-        "dropped": audit.dropped,
-        "unconfirmed": audit.unconfirmed,
-        "steps": steps(&audit.steps),
-        "plan": audit.plan.as_ref().map(|(mutants, digest)| json!({ "mutants": mutants, "digest": digest })),
-    })
+    AuditSection {
+        edited_tests: audit.edited.clone(),
+        mutants: audit.tried,
+        killed_before: audit.killed_before,
+        lost_kills: lost,
+        notes: audit.all_notes(),
+        dropped: audit.dropped,
+        unconfirmed: audit.unconfirmed,
+        steps: steps(&audit.steps),
+        plan: audit
+            .plan
+            .as_ref()
+            .map(|(mutants, digest)| PlanEntry { mutants: *mutants, digest: digest.clone() }),
+    }
 }
 
 /// How a mutant (or a step) ran: the commands in order.
-pub fn run(record: &RunRecord) -> Value {
-    let mut value = json!({ "how": record.how.name(), "commands": record.commands.iter().map(command).collect::<Vec<_>>() });
-    if let Some(why) = &record.fallback {
-        value["fallback"] = json!(why);
+pub fn run(record: &RunRecord) -> RunEntry {
+    RunEntry {
+        how: record.how.name().to_string(),
+        commands: record.commands.iter().map(command).collect(),
+        fallback: record.fallback.clone(),
+        split: record.split.map(|(swap, tests)| Split { swap: millis(swap), tests: millis(tests) }),
     }
-    if let Some((swap, tests)) = record.split {
-        value["split"] = json!({ "swap": millis(swap), "tests": millis(tests) });
-    }
-    value
 }
 
-fn command(command: &CommandRecord) -> Value {
-    let env: serde_json::Map<String, Value> =
-        command.env.iter().map(|(name, value)| (name.clone(), json!(value))).collect();
-    let exit_code = match command.exit {
-        crate::model::record::Exit::Code(code) => json!(code),
-        _ => Value::Null,
-    };
-    json!({
-        "argv": command.argv,
-        "cwd": command.dir,
-        "env": env,
-        "exit": command.exit.describe(),
-        "exitCode": exit_code,
-        "duration": millis(command.duration),
-    })
+fn command(command: &CommandRecord) -> CommandEntry {
+    CommandEntry {
+        argv: command.argv.clone(),
+        cwd: command.dir.clone(),
+        env: command.env.iter().cloned().collect(),
+        exit: command.exit.describe(),
+        exit_code: match command.exit {
+            crate::model::record::Exit::Code(code) => Some(code),
+            _ => None,
+        },
+        duration: millis(command.duration),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::render;
+    use std::time::Duration;
+
+    use crate::model::audit::{Audit, LostKill};
+    use crate::model::outcome::{Outcome, Status};
+    use crate::model::plan::{FilePlan, Plan, PlannedMutant, Shard, Share, State};
+    use crate::model::record::{CommandRecord, Exit, How, RunRecord, StepRecord};
+    use crate::model::report::{Incomplete, Origin, Report, Timings};
+
+    fn record(how: How, fallback: Option<&str>, split: bool, exit: Exit) -> RunRecord {
+        RunRecord {
+            how,
+            commands: vec![CommandRecord {
+                argv: vec!["python".into(), "-m".into(), "pytest".into()],
+                dir: PathBuf::from("/tmp/copy-1"),
+                env: vec![("A".into(), "1".into()), ("B".into(), "x y".into())],
+                exit,
+                duration: Duration::from_millis(12),
+            }],
+            tail: "tail".into(),
+            fallback: fallback.map(str::to_string),
+            split: split.then_some((Duration::from_millis(3), Duration::from_millis(4))),
+        }
+    }
+
+    fn report(variant: usize) -> Report {
+        let source = "import logging\n\ndef fee(kg):\n    logging.info('x')\n    if kg is None:\n        return 0\n    if kg > 10:\n        return kg * 2 + 1\n    return kg - 1\n";
+        let lines: Vec<usize> = (1..=9).collect();
+        let found = mutators::python::mutate(source, &lines).unwrap();
+        let file = FilePlan {
+            path: "pkg/fee.py".into(),
+            language: crate::python::spec::LANGUAGE,
+            source: source.into(),
+            lines: found.executable_lines,
+            statements: found.statements,
+            mutants: found.mutants,
+        };
+        let mut plan = Plan { files: vec![file], ..Plan::default() };
+        if variant == 1 {
+            plan.reformatted.insert("pkg/fee.py".into(), vec![3]);
+            plan.unsafe_lines.insert("src/a.rs".into(), vec![1, 2]);
+            plan.not_made.insert("literal-fold", 2);
+            plan.share = Some(Share { shard: Shard { index: 1, count: 3 }, ids: [1, 2].into(), planned: 9 });
+        }
+        let statuses = [
+            Status::Killed,
+            Status::Survived,
+            Status::NoCoverage,
+            Status::Timeout,
+            Status::Ignored,
+            Status::CompileError,
+            Status::RuntimeError,
+        ];
+        let results = plan
+            .all_mutants()
+            .into_iter()
+            .enumerate()
+            .map(|(i, planned): (usize, PlannedMutant)| {
+                let status = statuses[i % statuses.len()];
+                let exit = match i % 3 {
+                    0 => Exit::Code(1),
+                    1 => Exit::Signal(9),
+                    _ => Exit::TimedOut,
+                };
+                let outcome = Outcome {
+                    status,
+                    reason: format!("reason {i}"),
+                    duration: Duration::from_micros(1234 * i as u64),
+                    covered_by: if i % 2 == 0 {
+                        vec!["tests/test_a.py::test_x".into(), "tests/test_b.py".into()]
+                    } else {
+                        vec![]
+                    },
+                    killed_by: if status == Status::Killed {
+                        vec!["tests/test_a.py::test_x".into()]
+                    } else {
+                        vec![]
+                    },
+                    record: (i % 4 != 0)
+                        .then(|| record(How::Swap, (i % 5 == 0).then_some("why"), i % 2 == 1, exit)),
+                    reused: i % 6 == 0,
+                    memory_limit: None,
+                };
+                outcome.for_mutant(planned)
+            })
+            .collect();
+        let audit = Audit {
+            edited: vec!["tests/test_a.py::test_x".into()],
+            tried: 4,
+            plan: (variant == 1).then(|| (4, "abc".to_string())),
+            killed_before: 3,
+            lost: vec![LostKill {
+                path: "pkg/fee.py".into(),
+                source: source.into(),
+                mutant: plan.files[0].mutants[1].clone(),
+                killed_by: vec!["t".into()],
+                after: Status::Survived,
+                ran_after: vec!["u".into()],
+            }],
+            notes: vec!["n".into()],
+            dropped: 1,
+            unconfirmed: 1,
+            steps: vec![StepRecord {
+                step: "baseline".into(),
+                record: record(How::Fresh, None, false, Exit::Code(0)),
+            }],
+        };
+        Report {
+            plan,
+            results,
+            tests: vec!["tests/test_a.py".into()],
+            baseline: Some(Duration::from_millis(5)),
+            timings: Timings {
+                diff: Duration::from_millis(1),
+                generate: Duration::from_millis(2),
+                compile: Duration::from_millis(3),
+                build: Duration::ZERO,
+                baseline: Duration::from_millis(4),
+                mutants: Duration::from_millis(5),
+                wall: Duration::from_millis(77),
+            },
+            steps: vec![StepRecord {
+                step: "canary x".into(),
+                record: record(
+                    How::Fork,
+                    Some("f"),
+                    true,
+                    Exit::MemoryLimit(crate::model::record::Bytes(5 << 30)),
+                ),
+            }],
+            origin: (variant == 1).then(|| Origin {
+                repository: "/r".into(),
+                state: State::Index,
+                scratch: "/s".into(),
+            }),
+            audit: (variant != 2).then_some(audit),
+            audit_only: false,
+            incomplete: (variant == 1).then_some(Incomplete {
+                planned: 12,
+                undecided: 2,
+                audit_cut_off: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn every_field_written_reads_back_into_the_same_document() {
+        for variant in 0..3 {
+            let written = render(&report(variant));
+            let read = crate::report::document::Document::read(&written).unwrap();
+            assert_eq!(serde_json::to_value(read).unwrap(), written, "variant {variant}");
+        }
+    }
+
+    #[test]
+    fn optional_parts_are_written_only_when_the_check_has_them() {
+        let full = render(&report(1));
+        let bare = render(&report(2));
+        let section = |document: &serde_json::Value, key: &str| document["mutdelta"].get(key).is_some();
+        for key in [
+            "incomplete",
+            "shard",
+            "reformatted",
+            "notMade",
+            "unsafeLines",
+            "repository",
+            "state",
+            "scratch",
+            "audit",
+        ] {
+            assert!(section(&full, key), "{key} written when the check has it");
+            assert!(!section(&bare, key), "{key} left out when the check has none");
+        }
+        assert!(full["mutdelta"]["audit"]["plan"].is_object());
+        let mutants = |document: &serde_json::Value| {
+            document["files"]["pkg/fee.py"]["mutants"].as_array().unwrap().clone()
+        };
+        let mutants = mutants(&full);
+        assert!(mutants.iter().any(|m| m.get("reused") == Some(&serde_json::json!(true))));
+        assert!(
+            mutants.iter().all(|m| m.get("reused") != Some(&serde_json::json!(false))),
+            "reused only when true"
+        );
+        assert!(
+            mutants.iter().any(|m| m.get("run").is_none()) && mutants.iter().any(|m| m.get("run").is_some())
+        );
+        assert!(mutants
+            .iter()
+            .all(|m| m.get("coveredBy").is_none_or(|tests| !tests.as_array().unwrap().is_empty())));
+        let exit_codes: Vec<&serde_json::Value> =
+            mutants.iter().filter_map(|m| m.get("run")).map(|run| &run["commands"][0]["exitCode"]).collect();
+        assert!(
+            exit_codes.contains(&&serde_json::json!(1)) && exit_codes.contains(&&serde_json::Value::Null),
+            "a signal has a null exit code"
+        );
+    }
 }

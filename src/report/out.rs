@@ -68,7 +68,7 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
             "killedBy": result.outcome.killed_by,
         });
         if let Some(run) = &result.outcome.record {
-            record["run"] = report_json::run(run);
+            record["run"] = serde_json::to_value(report_json::run(run))?;
             fs::write(own.join("output.log"), &run.tail)?;
         }
         fs::write(own.join("record.json"), serde_json::to_string_pretty(&record)? + "\n")?;
@@ -77,12 +77,12 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
         .steps
         .iter()
         .map(|step| {
-            let mut value = report_json::run(&step.record);
+            let mut value = serde_json::to_value(report_json::run(&step.record))?;
             value["step"] = json!(step.step);
             value["outputTail"] = json!(step.record.tail);
-            value
+            Ok(value)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let t = &report.timings;
     let run = json!({
         "version": env!("CARGO_PKG_VERSION"),

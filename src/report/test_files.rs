@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::model::plan::Language;
@@ -44,6 +44,13 @@ impl Section {
         tests.entry(test.to_string()).or_insert_with(|| name.to_string());
     }
 
+    /// Every test by its file, files by path and tests by id.
+    pub fn files(&self) -> BTreeMap<String, TestFile> {
+        let entry = |(id, name): (&String, &String)| TestEntry { id: id.clone(), name: name.clone() };
+        let file = |tests: &BTreeMap<String, String>| TestFile { tests: tests.iter().map(entry).collect() };
+        self.files.iter().map(|(path, tests)| (path.clone(), file(tests))).collect()
+    }
+
     /// `{file: {tests: [{id, name}]}}`, files by path and tests by id.
     pub fn render(&self) -> Value {
         let files: serde_json::Map<String, Value> = self
@@ -60,13 +67,13 @@ impl Section {
 }
 
 /// A `testFiles` entry as read back.
-#[derive(Debug, Deserialize, Default, Clone)]
+#[derive(Debug, Serialize, Deserialize, Default, Clone)]
 pub struct TestFile {
     #[serde(default)]
     pub tests: Vec<TestEntry>,
 }
 
-#[derive(Debug, Deserialize, Clone, PartialEq, Eq)]
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Eq)]
 pub struct TestEntry {
     pub id: String,
     pub name: String,

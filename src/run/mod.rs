@@ -397,15 +397,6 @@ pub fn check_language<L: LanguageCheck>(
     let started_at = Instant::now();
     let Proven { jobs, settled: mut results, mut baseline, mut evidence, mut steps, .. } =
         prove(side, ctx, candidates, timings, events)?;
-    // Cut off before the second round: the verdicts it would look at again are not final.
-    let cut_off = |mut results: Vec<MutantResult>, baseline, steps| {
-        let reached = results.len();
-        if side.second_round() {
-            results.retain(|result| !language::is_open(result.outcome.status));
-        }
-        let undecided = reached - results.len();
-        Ok(Checked { results, baseline, steps, interrupted: true, undecided })
-    };
     // With no job, the first round is over; its open verdicts still face the second.
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
     if jobs.is_empty() && !(side.second_round() && any_open) {
@@ -422,7 +413,7 @@ pub fn check_language<L: LanguageCheck>(
         events(Event::Phase(Phase::Workers { count }));
         let Started { workers: started, steps: more } =
             match side.workers(ctx, &mut evidence, count, &recalled.jobs) {
-                Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
+                Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
                 started => started?,
             };
         workers = started;
@@ -433,7 +424,7 @@ pub fn check_language<L: LanguageCheck>(
         timings.baseline += started_at.elapsed();
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
-        return cut_off(results, baseline, steps);
+        return cut_off(side, results, baseline, steps);
     }
     let started = Instant::now();
     let open = results.iter().filter(|result| language::is_open(result.outcome.status)).count();
@@ -441,7 +432,7 @@ pub fn check_language<L: LanguageCheck>(
         events(Event::Phase(Phase::SecondRound { open }));
     }
     let widened = match side.widen(ctx, &mut evidence, &results) {
-        Err(err) if is_interruption(&err) => return cut_off(results, baseline, steps),
+        Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
         widened => widened?,
     };
     let mut cut = Cut::default();
@@ -467,6 +458,22 @@ pub fn check_language<L: LanguageCheck>(
         say_confirmed(&mut results, &ids);
     }
     Ok(Checked { results, baseline, steps, interrupted: cut.interrupted, undecided: cut.undecided })
+}
+
+/// What a check cut off before its second round keeps: the verdicts that round would look at
+/// again are not final.
+fn cut_off<L: LanguageCheck>(
+    side: &L,
+    mut results: Vec<MutantResult>,
+    baseline: Duration,
+    steps: Vec<StepRecord>,
+) -> Result<Checked> {
+    let reached = results.len();
+    if side.second_round() {
+        results.retain(|result| !language::is_open(result.outcome.status));
+    }
+    let undecided = reached - results.len();
+    Ok(Checked { results, baseline, steps, interrupted: true, undecided })
 }
 
 /// Proves a language's baseline, saying so, and counts the time its compile check and build
