@@ -19,7 +19,7 @@ use crate::run;
 
 /// The languages mutdelta checks, in the order a check runs them: the one list of them (a new
 /// language is a folder beside `python/` and `cargo/` and a line here).
-pub const LANGUAGES: &[run::Plugin] = &[crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
+pub const LANGUAGES: &[run::plugin::Plugin] = &[crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
 
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {

@@ -2,7 +2,8 @@
 
 use super::check::CargoCheck;
 use super::spec;
-use crate::run::{check_language, Plugin};
+use crate::run::check_language;
+use crate::run::plugin::Plugin;
 
 /// Rust plugged into the runner: the cargo check; no kill-loss audit yet.
 pub const PLUGIN: Plugin = Plugin {

@@ -19,8 +19,9 @@ use crate::model::record::StepRecord;
 use crate::model::report::Timings;
 use crate::run::event::Event;
 use crate::run::language::Context;
+use crate::run::plugin::{AuditRequest, Change};
 use crate::run::verdicts::Verdicts;
-use crate::run::{check_language, split_ignored, AuditRequest, Change};
+use crate::run::{check_language, split_ignored};
 use crate::scratch::Scratch;
 use crate::worktree;
 

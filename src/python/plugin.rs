@@ -4,7 +4,8 @@ use super::audit;
 use super::check::PythonCheck;
 use super::select;
 use super::spec;
-use crate::run::{check_language, Auditor, Plugin};
+use crate::run::check_language;
+use crate::run::plugin::{Auditor, Plugin};
 
 /// Python plugged into the runner: the pytest check, and the kill-loss audit.
 pub const PLUGIN: Plugin = Plugin {
