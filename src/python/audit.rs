@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use git2::{Oid, Repository};
 
-use super::check::{LinesRun, PythonCheck, TestsRun};
+use super::check::PythonCheck;
+use super::first_round::{LinesRun, TestsRun};
 use super::spec::{self, LANGUAGE};
 use super::touched::TouchedFile;
 use super::{interpreter, touched};

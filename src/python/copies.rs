@@ -1,0 +1,144 @@
+//! The copies a round's workers test in, their collectors and their executors (a warm worker or a fresh process per mutant).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Result};
+
+use super::check::{Executors, PythonCheck};
+use super::collector::Collector;
+use super::executor::{Executor, Warm};
+use super::interpreter::Runner;
+use super::job::PythonJob;
+use super::warm::WarmSpec;
+use super::worker::{PythonWorker, Swap};
+use super::{interpreter, select};
+use crate::run::job::Job;
+use crate::run::language::Context;
+use crate::worktree;
+
+impl PythonCheck {
+    /// `ctx.base` and `count - 1` copies of it (a copy made already, beside the coverage run,
+    /// is reused).
+    pub(super) fn copies(&self, ctx: &Context, count: usize) -> Result<Vec<PathBuf>> {
+        let mut roots = vec![ctx.base.to_path_buf()];
+        for index in 1..count {
+            let copy = ctx.scratch.path().join(format!("copy-{index}"));
+            if !copy.exists() {
+                worktree::duplicate(ctx.base, &copy)?;
+            }
+            roots.push(copy);
+        }
+        Ok(roots)
+    }
+
+    /// A collector per copy, all collecting the test `files` side by side (spawned from this
+    /// thread, which outlives them).
+    pub(super) fn spawn_collectors(
+        &self,
+        ctx: &Context,
+        roots: &[PathBuf],
+        files: &BTreeSet<String>,
+    ) -> Vec<Result<Collector>> {
+        if files.is_empty() {
+            let none = || Err(anyhow!("no mutant of this round can be swapped in"));
+            return roots.iter().map(|_| none()).collect();
+        }
+        let mut args = self.pytest_args();
+        args.extend(files.iter().cloned());
+        roots
+            .iter()
+            .map(|root| {
+                let name = root.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let env = interpreter::environment(&self.python, root, Some(&self.support));
+                let files: Vec<PathBuf> = ctx.plan.files.iter().map(|file| root.join(&file.path)).collect();
+                let log = ctx.logs.join(format!("collector-{name}.log"));
+                Collector::spawn(&self.python, root, &env, &args, &files, log)
+            })
+            .collect()
+    }
+
+    /// The test files of the `jobs` that may be swapped in.
+    pub(super) fn collector_files(jobs: &[Job<PythonJob>]) -> BTreeSet<String> {
+        jobs.iter()
+            .filter(|job| job.data.fresh.is_none())
+            .flat_map(|job| &job.tests)
+            .map(|test| select::file_of(test).to_string())
+            .collect()
+    }
+
+    /// Each worker's collector, once it has collected; a worker whose collector does not start
+    /// imports every mutant fresh.
+    pub(super) fn attach_collectors(workers: &mut [PythonWorker], spawned: Vec<Result<Collector>>) {
+        for (worker, collector) in workers.iter_mut().zip(spawned) {
+            worker.swap = match collector.and_then(|collector| collector.ready().map(|()| collector)) {
+                Ok(collector) => Swap::On(Box::new(collector)),
+                Err(err) => Swap::Unavailable(format!("{err:#}")),
+            };
+        }
+    }
+
+    /// An executor per copy: a warm worker that forks a child per mutant, or (no forking, or
+    /// a warm worker whose imports brought in a file the change mutates, which its forks could
+    /// not import afresh) a new interpreter per mutant, and then why, for the run record.
+    pub(super) fn executors(
+        &self,
+        ctx: &Context,
+        roots: &[PathBuf],
+        preload: &[String],
+    ) -> Result<(Executors, Option<String>)> {
+        let fresh = || roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect();
+        if !(self.pytest() && ctx.options.python.fork) {
+            return Ok((fresh(), None));
+        }
+        let (warm, held) = self.warm_executors(roots, ctx.logs, preload)?;
+        let mutated: Vec<String> = ctx
+            .plan
+            .files
+            .iter()
+            .filter(|file| held.contains(&file.path))
+            .map(|file| file.path.display().to_string())
+            .collect();
+        if mutated.is_empty() {
+            return Ok((warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect(), None));
+        }
+        let why = format!(
+            "every mutant imported in a new interpreter: importing pytest and the modules the tests share imports {} of the project, which a fork of that interpreter could not import afresh",
+            mutated.join(", ")
+        );
+        Ok((fresh(), Some(why)))
+    }
+
+    /// A warm worker per copy, importing their modules side by side.
+    /// Also returns the files of the project any of them imported before forking.
+    pub(super) fn warm_executors(
+        &self,
+        roots: &[PathBuf],
+        logs: &Path,
+        preload: &[String],
+    ) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
+        let specs = roots.iter().map(|root| WarmSpec {
+            python: self.python.clone(),
+            script: self.support.join("mutdelta_worker.py"),
+            root: root.clone(),
+            env: interpreter::environment(&self.python, root, Some(&self.support)),
+            preload: preload.to_vec(),
+            pytest_options: match &self.runner {
+                Runner::Pytest { options } => options.clone(),
+                Runner::Shell(_) => Vec::new(),
+            },
+            log: logs.join(format!("warm-{}.log", root.file_name().unwrap_or_default().to_string_lossy())),
+        });
+        // Spawned from this thread, which outlives them (they die with the thread that spawned
+        // them); they import their modules side by side, and are waited for in turn.
+        let spawned: Vec<Result<Warm>> = specs.map(Warm::spawn).collect();
+        let mut held = BTreeSet::new();
+        let mut ready = Vec::new();
+        for warm in spawned {
+            let warm = warm?;
+            held.extend(warm.ready()?);
+            ready.push(warm);
+        }
+        Ok((ready, held))
+    }
+}

@@ -1,0 +1,298 @@
+//! `PythonCheck` as the runner's `LanguageCheck`: each phase (prove, workers, a later round's proof, the second round, the confirmation) from the state the one before returned.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+
+use super::check::{FirstRound, PythonCheck, SWAPPED_PER_COLLECTOR};
+use super::first_round::{baseline_step, select_each, CompileCheck, Selected};
+use super::job::{Fresh, PythonJob};
+use super::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
+use super::worker::{PythonWorker, Swap};
+use super::{compile, interpreter, spec};
+use crate::model::outcome::Outcome;
+use crate::model::outcome::{MutantResult, Status};
+use crate::model::plan::{Language, PlannedMutant};
+use crate::model::record::{How, RunRecord, StepRecord};
+use crate::run::job::Job;
+use crate::run::language::{self, Context, LanguageCheck, Proven, Started, Widened};
+use crate::run::require::{self, Subject};
+use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
+
+impl LanguageCheck for PythonCheck {
+    type Data = PythonJob;
+    type Evidence = FirstRound;
+    type Worker = PythonWorker;
+    const LANGUAGE: Language = spec::LANGUAGE;
+
+    /// Only when the change's own test files ran first, under pytest.
+    fn second_round(&self) -> bool {
+        !self.tests.is_empty() && self.pytest() && self.widens
+    }
+
+    /// The interpreter with its packages, the runner and the environment; a changed test
+    /// module counts only for the mutants whose tests it holds.
+    fn verdict_scope(&self, _ctx: &Context) -> Option<crate::run::verdicts::Scope> {
+        let interpreter = interpreter::fingerprint(&self.python).ok()?;
+        let identity =
+            format!("{interpreter}\n{:?}\n{}", self.runner, crate::cache::environment_fingerprint());
+        Some(crate::run::verdicts::Scope { identity, test_module: spec::is_test_module })
+    }
+
+    fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound, PythonJob>> {
+        let mut early = self.start_early(ctx, candidates.len())?;
+        // The first coverage run is one process until it proves slow (then the rest of the
+        // suite pauses until it ends): with a second core, the rest of the suite starts beside
+        // it. Begun or not, the second round measures what it needs: a failure to begin it
+        // costs only time.
+        let mut rest = None;
+        if ctx.options.jobs.get() > 1 {
+            rest = self.begin_rest(ctx, candidates.len(), false).unwrap_or(None);
+        }
+        // The compile check needs no tests: it overlaps the unmutated run.
+        let (compiled, selected) = std::thread::scope(|scope| {
+            let compiling = scope.spawn(|| {
+                let started = Instant::now();
+                compile::compile_check(&self.python, ctx.plan, &candidates, ctx.cache)
+                    .map(|found| CompileCheck { found, took: started.elapsed() })
+            });
+            let selected = self.select(ctx, candidates.clone(), &mut rest);
+            (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
+        });
+        if !matches!(&selected, Ok(selected) if !selected.jobs.is_empty()) {
+            early = None; // no worker will need them
+        }
+        if selected.is_err() {
+            rest = None;
+        }
+        // A changed file that does not compile explains a failing baseline: report that first.
+        let CompileCheck { found, took: compile } = compiled??;
+        let Selected { jobs, reused, uncovered, baseline, mut first_round, step } = selected?;
+        // A mutant that does not compile is CompileError whatever its selection said: it is
+        // never run and never counted as caught. One that compiles to the original's code, or
+        // to another mutant's, is no mutant of its own: Ignored, with the reason, not run.
+        let compile_error = |planned: &PlannedMutant| {
+            let error = found.errors.get(&planned.id);
+            let compile_error = error.map(|error| Outcome::settled(Status::CompileError, error.clone()));
+            compile_error.or_else(|| {
+                let same = found.equivalent.get(&planned.id)?;
+                Some(Outcome::settled(Status::Ignored, same.reason()))
+            })
+        };
+        let mut settled = Vec::new();
+        let mut runnable = Vec::new();
+        for job in jobs {
+            match compile_error(&job.planned) {
+                Some(outcome) => settled.push(outcome.for_mutant(job.planned)),
+                None => runnable.push(job),
+            }
+        }
+        first_round.ran_whole_suite.extend(self.whole_suite(&runnable));
+        // With every line covered, only a survivor could need the rest of the suite.
+        match &rest {
+            Some(begun) => {
+                if uncovered.is_empty() {
+                    begun.yield_the_cpu();
+                }
+                begun.resume();
+            }
+            None => rest = self.begin_rest(ctx, runnable.len(), uncovered.is_empty()).unwrap_or(None),
+        }
+        first_round.early = early;
+        first_round.rest = rest;
+        for planned in uncovered {
+            let outcome = compile_error(&planned)
+                .unwrap_or_else(|| Outcome::settled(Status::NoCoverage, "no test runs this line"));
+            settled.push(outcome.for_mutant(planned));
+        }
+        Ok(Proven {
+            jobs: runnable,
+            settled,
+            baseline,
+            what: self.describe_tests(),
+            reused,
+            compile,
+            build: Duration::ZERO,
+            evidence: first_round,
+            steps: vec![step],
+        })
+    }
+
+    fn workers(
+        &self,
+        ctx: &Context,
+        first_round: &mut FirstRound,
+        count: usize,
+        jobs: &[Job<PythonJob>],
+    ) -> Result<Started<PythonWorker>> {
+        let roots = self.copies(ctx, count)?;
+        // The collectors import the project and collect the tests while the warm workers start
+        // (or started beside the coverage run, when they collect what these jobs need), and
+        // before any canary or mutant is written into a copy.
+        let swapping = self.swapping(ctx);
+        let files = PythonCheck::collector_files(jobs);
+        let early = first_round.early.take();
+        let collectors = match early {
+            Some(early)
+                if !files.is_empty() && files.is_subset(&early.files) && early.roots.len() >= count =>
+            {
+                early.collectors.into_iter().take(count).collect()
+            }
+            early => {
+                drop(early); // they collected other tests: they stop before the new ones start
+                if swapping {
+                    self.spawn_collectors(ctx, &roots, &files)
+                } else {
+                    Vec::new()
+                }
+            }
+        };
+        let (executors, fresh_why) = self.executors(ctx, &roots, &first_round.preload)?;
+        let mut workers: Vec<PythonWorker> = roots
+            .into_iter()
+            .zip(executors)
+            .map(|(root, executor)| PythonWorker {
+                equivalent: self.equivalent(&root),
+                root,
+                executor,
+                pytest: self.pytest(),
+                swap: Swap::Off,
+                unswappable: BTreeMap::new(),
+                // The baselines ran these selections unmutated, in full and in order: the
+                // change's tests, and (both rounds together) the whole suite.
+                verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
+                short_limits: ctx.options.timeout.is_none(),
+                quick_unmutated: HashMap::new(),
+            })
+            .collect();
+        if swapping {
+            PythonCheck::attach_collectors(&mut workers, collectors);
+        }
+        let mut steps: Vec<StepRecord> = fresh_why
+            .map(|step| StepRecord { step, record: RunRecord::of(How::Fresh, &[]) })
+            .into_iter()
+            .collect();
+        steps.extend(prove_canaries(ctx, &mut workers[0], jobs)?);
+        if swapping {
+            steps.extend(prove_swap(ctx, &mut workers, jobs)?);
+        }
+        Ok(Started { workers, steps })
+    }
+
+    /// The first round's collectors collected the change's tests only: when enough of the
+    /// second round's mutants could be swapped in, each worker gets a collector of the test
+    /// files they need. A collector collects all of those files, a fresh import only its
+    /// mutant's: it pays off from a few mutants per worker.
+    fn prove_round(
+        &self,
+        ctx: &Context,
+        workers: &mut [PythonWorker],
+        jobs: &[Job<PythonJob>],
+    ) -> Result<Vec<StepRecord>> {
+        let swapping = self.swapping(ctx);
+        let swappable = jobs.iter().filter(|job| job.data.fresh.is_none()).count();
+        if !swapping || swappable < SWAPPED_PER_COLLECTOR * workers.len() {
+            return prove_canaries(ctx, &mut workers[0], jobs);
+        }
+        for worker in workers.iter_mut() {
+            worker.swap = Swap::Off; // the old collector ends before the new one starts
+        }
+        let roots: Vec<PathBuf> = workers.iter().map(|worker| worker.root.clone()).collect();
+        let collectors = self.spawn_collectors(ctx, &roots, &PythonCheck::collector_files(jobs));
+        PythonCheck::attach_collectors(workers, collectors);
+        let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
+        steps.extend(prove_swap(ctx, workers, jobs)?);
+        Ok(steps)
+    }
+
+    /// The change's own tests ran first. A mutant they let survive, or whose statement they did
+    /// not run, faces the rest of the suite as the project's configuration collects it
+    /// (doctests included): one more coverage run, watching only those statements, leaving
+    /// out the tests that already ran.
+    fn widen(
+        &self,
+        ctx: &Context,
+        first_round: &mut FirstRound,
+        results: &[MutantResult],
+    ) -> Result<Option<Widened<PythonJob>>> {
+        if !self.second_round() {
+            return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
+        }
+        let open: Vec<PlannedMutant> = results
+            .iter()
+            .filter(|result| crate::run::language::is_open(result.outcome.status))
+            .map(|result| result.planned.clone())
+            .collect();
+        // Taken even when no mutant is left open: then it is stopped here.
+        let begun = first_round.rest.take();
+        if open.is_empty() {
+            return Ok(None);
+        }
+        let (measured, beside) = match begun.map(|begun| (begun.yielded(), begun.finish())) {
+            Some((yielded, Some(measured))) => (measured, Some(yielded)),
+            _ => (self.measure_rest(ctx)?, None),
+        };
+        let what = "the rest of the test suite".to_string();
+        let step = match beside {
+            Some(true) => "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
+            Some(false) => "baseline of the rest of the suite (begun beside the first round)",
+            None => "baseline of the rest of the suite",
+        };
+        let step = baseline_step(step, &measured);
+        let (baseline, reused) = (measured.took, measured.reused);
+        if let Some(run) = measured.decisive() {
+            if run.exit == crate::model::record::Exit::Code(5) {
+                // Nothing left to collect: the change's tests are the whole suite.
+                let steps = vec![step];
+                return Ok(Some(Widened {
+                    jobs: Vec::new(),
+                    baseline,
+                    what,
+                    reused,
+                    nothing_else: true,
+                    steps,
+                }));
+            }
+            require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
+        }
+        let map = measured.map.expect("a passing probe run has a map");
+        refuse_imports_from_checkout(ctx, &map)?;
+        let (mut jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
+        // A mutant that faces the whole suite here (its code ran at import) need not face
+        // again the test files the first round ran against it in full.
+        let files: Vec<String> =
+            self.tests.iter().filter(|test| test.ends_with(".py") && !test.contains("::")).cloned().collect();
+        for job in jobs.iter_mut() {
+            if job.tests.is_empty() && first_round.whole_files.contains(&job.planned.id) {
+                job.data.left_out = files.clone();
+            }
+        }
+        first_round.ran_whole_suite.extend(self.whole_suite(&jobs));
+        Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: false, steps: vec![step] }))
+    }
+
+    /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a
+    /// fresh import: the tests that run its line passed, but a test that runs after them may
+    /// read what the line made (a memo, a registry) without running it.
+    fn confirm(
+        &self,
+        ctx: &Context,
+        first_round: &FirstRound,
+        results: &[MutantResult],
+        baseline: Duration,
+    ) -> Vec<Job<PythonJob>> {
+        if !(self.confirm_survivors && self.pytest() && self.widens) {
+            return Vec::new(); // the user's command is the whole suite; an audit is confined
+        }
+        language::survivors(results)
+            .filter(|planned| !first_round.ran_whole_suite.contains(&planned.id))
+            .map(|planned| {
+                let timeout = mutant_timeout(ctx.options.timeout, baseline);
+                let fresh = PythonJob { fresh: Some(Fresh::Confirming), ..PythonJob::default() };
+                Job::new(planned.clone(), Vec::new(), timeout, baseline).with(fresh)
+            })
+            .collect()
+    }
+}
