@@ -315,19 +315,23 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
     Ok(report::gate::exit(&gate))
 }
 
-/// `mutdelta mutators`: the operator tables, then the arid and likely-equivalence rules.
+/// `mutdelta mutators`: each language's operator table, then its arid-line rules, then the
+/// likely-equivalence rules.
 fn catalog_text() -> String {
-    use mutators::catalog::{render, render_markers, EQUIVALENT, PYTHON, PYTHON_ARID, RUST, RUST_ARID};
+    use mutators::catalog::{render, render_markers, EQUIVALENT};
     let arid = "mutants that lie wholly inside run; a kill counts, a survivor is Ignored with the rule's name; --no-arid counts it";
-    format!(
-        "Python\n\n{}\nRust\n\n{}\nArid lines, Python ({arid})\n\n{}\nArid lines, Rust ({arid})\n\n{}\n\
-         Likely-equivalent mutants (and, for Python, any mutant that compiles to the code the original \
+    let mut text = String::new();
+    for plugin in LANGUAGES {
+        text += &format!("{}\n\n{}\n", plugin.language.display, render(plugin.language.operators));
+    }
+    for plugin in LANGUAGES {
+        let rules = render_markers(plugin.language.arid_rules);
+        text += &format!("Arid lines, {} ({arid})\n\n{rules}\n", plugin.language.display);
+    }
+    text + &format!(
+        "Likely-equivalent mutants (and, for Python, any mutant that compiles to the code the original \
          or another mutant compiles to: Ignored, not run)\n\n{}",
-        render(PYTHON),
-        render(RUST),
-        render_markers(PYTHON_ARID),
-        render_markers(RUST_ARID),
-        render_markers(EQUIVALENT),
+        render_markers(EQUIVALENT)
     )
 }
 

@@ -38,6 +38,8 @@ pub static RUST: LanguageSpec = LanguageSpec {
     place_test,
     killers_named_alone: true,
     baseline_words: "building the unmutated packages and running their tests",
+    operators: mutators::catalog::RUST,
+    arid_rules: mutators::catalog::RUST_ARID,
 };
 
 /// Rust as a `Language`.

@@ -68,6 +68,9 @@ pub struct LanguageSpec {
     pub killers_named_alone: bool,
     /// What its baseline does, in the progress line that says it starts.
     pub baseline_words: &'static str,
+    /// Its operator table and arid-line rules, as `mutdelta mutators` prints them.
+    pub operators: &'static [mutators::catalog::Rule],
+    pub arid_rules: &'static [mutators::catalog::Marker],
 }
 
 /// How a language's lines are read as tokens.

@@ -27,6 +27,8 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     place_test,
     killers_named_alone: false,
     baseline_words: "running the unmutated tests",
+    operators: mutators::catalog::PYTHON,
+    arid_rules: mutators::catalog::PYTHON_ARID,
 };
 
 /// Python as a `Language`.
