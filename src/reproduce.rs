@@ -9,9 +9,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::lines;
 
 use crate::model::plan::State;
+use crate::report::diff::unified_diff;
 use crate::report::document::{byte_offset, CommandEntry, Document, MutantEntry, Section, ShardPlace};
 use crate::report::test_files::Defined;
-use crate::report::text::{unified_diff, within_a_screen};
+use crate::report::text::within_a_screen;
 use crate::worktree;
 
 /// The temporary directories the report's commands ran in: the check's, or each shard's.

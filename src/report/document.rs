@@ -275,7 +275,7 @@ pub struct AuditSection {
 }
 
 /// A kill the change's test edits lose.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct LostEntry {
     pub file: String,
@@ -444,6 +444,11 @@ impl Document {
 }
 
 impl FileEntry {
+    /// The file's language and source, without its mutants.
+    pub fn clone_empty(&self) -> FileEntry {
+        FileEntry { language: self.language.clone(), source: self.source.clone(), mutants: Vec::new() }
+    }
+
     /// The file's source with `mutant` applied, or None when its location lies outside the source.
     pub fn mutated(&self, mutant: &MutantEntry) -> Option<String> {
         let start = byte_offset(&self.source, mutant.location.start)?;
@@ -455,7 +460,7 @@ impl FileEntry {
     /// The mutant as a unified diff of `path`, one line of context (empty if it cannot be applied).
     pub fn diff(&self, path: &str, mutant: &MutantEntry) -> String {
         self.mutated(mutant)
-            .map(|mutated| super::text::unified_diff(path, &self.source, &mutated))
+            .map(|mutated| super::diff::unified_diff(path, &self.source, &mutated))
             .unwrap_or_default()
     }
 }

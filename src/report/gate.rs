@@ -3,8 +3,10 @@
 use std::collections::BTreeSet;
 
 use anyhow::{anyhow, Result};
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::document::Document;
 use crate::exit::Exit;
 use crate::model::outcome::Status;
 use crate::model::report::Report;
@@ -134,68 +136,47 @@ impl Gate {
 
 /// The summary counts of a document written by `check --json` (a shard's too) or `merge`.
 pub fn read(document: &Value) -> Result<Gate> {
-    let files = document["files"].as_object().ok_or_else(|| not_ours("it has no \"files\""))?;
-    let section =
-        document["mutdelta"].as_object().ok_or_else(|| not_ours("it has no \"mutdelta\" section"))?;
-    let added = section
-        .get("addedLines")
-        .and_then(Value::as_object)
-        .ok_or_else(|| not_ours("its \"mutdelta\" section has no \"addedLines\""))?;
-    let mut summary = Summary {
-        lines: added.values().filter_map(Value::as_array).map(Vec::len).sum(),
-        ..Summary::default()
-    };
+    let document = Document::deserialize(document).map_err(|err| not_ours(&err.to_string()))?;
+    let section = &document.mutdelta;
+    let mut summary =
+        Summary { lines: section.added_lines.values().map(Vec::len).sum(), ..Summary::default() };
     let mut survived = BTreeSet::new();
     let mut not_run = BTreeSet::new();
-    for (path, file) in files {
-        for mutant in
-            file["mutants"].as_array().ok_or_else(|| not_ours(&format!("{path} has no mutant list")))?
-        {
-            let status: Status = serde_json::from_value(mutant["status"].clone())
-                .map_err(|_| not_ours(&format!("a mutant of {path} has the status {}", mutant["status"])))?;
-            let line = (path.as_str(), mutant["location"]["start"]["line"].as_u64().unwrap_or(0));
-            summary.mutants += 1;
-            summary.caught += usize::from(status.is_caught());
-            summary.scored += usize::from(status.is_caught() || status.is_missed());
-            match status {
-                Status::Survived => {
-                    survived.insert(line);
-                }
-                Status::NoCoverage => {
-                    not_run.insert(line);
-                }
-                Status::CompileError => summary.compile_errors += 1,
-                Status::RuntimeError => summary.runtime_errors += 1,
-                Status::Ignored => summary.ignored += 1,
-                Status::Killed | Status::Timeout => {}
+    for (path, mutant) in document.mutants() {
+        let (status, line) = (mutant.status, (path, mutant.line()));
+        summary.mutants += 1;
+        summary.caught += usize::from(status.is_caught());
+        summary.scored += usize::from(status.is_caught() || status.is_missed());
+        match status {
+            Status::Survived => {
+                survived.insert(line);
             }
+            Status::NoCoverage => {
+                not_run.insert(line);
+            }
+            Status::CompileError => summary.compile_errors += 1,
+            Status::RuntimeError => summary.runtime_errors += 1,
+            Status::Ignored => summary.ignored += 1,
+            Status::Killed | Status::Timeout => {}
         }
     }
-    let shard = &section.get("shard").cloned().unwrap_or_default();
-    if let (Some(index), Some(count), Some(planned)) = (
-        shard["index"].as_u64(),
-        shard["count"].as_u64(),
-        section.get("plan").and_then(|p| p["mutants"].as_u64()),
-    ) {
-        let shard = crate::model::plan::Shard { index: index as usize, count: count as usize };
-        summary.shard = Some((shard, planned as usize));
+    if let (Some(shard), Some(plan)) = (section.shard, &section.plan) {
+        let shard = crate::model::plan::Shard { index: shard.index, count: shard.count };
+        summary.shard = Some((shard, plan.mutants));
     }
     summary.lines_with_survivors = survived.len();
     summary.lines_not_run = not_run.difference(&survived).count();
-    let audit = section.get("audit").map(|audit| AuditSummary {
-        edited: audit["editedTests"]
-            .as_array()
-            .map(|tests| tests.iter().filter_map(Value::as_str).map(str::to_string).collect())
-            .unwrap_or_default(),
-        tried: count(&audit["mutants"]),
-        killed_before: count(&audit["killedBefore"]),
-        lost: audit["lostKills"].as_array().map_or(0, Vec::len),
+    let audit = section.audit.as_ref().map(|audit| AuditSummary {
+        edited: audit.edited_tests.clone(),
+        tried: audit.mutants,
+        killed_before: audit.killed_before,
+        lost: audit.lost_kills.len(),
     });
-    let incomplete = section.get("incomplete").map(|incomplete| Interruption {
-        not_run: count(&incomplete["notRun"]),
-        planned: count(&incomplete["planned"]),
-        undecided: count(&incomplete["undecided"]),
-        audit_cut_off: incomplete["auditCutOff"].as_bool().unwrap_or(false),
+    let incomplete = section.incomplete.as_ref().map(|incomplete| Interruption {
+        not_run: incomplete.not_run,
+        planned: incomplete.planned,
+        undecided: incomplete.undecided,
+        audit_cut_off: incomplete.audit_cut_off,
     });
     Ok(Gate { summary, audit, audit_only: false, incomplete })
 }
@@ -207,10 +188,6 @@ pub fn exit(gate: &Gate) -> Exit {
     } else {
         Exit::Clean
     }
-}
-
-fn count(value: &Value) -> usize {
-    value.as_u64().unwrap_or(0) as usize
 }
 
 fn not_ours(why: &str) -> anyhow::Error {

@@ -162,7 +162,7 @@ fn audit_section(audit: &crate::model::audit::Audit) -> AuditSection {
             let mutant = &lost.mutant;
             let path = lost.path.display().to_string();
             LostEntry {
-                diff: super::text::unified_diff(&path, &lost.source, &mutant.apply(&lost.source)),
+                diff: super::diff::unified_diff(&path, &lost.source, &mutant.apply(&lost.source)),
                 file: path,
                 mutator_name: mutant.mutator().name().to_string(),
                 replacement: Some(mutant.replacement.clone()),

@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Result};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
+use serde::Deserialize;
+
+use super::document::{AuditSection, Document, FileEntry, Performance, ShardEntry, StepEntry};
 use super::test_files::{shown, Defined, TestEntry, TestFile};
 
 /// The shards' documents joined into one; each is named by its place ("report 2") in errors.
@@ -62,115 +65,119 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
     }
     let ordered: Vec<&ShardReport> = by_index.into_values().collect();
     check_mutants(&ordered, first.planned)?;
-    let audit = join_audits(&ordered)?;
-    let tests = join_test_files(&ordered)?;
-    let mut merged = join(&ordered);
-    if let Some(tests) = tests {
-        merged["testFiles"] = tests;
+    let typed: Vec<Typed> = ordered
+        .iter()
+        .map(|shard| {
+            let document = Document::deserialize(shard.document).map_err(|err| {
+                anyhow!(
+                    "{} is not a mutdelta JSON report ({err}): give the file a shard's --json wrote",
+                    shard.name
+                )
+            })?;
+            Ok(Typed { shard, document })
+        })
+        .collect::<Result<_>>()?;
+    let audit = join_audits(&typed)?;
+    let tests = join_test_files(&typed)?;
+    let mut merged = join(typed);
+    if tests.is_some() {
+        merged.test_files = tests;
     }
-    if let (Some(audit), Some(section)) = (audit, merged["mutdelta"].as_object_mut()) {
-        section.insert("audit".into(), audit);
-    }
-    Ok(merged)
+    merged.mutdelta.audit = audit;
+    Ok(serde_json::to_value(merged)?)
+}
+
+/// A shard's document read as the typed document, beside what it says about its place.
+struct Typed<'a> {
+    shard: &'a ShardReport<'a>,
+    document: Document,
 }
 
 /// The shards' kill-loss audits as one: each shard audited its share of one audit plan (the
 /// same edited tests, the same digest), so the counts add up, the lost kills join, each note is
 /// kept once and the notes that count kills are said for the sums.
-fn join_audits(shards: &[&ShardReport]) -> Result<Option<Value>> {
-    let audits: Vec<(&ShardReport, &Value)> =
-        shards.iter().map(|shard| (*shard, &shard.document["mutdelta"]["audit"])).collect();
-    let present = audits.iter().filter(|(_, audit)| audit.is_object()).count();
+fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
+    let audits: Vec<(&ShardReport, Option<&AuditSection>)> =
+        shards.iter().map(|typed| (typed.shard, typed.document.mutdelta.audit.as_ref())).collect();
+    let present = audits.iter().filter(|(_, audit)| audit.is_some()).count();
     if present == 0 {
         return Ok(None);
     }
     if present < audits.len() {
-        let without: Vec<&str> = audits.iter().filter(|(_, a)| !a.is_object()).map(|(s, _)| s.name).collect();
+        let without: Vec<&str> = audits.iter().filter(|(_, a)| a.is_none()).map(|(s, _)| s.name).collect();
         bail!(
             "{} ran no kill-loss audit but other shards did: run every shard with the same options",
             without.join(", ")
         );
     }
+    let audits: Vec<(&ShardReport, &AuditSection)> =
+        audits.into_iter().filter_map(|(shard, audit)| Some((shard, audit?))).collect();
     let (first, reference) = audits[0];
-    let mut merged = reference.clone();
     let (mut tried, mut killed, mut dropped, mut unconfirmed) = (0, 0, 0, 0);
     let (mut lost, mut notes, mut steps) = (Vec::new(), Vec::new(), Vec::new());
     for (shard, audit) in &audits {
-        if audit["editedTests"] != reference["editedTests"] || audit["plan"] != reference["plan"] {
+        if audit.edited_tests != reference.edited_tests || audit.plan != reference.plan {
             bail!(
                 "the kill-loss audits of {} and {} mutated different code before the change (a test that runs other code on each run?): run `mutdelta audit-tests` on its own, or the shards with --no-audit",
                 first.name,
                 shard.name
             );
         }
-        let count = |key: &str| audit[key].as_u64().unwrap_or(0) as usize;
-        tried += count("mutants");
-        killed += count("killedBefore");
-        dropped += count("dropped");
-        unconfirmed += count("unconfirmed");
-        lost.extend(audit["lostKills"].as_array().into_iter().flatten().cloned());
+        tried += audit.mutants;
+        killed += audit.killed_before;
+        dropped += audit.dropped;
+        unconfirmed += audit.unconfirmed;
+        lost.extend(audit.lost_kills.iter().cloned());
         // The notes that count this shard's kills are said again below for the sums.
-        let counted =
-            crate::model::audit::count_notes(count("dropped"), count("killedBefore"), count("unconfirmed"));
-        for note in audit["notes"].as_array().into_iter().flatten() {
-            let counts = note.as_str().is_some_and(|note| counted.iter().any(|c| c == note));
-            if !counts && !notes.contains(note) {
+        let counted = crate::model::audit::count_notes(audit.dropped, audit.killed_before, audit.unconfirmed);
+        for note in &audit.notes {
+            if !counted.contains(note) && !notes.contains(note) {
                 notes.push(note.clone());
             }
         }
-        for step in audit["steps"].as_array().into_iter().flatten() {
-            let mut step = step.clone();
-            step["shard"] = json!(shard.index);
-            steps.push(step);
-        }
+        steps.extend(audit.steps.iter().map(|step| StepEntry { shard: Some(shard.index), ..step.clone() }));
     }
-    lost.sort_by_key(|kill| {
-        let start = &kill["location"]["start"];
-        (kill["file"].as_str().unwrap_or("").to_string(), start["line"].as_u64(), start["column"].as_u64())
+    lost.sort_by(|a, b| {
+        (&a.file, a.location.start.line, a.location.start.column).cmp(&(
+            &b.file,
+            b.location.start.line,
+            b.location.start.column,
+        ))
     });
-    merged["mutants"] = json!(tried);
-    merged["killedBefore"] = json!(killed);
-    merged["lostKills"] = Value::Array(lost);
-    notes.extend(crate::model::audit::count_notes(dropped, killed, unconfirmed).into_iter().map(Value::from));
-    merged["notes"] = Value::Array(notes);
-    merged["dropped"] = json!(dropped);
-    merged["unconfirmed"] = json!(unconfirmed);
-    merged["steps"] = Value::Array(steps);
-    Ok(Some(merged))
+    notes.extend(crate::model::audit::count_notes(dropped, killed, unconfirmed));
+    Ok(Some(AuditSection {
+        edited_tests: reference.edited_tests.clone(),
+        mutants: tried,
+        killed_before: killed,
+        lost_kills: lost,
+        notes,
+        dropped,
+        unconfirmed,
+        steps,
+        plan: reference.plan.clone(),
+    }))
 }
 
 /// The shards' `testFiles` as one: a test's id is its name, so the same id in two shards is the
 /// same test, which must be filed alike; every shard's mutants name only tests its section
 /// defines. None when no shard has the section (reports of earlier versions).
-fn join_test_files(shards: &[&ShardReport]) -> Result<Option<Value>> {
-    let present = shards.iter().filter(|shard| !shard.document["testFiles"].is_null()).count();
+fn join_test_files(shards: &[Typed]) -> Result<Option<BTreeMap<String, TestFile>>> {
+    let present = shards.iter().filter(|typed| typed.document.test_files.is_some()).count();
     if present == 0 {
         return Ok(None);
     }
     let mut placed: BTreeMap<String, (String, TestEntry, &str)> = BTreeMap::new();
-    for shard in shards {
-        let files: BTreeMap<String, TestFile> = match &shard.document["testFiles"] {
-            Value::Null => bail!(
+    for Typed { shard, document } in shards {
+        let Some(files) = &document.test_files else {
+            bail!(
                 "{} has no testFiles but other shards do: write every shard's report with the same version of mutdelta",
                 shard.name
-            ),
-            section => serde_json::from_value(section.clone())
-                .map_err(|err| anyhow!("{}'s testFiles is not a list of tests by file ({err})", shard.name))?,
+            );
         };
-        let defined = Defined::read(&files).map_err(|err| anyhow!("{}: {err}", shard.name))?;
-        for (path, mutant) in shard.mutants() {
-            let named = |key: &str| -> Vec<String> {
-                mutant[key]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            };
-            let id = mutant["id"].as_str().unwrap_or("");
+        let defined = Defined::read(files).map_err(|err| anyhow!("{}: {err}", shard.name))?;
+        for (path, mutant) in document.mutants() {
             defined
-                .check(path, id, named("coveredBy").iter().chain(&named("killedBy")))
+                .check(path, &mutant.id, mutant.covered_by.iter().chain(&mutant.killed_by))
                 .map_err(|err| anyhow!("{}: {err}", shard.name))?;
         }
         for (id, (file, test)) in defined.by_id {
@@ -189,13 +196,11 @@ fn join_test_files(shards: &[&ShardReport]) -> Result<Option<Value>> {
             }
         }
     }
-    let mut by_file: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut by_file: BTreeMap<String, TestFile> = BTreeMap::new();
     for (id, (file, test, _)) in placed {
-        by_file.entry(file).or_default().push(json!({ "id": id, "name": test.name }));
+        by_file.entry(file).or_default().tests.push(TestEntry { id, name: test.name });
     }
-    Ok(Some(Value::Object(
-        by_file.into_iter().map(|(file, tests)| (file, json!({ "tests": tests }))).collect(),
-    )))
+    Ok(Some(by_file))
 }
 
 /// What a shard's document says about its place in the split.
@@ -326,67 +331,60 @@ fn check_mutants(shards: &[&ShardReport], planned: u64) -> Result<()> {
 }
 
 /// The document of an unsharded check, from the shards (in index order) of a proven split.
-fn join(shards: &[&ShardReport]) -> Value {
-    let mut merged = shards[0].document.clone();
-    let mut files: Map<String, Value> = Map::new();
-    let mut performance: Map<String, Value> = Map::new();
+fn join(shards: Vec<Typed>) -> Document {
+    let mut files: BTreeMap<String, FileEntry> = BTreeMap::new();
+    let mut performance: Option<Performance> = None;
     let mut steps = Vec::new();
     let mut records = Vec::new();
     let mut duration: f64 = 0.0;
-    for shard in shards {
-        for (path, file) in shard.document["files"].as_object().into_iter().flatten() {
-            let entry = files.entry(path.clone()).or_insert_with(|| {
-                let mut file = file.clone();
-                file["mutants"] = json!([]);
-                file
-            });
-            if let (Some(Value::Array(into)), Some(more)) =
-                (entry.get_mut("mutants"), file["mutants"].as_array())
-            {
-                into.extend(more.iter().cloned());
-            }
+    let mut first = None;
+    for Typed { shard, document } in shards {
+        let mut document = document;
+        for (path, file) in std::mem::take(&mut document.files) {
+            let entry = files.entry(path).or_insert_with(|| file.clone_empty());
+            entry.mutants.extend(file.mutants);
         }
-        for (phase, took) in shard.document["performance"].as_object().into_iter().flatten() {
-            let sum =
-                performance.get(phase).and_then(Value::as_f64).unwrap_or(0.0) + took.as_f64().unwrap_or(0.0);
-            performance.insert(phase.clone(), json!(sum));
+        if let Some(took) = document.performance {
+            let sum = performance.get_or_insert_with(Performance::default);
+            sum.setup += took.setup;
+            sum.initial_run += took.initial_run;
+            sum.mutation += took.mutation;
         }
-        let section = &shard.document["mutdelta"];
-        for step in section["steps"].as_array().into_iter().flatten() {
-            let mut step = step.clone();
-            step["shard"] = json!(shard.index);
-            steps.push(step);
-        }
-        let took = section["duration"].as_f64().unwrap_or(0.0);
-        duration = duration.max(took);
-        records.push(json!({
-            "index": shard.index,
-            "scratch": section["scratch"],
-            "performance": shard.document["performance"],
-            "duration": section["duration"],
-        }));
+        let section = &mut document.mutdelta;
+        steps.extend(
+            std::mem::take(&mut section.steps)
+                .into_iter()
+                .map(|step| StepEntry { shard: Some(shard.index), ..step }),
+        );
+        duration = duration.max(section.duration.unwrap_or(0.0));
+        records.push(ShardEntry {
+            index: shard.index,
+            scratch: section.scratch.clone(),
+            performance: document.performance,
+            duration: section.duration,
+        });
+        first.get_or_insert(document);
     }
+    let mut merged = first.expect("a split has a shard");
     for file in files.values_mut() {
-        if let Some(Value::Array(mutants)) = file.get_mut("mutants") {
-            mutants.sort_by_key(|m| m["id"].as_str().and_then(|id| id.parse::<u64>().ok()));
-        }
+        file.mutants.sort_by_key(|m| m.id.parse::<u64>().ok());
     }
-    merged["files"] = Value::Object(files);
-    merged["performance"] = Value::Object(performance);
-    if let Some(section) = merged["mutdelta"].as_object_mut() {
-        section.remove("shard");
-        section.remove("scratch");
-        section.remove("audit");
-        section.insert("steps".into(), Value::Array(steps));
-        section.insert("duration".into(), json!(duration));
-        section.insert("shards".into(), Value::Array(records));
-    }
+    merged.files = files;
+    merged.performance = performance;
+    let section = &mut merged.mutdelta;
+    section.shard = None;
+    section.scratch = None;
+    section.audit = None;
+    section.steps = steps;
+    section.duration = Some(duration);
+    section.shards = records;
     merged
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A shard's document of a two-file plan of four mutants: `statuses` by id.
     fn shard(index: usize, count: usize, statuses: &[(u64, &str, &str)]) -> Value {

@@ -1,5 +1,6 @@
 //! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF, GitHub and Markdown reports rendered from that JSON.
 
+pub mod diff;
 pub mod document;
 pub mod gate;
 pub mod github;

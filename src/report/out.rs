@@ -52,7 +52,7 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
         let path = file.path.display().to_string();
         fs::write(
             own.join("diff.patch"),
-            text::unified_diff(&path, &file.source, &mutant.apply(&file.source)),
+            super::diff::unified_diff(&path, &file.source, &mutant.apply(&file.source)),
         )?;
         let mut record = json!({
             "id": result.planned.id.to_string(),

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use super::diff::unified_diff;
 use mutators::catalog::Mutator;
-use similar::TextDiff;
 
 use crate::model::audit::LostKill;
 use crate::model::outcome::{MutantResult, Status};
@@ -344,12 +344,6 @@ pub fn within_a_screen(line: &str) -> std::borrow::Cow<'_, str> {
     let start: String = line.chars().take(head).collect();
     let end: String = line.chars().skip(count - tail).collect();
     format!("{start} … {} characters left out … {end}", count - head - tail).into()
-}
-
-/// The mutant as a unified diff of `path`, one line of context.
-pub fn unified_diff(path: &str, original: &str, mutated: &str) -> String {
-    let diff = TextDiff::from_lines(original, mutated);
-    diff.unified_diff().context_radius(1).header(&format!("a/{path}"), &format!("b/{path}")).to_string()
 }
 
 /// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
