@@ -231,3 +231,22 @@ fn old_code(
         .collect();
     reformat::old_code(&files, removed, &removed_scopes, languages)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_passed_over_are_named_alone_or_counted_and_listed() {
+        let files = |names: &[&str]| names.iter().map(|name| name.to_string()).collect::<Vec<_>>();
+        assert_eq!(passed_over(&[], "excluded", "that are excluded"), None);
+        assert_eq!(
+            passed_over(&files(&["a.txt"]), "excluded", "that are excluded").as_deref(),
+            Some("a.txt: excluded, skipped")
+        );
+        assert_eq!(
+            passed_over(&files(&["a.txt", "b.md"]), "excluded", "that are excluded").as_deref(),
+            Some("2 files that are excluded skipped: a.txt, b.md")
+        );
+    }
+}

@@ -590,6 +590,13 @@ def mean(items):
     }
 
     #[test]
+    fn a_comment_ends_a_line_at_its_first_marker_whatever_precedes_it() {
+        let words = |text: &str, language| tokens(text, language);
+        assert_eq!(words("let a = b / c; // halve", RUST), ["let", "a", "=", "b", "/", "c", ";"]);
+        assert_eq!(words("x = a // b  # floor", PYTHON), ["x", "=", "a", "/", "/", "b"]);
+    }
+
+    #[test]
     fn rust_chars_and_strings_differ_and_lifetimes_are_words() {
         let file = |text: &'static str| AddedFile {
             path: Path::new("src/a.rs"),

@@ -24,11 +24,15 @@ pub fn describe_tests(tests: &[String]) -> String {
     }
     let node_ids = tests.iter().filter(|test| test.contains("::")).count();
     let files = tests.len() - node_ids;
-    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    // Two or more: a count of one kind alone is never one.
     match (files, node_ids) {
-        (_, 0) => count(files, "test file", "test files"),
-        (0, _) => count(node_ids, "test", "tests"),
-        _ => format!("{} and {}", count(files, "test file", "test files"), count(node_ids, "test", "tests")),
+        (_, 0) => format!("{files} test files"),
+        (0, _) => format!("{node_ids} tests"),
+        _ => format!(
+            "{} and {}",
+            count_of(files, "test file", "test files"),
+            count_of(node_ids, "test", "tests")
+        ),
     }
 }
 
@@ -37,8 +41,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_is_counted_in_the_singular_and_every_other_count_in_the_plural() {
+        assert_eq!(count_of(1, "file", "files"), "1 file");
+        assert_eq!(count_of(0, "file", "files"), "0 files");
+        assert_eq!(count_of(2, "file", "files"), "2 files");
+    }
+
+    #[test]
     fn a_few_tests_are_named_and_the_rest_counted() {
         assert_eq!(some_tests(&["a", "b"], 3), "a, b");
+        assert_eq!(some_tests(&["a", "b", "c"], 3), "a, b, c", "as many as are kept: all named");
         assert_eq!(some_tests(&["a", "b", "c", "d", "e"], 3), "a, b, c and 2 more");
     }
 
@@ -50,5 +62,6 @@ mod tests {
         assert_eq!(describe_tests(&owned(&["t/test_a.py", "t/test_b.py"])), "2 test files");
         assert_eq!(describe_tests(&owned(&["t/a.py::x", "t/a.py::y"])), "2 tests");
         assert_eq!(describe_tests(&owned(&["t/b.py", "t/a.py::x", "t/a.py::y"])), "1 test file and 2 tests");
+        assert_eq!(describe_tests(&owned(&["t/b.py", "t/c.py", "t/a.py::x"])), "2 test files and 1 test");
     }
 }
