@@ -131,3 +131,35 @@ impl Checked {
         Ok(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::model::plan::State;
+
+    fn added(paths: &[&str]) -> lines::AddedLines {
+        lines::AddedLines {
+            state: State::WorkTree,
+            files: paths.iter().map(|path| (PathBuf::from(path), BTreeSet::from([1]))).collect(),
+            deleted: Vec::new(),
+            binary: Vec::new(),
+            removed: BTreeMap::new(),
+            removed_from: BTreeMap::new(),
+            before: None,
+        }
+    }
+
+    #[test]
+    fn a_change_to_the_test_code_of_a_language_without_an_audit_is_named_in_a_note() {
+        let languages = [crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
+        assert_eq!(
+            unaudited(&languages, &added(&["src/lib.rs", "tests/parse.rs"])),
+            ["the change edits Rust test code: only Python tests are audited for lost kills"]
+        );
+        assert!(unaudited(&languages, &added(&["src/lib.rs", "tests/test_a.py"])).is_empty());
+        assert!(unaudited(&languages[..1], &added(&["tests/parse.rs"])).is_empty(), "Rust not checked");
+    }
+}
