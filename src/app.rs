@@ -13,9 +13,8 @@ use crate::console::Console;
 use crate::exit::Exit;
 use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::options::{Format, ListOptions, Options, ReportFiles};
-use crate::report;
 use crate::report::gate::Gate;
-use crate::run;
+use crate::{report, run};
 
 /// The languages mutdelta checks, in the order a check runs them: the one list of them (a new
 /// language is a folder beside `python/` and `cargo/` and a line here).

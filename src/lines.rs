@@ -4,9 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
-use git2::{DiffOptions, Oid, Repository, Status, StatusOptions};
-
 use config::DiffConfig;
+use git2::{DiffOptions, Oid, Repository, Status, StatusOptions};
 use gitdiff::NewSide;
 pub use list::parse_line_list;
 

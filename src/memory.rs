@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::model::record::{Bytes, GIB, KIB, MIB};
 use anyhow::{bail, Result};
+
+use crate::model::record::{Bytes, GIB, KIB, MIB};
 
 /// The smallest limit the default ever sets: a test suite of a small project fits with room.
 const SMALLEST_DEFAULT: u64 = GIB;

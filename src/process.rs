@@ -12,9 +12,7 @@ use anyhow::{anyhow, Result};
 
 use super::memory::{self, MemoryWatch};
 use crate::interrupt::INTERRUPTED;
-use crate::model::record::Bytes;
-use crate::model::record::CommandRecord;
-use crate::model::record::{Exit, Finished};
+use crate::model::record::{Bytes, CommandRecord, Exit, Finished};
 use crate::watchdog::{kill_group, signal_group};
 
 /// A command line with its working directory and environment.

@@ -6,14 +6,12 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::lines;
-
 use crate::model::plan::State;
 use crate::report::diff::unified_diff;
 use crate::report::document::{byte_offset, CommandEntry, Document, MutantEntry, Section, ShardPlace};
 use crate::report::test_files::Defined;
 use crate::report::text::within_a_screen;
-use crate::worktree;
+use crate::{lines, worktree};
 
 /// The temporary directories the report's commands ran in: the check's, or each shard's.
 fn scratches(section: &Section) -> Vec<&Path> {

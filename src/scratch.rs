@@ -3,9 +3,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::watchdog::process_identity;
 use anyhow::{Context, Result};
 use tempfile::TempDir;
+
+use crate::watchdog::process_identity;
 
 const PREFIX: &str = "mutdelta-run-";
 const OWNER_FILE: &str = "owner";

@@ -1,7 +1,6 @@
 //! `--shard K/N`: which share of a plan's mutants one job of a CI matrix tests, computed from the plan alone so every job agrees without talking to the others.
 
-use crate::model::plan::{Language, Plan};
-use crate::model::plan::{Shard, Share};
+use crate::model::plan::{Language, Plan, Shard, Share};
 
 /// What a mutant is expected to cost, in units of a Python mutant's run (its language's
 /// `mutant_cost`). Ignored mutants run nothing. Per-shard costs (the baseline of each language a

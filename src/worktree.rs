@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use git2::{ObjectType, Repository, Status, StatusOptions, TreeWalkMode, TreeWalkResult};
 
 use crate::lines::workdir;
-
 use crate::model::plan::State;
 
 /// Writes `state` of `repo` into the empty directory `dest`, with the generated files of the

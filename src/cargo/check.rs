@@ -6,16 +6,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
+use mutators::rust::schema::MUTANT_VAR;
 
 use super::build::Cargo;
 use super::schema::Switched;
 use super::{build, libtest, schema, spec, workspace};
 use crate::interrupt::Interrupted;
-use crate::model::outcome::Outcome;
-use crate::model::outcome::Status;
+use crate::model::outcome::{Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant};
-use crate::model::record::{Exit, Finished};
-use crate::model::record::{How, RunRecord, StepRecord};
+use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::options::TestTool;
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Context, LanguageCheck, Proven, Started, Worker};
@@ -23,7 +22,6 @@ use crate::run::outcome;
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
 use crate::worktree::{self, Stamp};
-use mutators::rust::schema::MUTANT_VAR;
 
 /// A check of Rust mutants in a cargo workspace.
 pub struct CargoCheck {

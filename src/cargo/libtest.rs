@@ -2,8 +2,7 @@
 
 use std::time::Duration;
 
-use crate::model::outcome::Outcome;
-use crate::model::outcome::Status;
+use crate::model::outcome::{Outcome, Status};
 use crate::model::record::Finished;
 use crate::run::outcome::{last_line, read_common};
 

@@ -7,8 +7,7 @@ use anyhow::Result;
 
 use super::interpreter::{self, Runner};
 use super::warm::{WarmSpec, WarmWorker};
-use crate::model::record::Finished;
-use crate::model::record::{CommandRecord, How};
+use crate::model::record::{CommandRecord, Finished, How};
 
 /// Runs the given tests in one worker's copy.
 pub trait Executor: Send {

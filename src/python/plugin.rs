@@ -1,9 +1,7 @@
 //! Python plugged into the runner: its descriptor, the tests a change names, the pytest check and the kill-loss audit.
 
-use super::audit;
 use super::check::PythonCheck;
-use super::select;
-use super::spec;
+use super::{audit, select, spec};
 use crate::run::check_language;
 use crate::run::plugin::{Auditor, Plugin};
 

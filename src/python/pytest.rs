@@ -3,8 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::model::outcome::Outcome;
-use crate::model::outcome::Status;
+use crate::model::outcome::{Outcome, Status};
 use crate::model::record::{Exit, Finished};
 use crate::run::outcome::{last_line, read_common};
 

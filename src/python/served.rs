@@ -11,14 +11,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 
-use crate::memory::{self, MemoryWatch};
-
 use crate::interrupt::INTERRUPTED;
+use crate::memory::{self, MemoryWatch};
 use crate::model::record::Bytes;
 use crate::process::{read_tail, DieWithParent};
 use crate::run::timeouts::WARM_ANSWER_GRACE;
-use crate::watchdog::kill_group;
-use crate::watchdog::Watched;
+use crate::watchdog::{kill_group, Watched};
 
 /// What a request came to.
 pub enum Answer {

@@ -8,8 +8,7 @@ use anyhow::{anyhow, Result};
 use serde_json::json;
 
 use super::served::{Answer, Served};
-use crate::model::record::Bytes;
-use crate::model::record::{Exit, Finished};
+use crate::model::record::{Bytes, Exit, Finished};
 use crate::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;
 

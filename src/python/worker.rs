@@ -12,15 +12,12 @@ use super::executor::Executor;
 use super::job::PythonJob;
 use super::pytest;
 use crate::interrupt::{Interrupted, INTERRUPTED};
-use crate::model::outcome::Outcome;
-use crate::model::outcome::Status;
+use crate::model::outcome::{Outcome, Status};
 use crate::model::plan::{FilePlan, Plan};
-use crate::model::record::{CommandRecord, How, RunRecord};
-use crate::model::record::{Exit, Finished};
+use crate::model::record::{CommandRecord, Exit, Finished, How, RunRecord};
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Worker};
-use crate::run::outcome;
-use crate::run::timeouts;
+use crate::run::{outcome, timeouts};
 use crate::worktree::{self, Stamp};
 
 /// A file that fails on import, standing in for a mutated file to prove the tests import the copy.

@@ -1,10 +1,9 @@
 //! The mutation-testing-elements document read back as typed data: what the HTML, JUnit, SARIF and GitHub reports share.
 
 use std::collections::BTreeMap;
-
-use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 
+use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -3,9 +3,8 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Result};
-use serde_json::Value;
-
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::document::{AuditSection, Document, FileEntry, Performance, ShardEntry, StepEntry};
 use super::test_files::{shown, Defined, TestEntry, TestFile};

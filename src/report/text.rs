@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::diff::unified_diff;
 use mutators::catalog::Mutator;
 
+use super::diff::unified_diff;
 use crate::model::audit::LostKill;
 use crate::model::outcome::{MutantResult, Status};
 use crate::model::report::Report;

@@ -6,8 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::job::{Job, JobData};
-use crate::model::outcome::Outcome;
-use crate::model::outcome::{MutantResult, Status};
+use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant};
 use crate::model::record::StepRecord;
 use crate::options::Options;

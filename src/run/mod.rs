@@ -22,19 +22,15 @@ use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::plugin::{auditor, unaudited, AuditRequest, Auditor, Change, Checked, Plugin};
 use crate::choose::Choice;
 use crate::interrupt::{is_interruption, INTERRUPTED};
-use crate::lines;
 use crate::lines::Target;
-use crate::memory;
 use crate::model::audit::Audit;
-use crate::model::outcome::Outcome;
-use crate::model::outcome::{MutantResult, Status};
-use crate::model::plan::Shard;
-use crate::model::plan::{Language, Plan, PlannedMutant};
+use crate::model::outcome::{MutantResult, Outcome, Status};
+use crate::model::plan::{Language, Plan, PlannedMutant, Shard};
 use crate::model::record::StepRecord;
 use crate::model::report::{Incomplete, Origin, Report, Timings};
 use crate::options::{AuditMode, Options};
 use crate::scratch::Scratch;
-use crate::worktree;
+use crate::{lines, memory, worktree};
 
 /// The change read and its state written to the first copy: what `list` and `check` share.
 struct Prepared {

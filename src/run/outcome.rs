@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use crate::model::outcome::Outcome;
-use crate::model::outcome::Status;
-use crate::model::record::Bytes;
-use crate::model::record::{Exit, Finished};
+use crate::model::outcome::{Outcome, Status};
+use crate::model::record::{Bytes, Exit, Finished};
 
 /// The verdict of a run whose reading does not depend on the test tool: it passed, did not
 /// build, ran out of time or died of a signal. `None` when the tool's own exit code decides.

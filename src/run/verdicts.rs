@@ -4,11 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::cache::{self, Cache, Entry};
-use crate::model::outcome::{MutantResult, Status};
+use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::Plan;
 use crate::options::Options;
-
-use crate::model::outcome::Outcome;
 use crate::run::job::{Job, JobData};
 
 const VERDICTS: &str = "verdicts";
