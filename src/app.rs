@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, MergeArgs};
+use crate::cli::{Cli, Command, MapArgs, MergeArgs};
 use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
@@ -67,6 +67,7 @@ fn dispatch(cli: Cli) -> Exit {
             ListOptions::resolve(directory, &args, stdin).and_then(|options| list(&options, args.json))
         }
         Command::Merge(args) => merge(&args),
+        Command::Map(args) => impact_map(directory, &args),
         Command::Mutators => {
             print!("{}", catalog_text());
             Ok(Exit::Clean)
@@ -120,6 +121,7 @@ fn refuse_directory_where_unused(cli: &Cli) -> Option<String> {
         Command::Demo => "demo",
         Command::Show(_) => "show",
         Command::Merge(_) => "merge",
+        Command::Map(_) => "map",
         Command::Completions(_) => "completions",
         Command::Man => "man",
         _ => return None,
@@ -290,6 +292,29 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
     file.as_file().sync_all()?;
     file.persist(path)?;
     Ok(())
+}
+
+/// `mutdelta map`: the suite of a commit run once, its test-impact map kept and written.
+fn impact_map(directory: PathBuf, args: &MapArgs) -> Result<Exit> {
+    let check = args.as_check()?;
+    let options = Options::resolve(Some(directory), &check, &mut std::io::empty())?;
+    if args.config.print_config {
+        return Ok(print_config(&options.config));
+    }
+    let built = crate::run::in_state(&options, crate::python::map::build)?;
+    if let Some(output) = &args.output {
+        write_whole(output, &serde_json::to_string(&built.map)?)?;
+    }
+    let kept = if built.kept { "kept in .git/mutdelta/" } else { "not kept (--no-cache)" };
+    let written =
+        args.output.as_ref().map(|path| format!("; written to {}", path.display())).unwrap_or_default();
+    eprintln!(
+        "test-impact map: {} recorded at {} in {:.1} s; {kept}{written}",
+        crate::words::count_of(built.tests, "test", "tests"),
+        built.at,
+        built.took.as_secs_f64()
+    );
+    Ok(Exit::Clean)
 }
 
 /// `mutdelta merge`: the shards' reports joined, its summary lines, and the exit status the

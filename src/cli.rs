@@ -47,6 +47,11 @@ pub enum Command {
     /// stops the commit when it exits non-zero.
     #[command(name = "install-hook")]
     InstallHook(InstallHookArgs),
+    /// Run the whole Python test suite of a commit once and record its test-impact map: per
+    /// test, the functions it ran and the files it read. Kept in .git/mutdelta/ (and written to
+    /// --output for other machines), it lets later checks run only the tests that can reach
+    /// their change. Needs Python 3.12 or later and pytest.
+    Map(MapArgs),
     /// Internal: the watchdog a check starts, which kills what the check started and removes
     /// its temporary directory once the check ends, even by SIGKILL.
     #[command(name = "__watchdog", hide = true)]
@@ -174,6 +179,51 @@ pub struct ConfigArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct MapArgs {
+    /// The commit whose tree the suite runs on.
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    pub commit: String,
+    /// The Python interpreter that runs the tests (as for `check`).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Number of processes the suite is spread over; default: the number of cores.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Also write the map to FILE (for `check --impact-map FILE` on another machine).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Keep nothing in .git/mutdelta/ (then --output is where the map goes).
+    #[arg(long)]
+    pub no_cache: bool,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+impl MapArgs {
+    /// The `check` arguments that run the same tests on the same state, for resolving the
+    /// settings as `check` would (the configuration file included).
+    pub fn as_check(&self) -> Result<CheckArgs, clap::Error> {
+        use clap::{Args as _, FromArgMatches as _};
+        let mut argv: Vec<std::ffi::OsString> =
+            vec!["map".into(), "--commit".into(), self.commit.clone().into()];
+        if let Some(python) = &self.python {
+            argv.extend(["--python".into(), python.clone().into_os_string()]);
+        }
+        if let Some(jobs) = self.jobs {
+            argv.extend(["--jobs".into(), jobs.to_string().into()]);
+        }
+        if self.no_cache {
+            argv.push("--no-cache".into());
+        }
+        if self.config.no_config {
+            argv.push("--no-config".into());
+        }
+        let matches = CheckArgs::augment_args(clap::Command::new("map")).try_get_matches_from(argv)?;
+        CheckArgs::from_arg_matches(&matches)
+    }
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
@@ -243,6 +293,15 @@ pub struct CheckArgs {
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long, help_heading = "Which tests")]
     pub no_audit: bool,
+    /// A Python test-impact map made elsewhere (`mutdelta map --output FILE`, a nightly job's
+    /// artifact), used instead of the one kept in .git/mutdelta/: the rest of the suite leaves
+    /// out the tests it proves cannot reach the change. Refused, with a note, when it was made
+    /// with another interpreter, package set or mutdelta version.
+    #[arg(long, value_name = "FILE", help_heading = "Which tests", conflicts_with = "no_impact_map")]
+    pub impact_map: Option<PathBuf>,
+    /// Run the whole rest of the suite for Python survivors, whatever a test-impact map proves.
+    #[arg(long, help_heading = "Which tests")]
+    pub no_impact_map: bool,
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N", help_heading = "Speed")]
     pub jobs: Option<usize>,

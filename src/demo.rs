@@ -71,6 +71,7 @@ pub fn prepare() -> Result<Demo> {
             fork: true,
             swap: true,
             confirm_survivors: false,
+            impact_map: crate::options::ImpactMap::Kept,
         },
         rust: RustSettings { test_tool: TestTool::Cargo, schema: true, features: Default::default() },
         config: Default::default(),

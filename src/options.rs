@@ -138,6 +138,19 @@ pub struct PythonSettings {
     pub swap: bool,
     /// `--confirm-survivors`: run each survivor against the whole suite, as it runs.
     pub confirm_survivors: bool,
+    /// Which test-impact map the rest of the suite consults.
+    pub impact_map: ImpactMap,
+}
+
+/// The test-impact map a Python check consults (and records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImpactMap {
+    /// The one kept in `.git/mutdelta/`, recorded by earlier checks.
+    Kept,
+    /// `--impact-map FILE`: one made elsewhere (this check still records in the kept one).
+    File(PathBuf),
+    /// `--no-impact-map`: none consulted.
+    Off,
 }
 
 /// Settings only the Rust side reads.
@@ -365,6 +378,11 @@ impl Options {
                 fork: !args.no_fork,
                 swap: !args.no_swap,
                 confirm_survivors,
+                impact_map: match (&args.impact_map, args.no_impact_map) {
+                    (_, true) => ImpactMap::Off,
+                    (Some(file), false) => ImpactMap::File(file.clone()),
+                    (None, false) => ImpactMap::Kept,
+                },
             },
             rust: RustSettings { test_tool, schema: !args.no_schema, features },
             config: settings.finish(),

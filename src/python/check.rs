@@ -42,6 +42,19 @@ pub struct PythonCheck {
     /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
     /// question as its baseline's, which reuses it).
     pub(super) watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
+    /// What the test-impact map proved, or why it was not used.
+    pub(super) impact: Consulted,
+}
+
+/// What consulting the test-impact map came to.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Consulted {
+    /// The tests it proved cannot reach the change, with their parameters' digest then.
+    pub(super) ruled_out: BTreeMap<String, String>,
+    /// The recorded states that proof rests on, in words.
+    pub(super) at: Vec<String>,
+    /// Why a map, or a recorded state of it, was not used.
+    pub(super) unused: Vec<String>,
 }
 
 /// An executor per copy, in the copies' order.
@@ -95,18 +108,28 @@ impl PythonCheck {
         std::fs::write(support.join("mutdelta_forked.py"), FORKED_MODULE)?;
         std::fs::write(support.join(format!("{}.py", collector::PLUGIN_MODULE)), collector::PLUGIN_SOURCE)?;
         // The copy is still as the state under test left it: no test has run in it.
-        let memory = Arc::new(coverage::Memory::new(ctx.cache.clone(), &python, &runner, ctx.base));
-        Ok(PythonCheck {
+        let memory = Arc::new(coverage::Memory::new(
+            ctx.cache.clone(),
+            &python,
+            &runner,
+            ctx.base,
+            &ctx.state.to_text(),
+        ));
+        let mut check = PythonCheck {
             python,
             python_chosen,
             runner,
-            tests,
+            tests: Vec::new(),
             support,
             memory,
             widens,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
-        })
+            impact: Consulted::default(),
+        };
+        check.tests = tests;
+        check.consult_impact_map(ctx);
+        Ok(check)
     }
 
     pub(super) fn pytest(&self) -> bool {
@@ -149,6 +172,7 @@ impl PythonCheck {
             files: &self.support,
             tests: &self.tests,
             deselect: &[],
+            ruled_out: &coverage::NONE_RULED_OUT,
             targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
         }
     }

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::impact;
 use super::interpreter::{self, Runner};
 use crate::cache::{self, Cache};
 use crate::model::plan::Plan;
@@ -37,8 +38,12 @@ pub fn write_probe(support: &Path) -> Result<()> {
     std::fs::write(support.join(format!("{PROBE_HOOKS_MODULE}.py")), PROBE_HOOKS_SOURCE)?;
     std::fs::create_dir_all(support.join(SUBPROCESSES))?;
     std::fs::write(support.join(SUBPROCESSES).join("sitecustomize.py"), PROBE_CHILD_SOURCE)?;
+    std::fs::write(support.join(format!("{}.py", impact::IMPACT_MODULE)), impact::IMPACT_SOURCE)?;
     Ok(())
 }
+
+/// No test ruled out (`Probe::ruled_out`).
+pub static NONE_RULED_OUT: BTreeMap<String, String> = BTreeMap::new();
 
 /// One test's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -69,6 +74,12 @@ pub struct CoverageMap {
     /// was called outside any test (at import, during collection).
     #[serde(default)]
     pub functions: BTreeMap<PathBuf, BTreeMap<usize, bool>>,
+    /// The tests collected but left out (`Probe::deselect`).
+    #[serde(default)]
+    pub deselected: Vec<String>,
+    /// What the test-impact map keeps of this run (Python 3.12 and later); not kept with it.
+    #[serde(skip)]
+    pub impact: Option<impact::Recorded>,
 }
 
 #[derive(Deserialize)]
@@ -88,6 +99,10 @@ struct ProbeOutput {
     untraced: Vec<PathBuf>,
     #[serde(default)]
     functions: Vec<(PathBuf, usize, bool)>,
+    #[serde(default)]
+    impact: Option<impact::Recorded>,
+    #[serde(default)]
+    deselected: Vec<String>,
 }
 
 /// One run of tests under the probe.
@@ -106,6 +121,9 @@ pub struct Probe<'a> {
     /// The tests not to run: directories, files or node ids, as pytest's command line names
     /// them.
     pub deselect: &'a [String],
+    /// The tests the test-impact map proved need not run, each with the digest of its
+    /// parameters then: left out while they are the same.
+    pub ruled_out: &'a BTreeMap<String, String>,
     /// The lines to watch, per file relative to `root`.
     pub targets: BTreeMap<PathBuf, Vec<usize>>,
 }
@@ -168,6 +186,8 @@ pub struct Memory {
     /// baseline asks what its `lines_run` asked, and is answered even when nothing is kept
     /// between runs (`--no-cache`).
     last: Mutex<Option<(Vec<u8>, CoverageMap)>>,
+    /// Where the runs of the whole suite's collection record the test-impact map.
+    pub impact: Option<impact::Store>,
 }
 
 /// Tests faster than this are not worth remembering: they never hold a shard up.
@@ -178,13 +198,16 @@ const PROBES: &str = "python/probe";
 const KEPT_PROBES: usize = 32;
 
 impl Memory {
-    pub fn new(cache: Cache, python: &Path, runner: &Runner, root: &Path) -> Memory {
-        if !cache.is_on() {
+    /// `at`: the state under test, in words.
+    pub fn new(cache: Cache, python: &Path, runner: &Runner, root: &Path, at: &str) -> Memory {
+        let Ok(interpreter) = interpreter::fingerprint(python) else {
             return Memory::off();
-        }
-        let (Ok(files), Ok(interpreter)) = (cache::tree_digest(root), interpreter::fingerprint(python))
-        else {
-            return Memory::off();
+        };
+        let environment = impact_environment(&interpreter, runner);
+        let impact = Some(impact::Store::new(cache.clone(), environment, at.to_string()));
+        let files = if cache.is_on() { cache::tree_digest(root).ok() } else { None };
+        let Some(files) = files else {
+            return Memory { impact, ..Memory::off() };
         };
         let shared = cache::key(&[
             env!("CARGO_PKG_VERSION").as_bytes(),
@@ -197,20 +220,26 @@ impl Memory {
             format!("{runner:?}").as_bytes(),
             crate::cache::environment_fingerprint().as_bytes(),
         ]);
-        Memory { cache, shared, last: Mutex::default() }
+        Memory { cache, shared, last: Mutex::default(), impact }
+    }
+
+    /// A memory that reuses no earlier measurement and keeps none, but records the test-impact
+    /// map into `store`.
+    pub fn recording_only(store: impact::Store) -> Memory {
+        Memory { impact: Some(store), ..Memory::off() }
     }
 
     pub fn off() -> Memory {
-        Memory { cache: Cache::off(), shared: String::new(), last: Mutex::default() }
+        Memory { cache: Cache::off(), shared: String::new(), last: Mutex::default(), impact: None }
     }
 
     /// The copy and the question, which this run's files do not change under.
     fn this_run(probe: &Probe) -> Option<Vec<u8>> {
-        serde_json::to_vec(&(probe.root, probe.tests, probe.deselect, &probe.targets)).ok()
+        serde_json::to_vec(&(probe.root, probe.tests, probe.deselect, probe.ruled_out, &probe.targets)).ok()
     }
 
     fn key(&self, probe: &Probe) -> Result<String> {
-        let question = serde_json::to_vec(&(probe.tests, probe.deselect, &probe.targets))?;
+        let question = serde_json::to_vec(&(probe.tests, probe.deselect, probe.ruled_out, &probe.targets))?;
         Ok(format!("{PROBES}/{}.json", cache::key(&[self.shared.as_bytes(), &question])))
     }
 
@@ -237,6 +266,9 @@ impl Memory {
         if let Some(question) = Memory::this_run(probe) {
             *last = Some((question, map.clone()));
         }
+        if let (Some(store), Some(recorded), true) = (&self.impact, &map.impact, probe.tests.is_empty()) {
+            store.record(recorded);
+        }
         if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
             self.cache.write(&key, &bytes);
             self.cache.keep_newest(PROBES, KEPT_PROBES);
@@ -257,6 +289,21 @@ impl Memory {
     fn durations(&self) -> BTreeMap<String, f64> {
         self.cache.read(DURATIONS).and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
     }
+}
+
+/// What a test-impact map must have been made under to be used: mutdelta and its probe, the
+/// interpreter with its packages, the runner and the environment (not the files: the map
+/// outlives them).
+pub fn impact_environment(interpreter: &str, runner: &Runner) -> String {
+    cache::key(&[
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        PROBE_SOURCE.as_bytes(),
+        PROBE_HOOKS_SOURCE.as_bytes(),
+        impact::IMPACT_SOURCE.as_bytes(),
+        interpreter.as_bytes(),
+        format!("{runner:?}").as_bytes(),
+        crate::cache::environment_fingerprint().as_bytes(),
+    ])
 }
 
 /// The tests to start before the others when `shards` processes share them: those known to
@@ -284,7 +331,27 @@ pub fn measure(
     log: &Path,
     spreading: &(dyn Fn() + Sync),
 ) -> Result<Measured> {
-    measure_as(probe, memory, shards, timeout, log, None, spreading)
+    let impact = memory.impact.as_ref().is_some_and(impact::Store::records);
+    measure_as(probe, memory, shards, timeout, log, Manner { alongside: None, spreading, impact })
+}
+
+/// `measure`, recording what the test-impact map keeps whether or not a map is kept (`map`
+/// writes it to a file).
+pub fn measure_recording(
+    probe: &Probe,
+    memory: &Memory,
+    shards: usize,
+    timeout: Duration,
+    log: &Path,
+) -> Result<Measured> {
+    measure_as(
+        probe,
+        memory,
+        shards,
+        timeout,
+        log,
+        Manner { alongside: None, spreading: &|| {}, impact: true },
+    )
 }
 
 /// A measurement begun beside other work before it is known to be needed (`Beside`): split
@@ -306,7 +373,23 @@ pub fn measure_beside(
     log: &Path,
     alongside: Alongside,
 ) -> Result<Measured> {
-    measure_as(probe, memory, shards, timeout, log, Some(alongside), &|| {})
+    let impact = memory.impact.as_ref().is_some_and(impact::Store::records);
+    measure_as(
+        probe,
+        memory,
+        shards,
+        timeout,
+        log,
+        Manner { alongside: Some(alongside), spreading: &|| {}, impact },
+    )
+}
+
+/// How a measurement runs: beside other work or not, what it calls as its shards spread,
+/// whether it records what the test-impact map keeps.
+struct Manner<'a> {
+    alongside: Option<Alongside<'a>>,
+    spreading: &'a (dyn Fn() + Sync),
+    impact: bool,
 }
 
 fn measure_as(
@@ -315,9 +398,9 @@ fn measure_as(
     shards: usize,
     timeout: Duration,
     log: &Path,
-    alongside: Option<Alongside>,
-    spreading: &(dyn Fn() + Sync),
+    manner: Manner,
 ) -> Result<Measured> {
+    let Manner { alongside, spreading, impact } = manner;
     let beside = alongside.map(|alongside| alongside.beside);
     let started = std::time::Instant::now();
     if let Some(map) = memory.recall(probe) {
@@ -328,16 +411,27 @@ fn measure_as(
     let others_after = write_probe_files(probe, memory, &real_root, shards)?;
     let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
-        vec![measure_one(probe, &real_root, None, timeout, log, beside)?]
+        vec![measure_one(probe, impact, &real_root, None, timeout, log, beside)?]
     } else {
-        let sharded =
-            Sharded { probe, real_root: &real_root, timeout, log, alongside, spreading, others_after, seed };
+        let sharded = Sharded {
+            probe,
+            impact,
+            real_root: &real_root,
+            timeout,
+            log,
+            alongside,
+            spreading,
+            others_after,
+            seed,
+        };
         sharded.run(shards)?
     };
     let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
     let failed = runs.iter().position(|(run, _)| !run.passed() && !nothing_collected(run));
+    let collected = !runs.iter().all(|(run, _)| nothing_collected(run));
     let map = match failed {
-        None if runs.iter().all(|(run, _)| nothing_collected(run)) => None,
+        // No test ran: what the collection did, when the probe could say (every test was left out).
+        None if !collected => runs.iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge),
         None => Some(
             runs.iter_mut()
                 .filter_map(|(_, map)| map.take())
@@ -349,12 +443,12 @@ fn measure_as(
             None
         }
         Some(_) => {
-            let retry = measure_one(probe, &real_root, None, timeout, log, beside)?;
+            let retry = measure_one(probe, impact, &real_root, None, timeout, log, beside)?;
             runs.push(retry);
             runs.last_mut().and_then(|(_, map)| map.take())
         }
     };
-    if let Some(map) = &map {
+    if let (Some(map), true) = (&map, collected) {
         memory.remember(probe, map);
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
@@ -371,6 +465,7 @@ fn write_probe_files(probe: &Probe, memory: &Memory, real_root: &Path, shards: u
         .collect();
     std::fs::write(probe.files.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
     std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
+    std::fs::write(probe.files.join("probe-ruled-out.json"), serde_json::to_vec(probe.ruled_out)?)?;
     let _ = std::fs::remove_file(probe.files.join(QUEUE));
     let known: BTreeMap<String, f64> = memory
         .durations()
@@ -388,6 +483,8 @@ fn write_probe_files(probe: &Probe, memory: &Memory, real_root: &Path, shards: u
 /// A measurement split over shards, each a pytest process taking tests from one queue.
 struct Sharded<'a> {
     probe: &'a Probe<'a>,
+    /// Whether it records what the test-impact map keeps.
+    impact: bool,
     real_root: &'a Path,
     timeout: Duration,
     log: &'a Path,
@@ -430,7 +527,8 @@ impl Sharded<'_> {
         let (probe, real_root, seed) = (self.probe, self.real_root, self.seed);
         let beside = self.alongside.map(|alongside| alongside.beside);
         if shard == 0 {
-            let run = measure_one(probe, real_root, Some((shard, seed)), self.timeout, log, beside);
+            let run =
+                measure_one(probe, self.impact, real_root, Some((shard, seed)), self.timeout, log, beside);
             *first_done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
             first_done.1.notify_all();
             return run.map(Some);
@@ -455,7 +553,7 @@ impl Sharded<'_> {
         }
         drop(done);
         (self.spreading)();
-        measure_one(probe, real_root, Some((shard, seed)), self.timeout, log, beside).map(Some)
+        measure_one(probe, self.impact, real_root, Some((shard, seed)), self.timeout, log, beside).map(Some)
     }
 }
 
@@ -483,6 +581,7 @@ fn hash_seed() -> u32 {
 /// hash seed the shards share unless the environment sets one).
 fn measure_one(
     probe: &Probe,
+    impact: bool,
     real_root: &Path,
     shard: Option<(usize, u32)>,
     timeout: Duration,
@@ -490,6 +589,9 @@ fn measure_one(
     beside: Option<Beside>,
 ) -> Result<(Finished, Option<CoverageMap>)> {
     let Probe { python, runner, root, support, files, tests, .. } = *probe;
+    // Only a run that collects every test file records what the map keeps: what the
+    // collection of the others does is part of every test's conditions.
+    let record_impact = impact && tests.is_empty();
     let out_path = match shard {
         Some((index, _)) => files.join(format!("probe-out-{index}.json")),
         None => files.join("probe-out.json"),
@@ -508,7 +610,11 @@ fn measure_one(
     }
     command.env.push(("MUTDELTA_PROBE_TARGETS".into(), file("probe-targets.json")));
     command.env.push(("MUTDELTA_PROBE_DESELECT".into(), file("probe-deselect.json")));
+    command.env.push(("MUTDELTA_PROBE_RULED_OUT".into(), file("probe-ruled-out.json")));
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
+    if record_impact {
+        command.env.push(("MUTDELTA_PROBE_IMPACT".into(), real_root.display().to_string()));
+    }
     if let Some((_, seed)) = shard {
         command.env.push(("MUTDELTA_PROBE_QUEUE".into(), file(QUEUE)));
         command.env.push(("MUTDELTA_PROBE_FIRST".into(), file("probe-first.json")));
@@ -520,17 +626,26 @@ fn measure_one(
         Some(beside) => command.run_beside(timeout, log, beside)?,
         None => command.run(timeout, log)?,
     };
-    if !finished.passed() {
+    if !finished.passed() && finished.exit != Exit::Code(5) {
         return Ok((finished, None));
     }
-    let text = std::fs::read(&out_path).context("the coverage probe wrote nothing")?;
+    // With nothing collected, what the collection ran (every test left out) is still read.
+    let text = match std::fs::read(&out_path) {
+        Err(_) if finished.exit == Exit::Code(5) => return Ok((finished, None)),
+        read => read.context("the coverage probe wrote nothing")?,
+    };
+    Ok((finished, Some(read_probe_output(&text, real_root)?)))
+}
+
+/// What the probe wrote, with paths relative to the copy's root `real_root`.
+fn read_probe_output(text: &[u8], real_root: &Path) -> Result<CoverageMap> {
     let probe: ProbeOutput =
-        serde_json::from_slice(&text).context("the coverage probe wrote something unexpected")?;
+        serde_json::from_slice(text).context("the coverage probe wrote something unexpected")?;
     let relative = |path: PathBuf| path.strip_prefix(real_root).map(Path::to_path_buf).unwrap_or(path);
     let lines = |map: BTreeMap<PathBuf, Vec<usize>>| -> BTreeMap<PathBuf, BTreeSet<usize>> {
         map.into_iter().map(|(path, lines)| (relative(path), lines.into_iter().collect())).collect()
     };
-    let map = CoverageMap {
+    Ok(CoverageMap {
         tests: probe
             .tests
             .into_iter()
@@ -552,8 +667,9 @@ fn measure_one(
                 functions
             },
         ),
-    };
-    Ok((finished, Some(map)))
+        impact: probe.impact,
+        deselected: probe.deselected,
+    })
 }
 
 impl CoverageMap {
@@ -566,6 +682,11 @@ impl CoverageMap {
         union(&mut self.outside_modules, other.outside_modules);
         union(&mut self.module_files, other.module_files);
         self.untraced.extend(other.untraced);
+        union(&mut self.deselected, other.deselected);
+        self.impact = match (self.impact, other.impact) {
+            (Some(mine), Some(theirs)) => Some(mine.merge(theirs)),
+            (mine, theirs) => mine.or(theirs),
+        };
         for (file, functions) in other.functions {
             let mine = self.functions.entry(file).or_default();
             for (line, called) in functions {
@@ -657,6 +778,20 @@ mod tests {
         }
     }
 
+    fn recorded(test: &str, collected: &str, spawned: bool) -> impact::Recorded {
+        let reach = |name: &str| impact::Reach {
+            blocks: BTreeSet::from([("pkg/a.py".to_string(), name.to_string())]),
+            spawned,
+            ..impact::Reach::default()
+        };
+        impact::Recorded {
+            table: impact::Table::new(),
+            tests: BTreeMap::from([(test.to_string(), reach("f"))]),
+            collection: reach(collected),
+            ..impact::Recorded::default()
+        }
+    }
+
     #[test]
     fn shards_merge_into_one_map_with_each_test_once() {
         let one = CoverageMap {
@@ -666,6 +801,8 @@ mod tests {
             module_files: vec!["/x/pkg/a.py".into()],
             untraced: BTreeSet::new(),
             functions: BTreeMap::new(),
+            deselected: vec!["t::z".into()],
+            impact: Some(recorded("t::a", "f", false)),
         };
         let two = CoverageMap {
             tests: vec![test("t::b", &[4])],
@@ -674,12 +811,20 @@ mod tests {
             module_files: vec!["/x/pkg/a.py".into(), "/x/tests/t.py".into()],
             untraced: BTreeSet::from([PathBuf::from("pkg/b.py")]),
             functions: BTreeMap::from([(PathBuf::from("pkg/a.py"), BTreeMap::from([(2, true)]))]),
+            deselected: vec!["t::y".into(), "t::z".into()],
+            impact: Some(recorded("t::b", "g", true)),
         };
         let merged = CoverageMap::default().merge(one).merge(two);
         let ids: Vec<&str> = merged.tests.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["t::a", "t::b"]);
         assert_eq!(merged.collection[Path::new("pkg/a.py")], BTreeSet::from([1, 2]));
         assert_eq!(merged.outside_modules, ["attr", "pytest", "six"]);
+        assert_eq!(merged.deselected, ["t::y", "t::z"]);
+        let impact = merged.impact.as_ref().unwrap();
+        assert_eq!(impact.tests.keys().collect::<Vec<_>>(), ["t::a", "t::b"]);
+        let collected: Vec<&str> = impact.collection.blocks.iter().map(|(_, name)| name.as_str()).collect();
+        assert_eq!(collected, ["f", "g"]);
+        assert!(impact.collection.spawned, "a process started by either shard's collection counts");
         assert_eq!(merged.module_files, [PathBuf::from("/x/pkg/a.py"), PathBuf::from("/x/tests/t.py")]);
         assert!(merged.ran_at_collection(Path::new("pkg/b.py"), &(1..=1)), "an untraced file of one shard");
         assert_eq!(merged.tests_covering(Path::new("pkg/a.py"), &(4..=4)).len(), 1);

@@ -58,6 +58,7 @@ fn project_root_above(dir: &Path) -> bool {
 #[derive(Debug)]
 struct Description {
     major: String,
+    minor: u32,
     pytest: bool,
     pytest_cov: bool,
     /// `None` when it could not list what it imports from.
@@ -67,7 +68,7 @@ struct Description {
 fn describe(python: &Path) -> Option<Arc<Description>> {
     const SCRIPT: &str = r#"
 import importlib.util, os, sys
-print(sys.version_info[0])
+print(sys.version_info[0], sys.version_info[1])
 print(int(importlib.util.find_spec("pytest") is not None))
 print(int(importlib.util.find_spec("pytest_cov") is not None))
 lines = [f"{sys.executable} {sys.version}"]
@@ -97,13 +98,21 @@ print("\n".join(lines or []))
     }
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let mut lines = text.splitn(5, '\n');
-    let major = lines.next()?.trim().to_string();
+    let (major, minor) = lines.next()?.trim().split_once(' ')?;
+    let (major, minor) = (major.to_string(), minor.parse().ok()?);
     let pytest = lines.next()? == "1";
     let pytest_cov = lines.next()? == "1";
     let fingerprint = (lines.next()? == "fingerprint").then(|| lines.next().unwrap_or("").to_string());
-    let description = Arc::new(Description { major, pytest, pytest_cov, fingerprint });
+    let description = Arc::new(Description { major, minor, pytest, pytest_cov, fingerprint });
     described.insert(python.to_path_buf(), description.clone());
     Some(description)
+}
+
+/// `python`'s version, as (major, minor).
+pub fn version(python: &Path) -> Result<(u32, u32)> {
+    let description =
+        describe(python).ok_or_else(|| anyhow!("{} could not describe itself", python.display()))?;
+    Ok((description.major.parse().unwrap_or(0), description.minor))
 }
 
 /// Whether `python` can import `module` (pytest or pytest_cov).

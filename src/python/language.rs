@@ -11,7 +11,7 @@ use super::first_round::{baseline_step, select_each, CompileCheck, Selected};
 use super::job::{Fresh, PythonJob};
 use super::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
 use super::worker::{PythonWorker, Swap};
-use super::{compile, interpreter, spec};
+use super::{compile, coverage, interpreter, spec};
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::{How, RunRecord, StepRecord};
@@ -233,16 +233,29 @@ impl LanguageCheck for PythonCheck {
             Some((yielded, Some(measured))) => (measured, Some(yielded)),
             _ => (self.measure_rest(ctx)?, None),
         };
-        let what = "the rest of the test suite".to_string();
+        let deselected = measured.map.as_ref().map_or(&[][..], |map| &map.deselected[..]);
+        let impact = self.impact_words(deselected);
+        let what = match &impact {
+            Some(impact) => format!("the rest of the test suite ({impact})"),
+            None => "the rest of the test suite".to_string(),
+        };
         let step = match beside {
             Some(true) => "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
             Some(false) => "baseline of the rest of the suite (begun beside the first round)",
             None => "baseline of the rest of the suite",
         };
-        let step = baseline_step(step, &measured);
+        let step = match &impact {
+            Some(impact) => format!("{step}; {impact}"),
+            None => step.to_string(),
+        };
+        let step = baseline_step(&step, &measured);
         let (baseline, reused) = (measured.took, measured.reused);
+        let map_left_out = |map: &coverage::CoverageMap| {
+            map.deselected.iter().any(|test| self.impact.ruled_out.contains_key(test))
+        };
         if let Some(run) = measured.decisive() {
-            if run.exit == crate::model::record::Exit::Code(5) {
+            let left_out_by_map = measured.map.as_ref().is_some_and(map_left_out);
+            if run.exit == crate::model::record::Exit::Code(5) && !left_out_by_map {
                 // Nothing left to collect: the change's tests are the whole suite.
                 let steps = vec![step];
                 return Ok(Some(Widened {
@@ -254,9 +267,12 @@ impl LanguageCheck for PythonCheck {
                     steps,
                 }));
             }
-            require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
+            if run.exit != crate::model::record::Exit::Code(5) {
+                require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
+            }
         }
-        let map = measured.map.expect("a passing probe run has a map");
+        let map =
+            measured.map.expect("a passing probe run, or one whose tests the map all left out, has a map");
         refuse_imports_from_checkout(ctx, &map)?;
         let (mut jobs, _still_uncovered) = select_each(ctx, &map, open, &[], baseline);
         // A mutant that faces the whole suite here (its code ran at import) need not face

@@ -9,6 +9,8 @@ before it cannot have its asserts rewritten, an error under `filterwarnings = er
 environment variables: MUTDELTA_PROBE_TARGETS names a JSON file {absolute path: [lines]},
 MUTDELTA_PROBE_OUT the JSON file it writes at the end of the session, and
 MUTDELTA_PROBE_DESELECT (optional) a JSON list of node ids not to run (tests that already ran),
+MUTDELTA_PROBE_RULED_OUT (optional) a JSON object of node ids the test-impact map proved need
+not run, with the digest of their parameters then (run all the same when those differ now),
 and MUTDELTA_PROBE_QUEUE (optional) a file shared by processes that run side by side: each
 collects every test, then claims the next unclaimed one from the file until none is left, so
 every test runs once, in collection order, and a slow test holds up only its own process. The
@@ -30,6 +32,11 @@ the environment (MUTDELTA_PROBE_TEST), a process it starts imports this module f
 `sitecustomize` (mutdelta_probe_child.py) and one it forks inherits it; either writes each
 statement it executes, once, to a file beside MUTDELTA_PROBE_OUT, which the test's process
 reads at the end. Such a process loads no hooks, nor pytest.
+
+On Python 3.12 and later, with MUTDELTA_PROBE_IMPACT set, it also records what the test-impact
+map keeps (`mutdelta_impact`): per test (and for the collection), the code objects it started
+(sys.monitoring, each once per test), the files it read and the directories it listed (an audit
+hook), and whether it started a process. MUTDELTA_PROBE_IMPACT names the project's root.
 """
 
 import ast
@@ -59,11 +66,23 @@ _probes = []
 _functions = []
 _called_outside = set()
 _instrumented = set()
+# The node ids the session collected but left out (MUTDELTA_PROBE_DESELECT).
+_deselected = []
 # Per node id: its place in the order the session collected the tests.
 _order = {}
 # In a process a test started (a subprocess, or a fork of the test's process): the file its
 # hits go to, a line per statement and test, for the test's process to read at the end.
 _child_out = None
+# The test-impact map's records, per node id (or _COLLECTION): the code objects started, as
+# (file, first line); the paths read, and listed (a trailing "/"); those that started a process.
+_executed = {}
+_reads = {}
+_spawned = set()
+# Per node id: a digest of its parameters (mutdelta_probe_hooks._params).
+_params = {}
+_impact = False
+_SPAWNS = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty", "pty.spawn"}
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 def _real(filename):
@@ -226,6 +245,104 @@ def _child_file(test):
     _child_out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
 
+def _impact_started(code, offset):
+    key = _current or _COLLECTION
+    executed = _executed.get(key)
+    if executed is None:
+        executed = _executed[key] = set()
+    executed.add((code.co_filename, code.co_firstlineno))
+    return sys.monitoring.DISABLE
+
+
+_project_files = {}
+
+
+def _in_project(filename):
+    """Whether code of `filename` is the project's: under its root, in no hidden directory, no
+    installed package, no cache."""
+    known = _project_files.get(filename)
+    if known is None and not os.path.isabs(filename):
+        known = _project_files[filename] = False  # <frozen ...>, <string>: no file
+    if known is None:
+        real = _real(filename)
+        relative = os.path.relpath(real, _impact_root) if real.startswith(_impact_root + os.sep) else None
+        parts = relative.split(os.sep) if relative else []
+        known = _project_files[filename] = bool(parts) and not any(
+            part.startswith(".") or part in ("site-packages", "__pycache__") for part in parts
+        )
+    return known
+
+
+def _by_project():
+    """Whether the project's code is on the stack: a read by pytest alone (its configuration,
+    discovering and reading the test files) is no input of the tests' code."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if _in_project(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _impact_audit(event, args):
+    """Never raises: an audit hook's error would be the audited operation's."""
+    if not _impact:
+        return
+    try:
+        key = _current or _COLLECTION
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, int) or (mode is not None and any(c in mode for c in "wax+")):
+                return
+            if mode is None and flags & _WRITES:
+                return
+            if _by_project():
+                _reads.setdefault(key, set()).add(os.path.abspath(os.fsdecode(path)))
+        elif event in ("os.listdir", "os.scandir"):
+            path = args[0] if args and args[0] is not None else "."
+            if not isinstance(path, int) and _by_project():
+                _reads.setdefault(key, set()).add(os.path.abspath(os.fsdecode(path)) + "/")
+        elif event in _SPAWNS:
+            _spawned.add(key)
+    except Exception:
+        pass
+
+
+def stop_impact():
+    """Ends the records: what the session does after its tests is nobody's."""
+    global _impact
+    if _impact:
+        _impact = False
+        sys.monitoring.set_events(_impact_tool, 0)
+
+
+def restart_impact():
+    """A test starts: every code object it starts is recorded again, once."""
+    if _impact:
+        sys.monitoring.restart_events()
+
+
+_impact_tool = None
+_impact_root = None
+
+
+def _watch_impact():
+    global _impact, _impact_tool, _impact_root
+    if not os.environ.get("MUTDELTA_PROBE_IMPACT") or not hasattr(sys, "monitoring"):
+        return
+    _impact_root = os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"])
+    monitoring = sys.monitoring
+    free = [tool for tool in (4, 3, 2, 0) if monitoring.get_tool(tool) is None]
+    if not free:
+        return
+    _impact_tool = free[0]
+    monitoring.use_tool_id(_impact_tool, "mutdelta impact map")
+    monitoring.register_callback(_impact_tool, monitoring.events.PY_START, _impact_started)
+    monitoring.set_events(_impact_tool, monitoring.events.PY_START)
+    sys.addaudithook(_impact_audit)
+    _impact = True
+
+
 def _forked():
     if _current is not None:
         _child_file(_current)
@@ -243,6 +360,8 @@ def _start():
     test = os.environ.get(CHILD_OF_TEST)
     if test:
         _child_file(test)
+    else:
+        _watch_impact()
 
 
 def _watch_loads_by_path():

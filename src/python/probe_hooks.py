@@ -11,6 +11,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -61,11 +62,50 @@ def _ran_already(config):
     return ran_already
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(value):
+    """A parameter as text that is the same from run to run (no object's address)."""
+    if callable(value) and hasattr(value, "__qualname__"):
+        return "%s.%s" % (getattr(value, "__module__", ""), value.__qualname__)
+    return _ADDRESS.sub("", repr(value))
+
+
+def _params(item):
+    """A digest of a test's parameters ("" for none; None when they cannot be told apart): the
+    same node id with other parameters is another test."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return ""
+    try:
+        text = repr(sorted((name, _stable(value)) for name, value in callspec.params.items()))
+    except Exception:
+        return None
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
+def _ruled_out():
+    """The tests the test-impact map proved cannot reach the change, with their parameters then
+    (MUTDELTA_PROBE_RULED_OUT): left out when their parameters are the same now."""
+    path = os.environ.get("MUTDELTA_PROBE_RULED_OUT")
+    if not path:
+        return {}
+    with open(path) as spec:
+        return json.load(spec)
+
+
 def pytest_collection_modifyitems(session, config, items):
     ran_already = _ran_already(config)
+    ruled_out = _ruled_out()
     kept, done = [], []
     for item in items:
-        (done if ran_already(item.nodeid) else kept).append(item)
+        if core._impact:
+            core._params[item.nodeid] = _params(item)
+        recorded = ruled_out.get(item.nodeid)
+        proven = recorded is not None and recorded == (core._params.get(item.nodeid) if core._impact else _params(item))
+        (done if ran_already(item.nodeid) or proven else kept).append(item)
+    core._deselected.extend(item.nodeid for item in done)
     if done:
         config.hook.pytest_deselected(items=done)
         items[:] = kept
@@ -166,6 +206,7 @@ def pytest_collection_finish(session):
 
 def pytest_runtest_logstart(nodeid, location):
     core._current = nodeid
+    core.restart_impact()
     os.environ[core.CHILD_OF_TEST] = nodeid
     core._durations.setdefault(nodeid, 0.0)
 
@@ -200,8 +241,74 @@ def _add_children(tests):
         os.remove(child)
 
 
+def _impact(root):
+    """What the test-impact map keeps of this session (`mutdelta_impact`): the project's blocks
+    as they stand, and per test (and for the collection) the blocks it executed, the files under
+    the project it read (Python files aside: their blocks stand for them) with their digests,
+    and whether it started a process."""
+    import mutdelta_impact as impact
+
+    table = impact.table(root)
+    blocks = {}
+
+    def block(filename, line):
+        key = (filename, line)
+        if key not in blocks:
+            real = core._real(filename)
+            relative = os.path.relpath(real, root).replace(os.sep, "/") if real.startswith(root + os.sep) else None
+            entry = table.get(relative)
+            blocks[key] = None if entry is None else [relative, impact.block_of(entry, line)]
+        return blocks[key]
+
+    digests = {}
+
+    def data(paths):
+        out = {}
+        for path in paths:
+            directory = path.endswith("/")
+            real = os.path.realpath(path.rstrip("/"))
+            if not real.startswith(root + os.sep):
+                continue
+            relative = os.path.relpath(real, root).replace(os.sep, "/") + ("/" if directory else "")
+            parts = relative.rstrip("/").split("/")
+            if any(part.startswith(".") or part == "__pycache__" for part in parts):
+                continue
+            if relative.endswith((".py", ".pyc")):
+                continue
+            if relative not in digests:
+                digests[relative] = impact.data_digest(root, relative)
+            out[relative] = digests[relative]
+        return out
+
+    def reach(key):
+        executed = (block(filename, line) for filename, line in core._executed.get(key, ()))
+        reads = set(core._reads.get(key, ()))
+        own = key.split("::")[0]
+        if key != core._COLLECTION and not own.endswith(".py"):
+            # A test pytest reads from a file of text (a doctest file): that file is its code.
+            reads.add(os.path.join(root, own))
+        return {
+            "blocks": sorted({tuple(found) for found in executed if found is not None}),
+            "data": data(reads),
+            "spawned": key in core._spawned,
+            "params": core._params.get(key),
+        }
+
+    return {
+        "table": table,
+        "config": impact.configuration(root),
+        "tests": {nodeid: reach(nodeid) for nodeid in core._durations},
+        "collection": reach(core._COLLECTION),
+    }
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
     root = os.path.realpath(str(session.config.rootpath))
+    impact = None
+    if core._impact:
+        core.stop_impact()
+        impact = _impact(os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"]))
     outside = []
     files = []
     untraced = set()
@@ -231,6 +338,8 @@ def pytest_sessionfinish(session, exitstatus):
                 "functions": [
                     [path, line, index in core._called_outside] for index, (path, line) in enumerate(core._functions)
                 ],
+                "impact": impact,
+                "deselected": core._deselected,
             },
             out,
         )

@@ -32,6 +32,8 @@ pub struct RestSpec {
     pub root: PathBuf,
     /// The tests the first round ran.
     pub deselect: Vec<String>,
+    /// The tests the test-impact map proved need not run (`coverage::Probe::ruled_out`).
+    pub ruled_out: BTreeMap<String, String>,
     pub targets: BTreeMap<PathBuf, Vec<usize>>,
     pub memory: Arc<Memory>,
     pub shards: usize,
@@ -73,6 +75,7 @@ impl RestOfSuite {
                 files: &spec.files,
                 tests: &[],
                 deselect: &spec.deselect,
+                ruled_out: &spec.ruled_out,
                 targets: spec.targets,
             };
             let alongside = Alongside {

@@ -6,8 +6,11 @@ use anyhow::Result;
 
 use super::check::PythonCheck;
 use super::coverage;
+use super::impact;
 use super::job::PythonJob;
 use super::rest::{RestOfSuite, RestSpec};
+use super::spec;
+use crate::options::ImpactMap;
 use crate::run::job::Job;
 use crate::run::language::{Context, LanguageCheck};
 use crate::run::timeouts::BASELINE_LIMIT;
@@ -27,6 +30,7 @@ impl PythonCheck {
             files: &self.support,
             tests: &[],
             deselect: &self.tests,
+            ruled_out: &self.impact.ruled_out,
             targets: coverage::plan_targets(ctx.plan),
         }
     }
@@ -61,6 +65,7 @@ impl PythonCheck {
             files: self.support.join("rest"),
             root,
             deselect: self.tests.clone(),
+            ruled_out: self.impact.ruled_out.clone(),
             targets: question.targets,
             memory: Arc::clone(&self.memory),
             shards: ctx.options.jobs.get(),
@@ -68,6 +73,57 @@ impl PythonCheck {
             log: ctx.logs.join("baseline-rest-beside.log"),
         };
         Ok(Some(RestOfSuite::begin(spec, idle)?))
+    }
+
+    /// Leaves out of the rest of the suite the tests the test-impact map proves cannot reach
+    /// the change (`impact::rule_out`): those it recorded executing only blocks unchanged since,
+    /// none holding an added line, and reading only files unchanged since. Without a map, or
+    /// one made elsewhere under another environment, the rest of the suite runs whole.
+    pub(super) fn consult_impact_map(&mut self, ctx: &Context) {
+        if !self.second_round() {
+            return;
+        }
+        let Some(store) = &self.memory.impact else { return };
+        let map = match &ctx.options.python.impact_map {
+            ImpactMap::Off => return,
+            ImpactMap::Kept => store.load(),
+            ImpactMap::File(path) => match store.read_file(path) {
+                Ok(map) => Some(map),
+                Err(why) => {
+                    self.impact.unused.push(format!("the test-impact map was not used: {why}"));
+                    None
+                }
+            },
+        };
+        let Some(map) = map else { return };
+        let now = match impact::now(&self.python, &self.support, ctx.base, &map) {
+            Ok(now) => now,
+            Err(err) => {
+                self.impact.unused.push(format!("the test-impact map was not used: {err:#}"));
+                return;
+            }
+        };
+        let added = coverage::plan_targets(ctx.plan);
+        let proven = impact::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
+        self.impact.unused.extend(proven.unused);
+        self.impact.at = proven.at;
+        self.impact.ruled_out = proven.tests;
+    }
+
+    /// What the test-impact map did for the rest of the suite whose run left out `deselected`,
+    /// in words; none when there was no map.
+    pub(super) fn impact_words(&self, deselected: &[String]) -> Option<String> {
+        let ruled_out = deselected.iter().filter(|test| self.impact.ruled_out.contains_key(*test)).count();
+        let mut said = Vec::new();
+        if !self.impact.at.is_empty() {
+            said.push(format!(
+                "the test-impact map recorded at {} ruled out {}: they execute only code, and read only files, unchanged since, holding no added line",
+                self.impact.at.join(" and "),
+                crate::words::count_of(ruled_out, "test", "tests"),
+            ));
+        }
+        said.extend(self.impact.unused.iter().cloned());
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// Which of `jobs` run the whole suite as it runs (under pytest, naming no test and leaving

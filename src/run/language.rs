@@ -22,6 +22,8 @@ pub struct Context<'a> {
     pub repo_root: &'a Path,
     /// The first copy of the state under test.
     pub base: &'a Path,
+    /// Which state that is.
+    pub state: crate::model::plan::State,
     pub scratch: &'a Scratch,
     /// Where test output goes while it runs.
     pub logs: &'a Path,

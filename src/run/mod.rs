@@ -52,6 +52,28 @@ fn prepare(directory: &Path, target: &Target) -> Result<Prepared> {
     Ok(Prepared { repo_root, scratch, base, added, generated })
 }
 
+/// Runs `run` in a copy of the state `options.target` names, with nothing to mutate: for the
+/// commands that run a suite unmutated (`map`).
+pub fn in_state<T>(options: &Options, run: impl FnOnce(&Context) -> Result<T>) -> Result<T> {
+    memory::set_limit(options.memory_limit);
+    let Prepared { repo_root, scratch, base, added, .. } = prepare(&options.directory, &options.target)?;
+    let logs = scratch.subdir("logs")?;
+    let cache = crate::cache::Cache::open(&repo_root, options.cache);
+    let (plan, verdicts) = (Plan::default(), verdicts::Verdicts::default());
+    let ctx = Context {
+        options,
+        plan: &plan,
+        repo_root: &repo_root,
+        base: &base,
+        state: added.state,
+        scratch: &scratch,
+        logs: &logs,
+        cache: &cache,
+        verdicts: &verdicts,
+    };
+    run(&ctx)
+}
+
 /// The planned mutants of `target` in the repository at `directory` (those of `shard` when
 /// given), without running anything.
 pub fn plan(
@@ -172,6 +194,7 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
             plan: &plan,
             repo_root: &repo_root,
             base: &base,
+            state: added.state,
             scratch: &scratch,
             logs: &logs,
             cache: &cache,
