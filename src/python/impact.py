@@ -321,7 +321,9 @@ def configuration(root):
 def block_of(entry, line):
     """The block of a file (as `blocks` describes it) a code object starting at `line` belongs
     to: the function starting there, else the innermost function holding the line, else the
-    skeleton (a class body, a module)."""
+    skeleton (a class body, a module's own code, which starts at `line` 0)."""
+    if line == 0:
+        return SKELETON
     best = None
     for name, (_digest_, first, last) in entry["functions"].items():
         if first == line:

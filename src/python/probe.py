@@ -74,7 +74,7 @@ _order = {}
 # hits go to, a line per statement and test, for the test's process to read at the end.
 _child_out = None
 # The test-impact map's records, per node id (or _COLLECTION): the code objects started, as
-# (file, first line); the paths read, and listed (a trailing "/"); those that started a process.
+# (file, first line; 0 for a module's own code); the paths read, and listed (a trailing "/"); those that started a process.
 _executed = {}
 _reads = {}
 _spawned = set()
@@ -250,7 +250,8 @@ def _impact_started(code, offset):
     executed = _executed.get(key)
     if executed is None:
         executed = _executed[key] = set()
-    executed.add((code.co_filename, code.co_firstlineno))
+    # A module's code starts at line 1 too, where a function may start: told apart by name.
+    executed.add((code.co_filename, 0 if code.co_name == "<module>" else code.co_firstlineno))
     return sys.monitoring.DISABLE
 
 

@@ -12,6 +12,7 @@ mod crashes_and_hangs;
 mod git_lines;
 mod hostile;
 mod hostile_tests;
+mod impact_map;
 mod install_hook;
 mod interrupt;
 mod kill;

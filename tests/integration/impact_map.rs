@@ -1,0 +1,237 @@
+//! The test-impact map: `mutdelta map` records, at the parent commit, what each test ran and
+//! read; a check of the change then runs the rest of the suite less the tests the map proves
+//! cannot reach it. Each way a map could lie (a new function reached through a changed caller,
+//! a changed shared fixture, tests parametrized from a changed data file, a function moved
+//! between files, a deleted test file, a map from another interpreter, a hostile map) has its
+//! case, and every case gives the same verdict per mutant with the map as without it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{fixture_repo_variant, git, mutdelta, python_at, read_report, Run};
+
+/// The fixture's change `variant` committed over `before/`, and the map recorded at `before`.
+fn mapped(variant: &str, python: &Path) -> tempfile::TempDir {
+    let repo = fixture_repo_variant("impact_map", variant);
+    let built = mutdelta(repo.path(), &["map", "--commit", "HEAD~1", "--python", python.to_str().unwrap()]);
+    assert_eq!(built.code, 0, "{built:?}");
+    assert!(built.stderr.contains("test-impact map: 6 tests recorded at commit "), "{built:?}");
+    repo
+}
+
+/// A check of the change, with `extra` arguments; its run and report.
+fn checked(repo: &Path, python: &Path, extra: &[&str]) -> (Run, Value) {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("report.json");
+    let mut args =
+        vec!["check", "--commit", "HEAD", "--no-audit", "-j", "2", "--python", python.to_str().unwrap()];
+    args.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let run = mutdelta(repo, &args);
+    assert!(run.code == 0 || run.code == 1, "{run:?}");
+    let report = read_report(&json);
+    (run, report)
+}
+
+/// Every mutant's place, replacement, verdict and killers.
+fn verdicts(report: &Value) -> Vec<(String, Value, Value, Value, Value)> {
+    let mut out = Vec::new();
+    for (file, entry) in report["files"].as_object().unwrap() {
+        for mutant in entry["mutants"].as_array().unwrap() {
+            out.push((
+                file.clone(),
+                mutant["location"]["start"]["line"].clone(),
+                mutant["replacement"].clone(),
+                mutant["status"].clone(),
+                mutant["killedBy"].clone(),
+            ));
+        }
+    }
+    out.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    out
+}
+
+/// What the report says of the rest of the suite's run.
+fn rest_of_suite(report: &Value) -> String {
+    let steps = report["mutdelta"]["steps"].as_array().unwrap();
+    let rest = steps
+        .iter()
+        .find(|step| step["step"].as_str().unwrap().starts_with("baseline of the rest of the suite"));
+    rest.unwrap_or_else(|| panic!("no run of the rest of the suite: {steps:?}"))["step"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The check of `repo`'s change with its kept map, and without any: the same verdicts. Returns
+/// what the first said of the rest of the suite, and its report.
+fn with_and_without(repo: &Path, python: &Path, extra: &[&str]) -> (String, Value) {
+    let (_, mapped) = checked(repo, python, extra);
+    let (_, whole) = checked(repo, python, &["--no-impact-map", "--no-cache"]);
+    assert_eq!(verdicts(&mapped), verdicts(&whole), "the map changed a verdict");
+    assert!(!rest_of_suite(&whole).contains("test-impact map"), "{}", rest_of_suite(&whole));
+    (rest_of_suite(&mapped), mapped)
+}
+
+fn python312() -> PathBuf {
+    python_at("3.12")
+}
+
+#[test]
+fn a_changed_function_body_runs_only_the_tests_that_ran_it_and_they_catch_it() {
+    let python = python312();
+    let repo = mapped("body", &python);
+
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+
+    assert!(rest.contains("ruled out 4 tests"), "{rest}");
+    // The edited test runs the new lines and asserts nothing: the unedited test of `shout`,
+    // which the map keeps, kills them (all but `if False`, which returns what the guard did).
+    let outcomes: Vec<(Value, Value, Value)> =
+        verdicts(&report).into_iter().map(|v| (v.2, v.3, v.4)).collect();
+    for (replacement, status, killers) in &outcomes {
+        if replacement == "False" {
+            assert_eq!(status, "Survived", "{outcomes:?}");
+        } else {
+            let killed = serde_json::json!(["tests/test_words.py::test_shout"]);
+            assert_eq!((status.as_str(), killers), (Some("Killed"), &killed), "{outcomes:?}");
+        }
+    }
+}
+
+#[test]
+fn a_new_function_reached_through_a_changed_caller_is_caught_by_the_caller_s_tests() {
+    let python = python312();
+    let repo = mapped("caller", &python);
+
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+
+    // calc.py gained a function: every test that ran any of its code runs; those of words.py
+    // alone are ruled out.
+    assert!(rest.contains("ruled out 2 tests"), "{rest}");
+    let statuses: Vec<(Value, Value)> = verdicts(&report).into_iter().map(|v| (v.3, v.4)).collect();
+    assert!(
+        statuses.iter().any(|(status, by)| status == "Killed"
+            && by == &serde_json::json!(["tests/test_report.py::test_report"])),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn a_changed_shared_fixture_a_changed_data_file_or_a_moved_function_leaves_the_map_unused() {
+    let python = python312();
+    for (variant, why) in [
+        ("conftest", "tests/conftest.py, which holds fixtures shared between tests, changed"),
+        ("data", "tests/cases.json, read while the tests were collected, changed"),
+        ("moved", "the module-level code, class headers or decorated definitions of pkg/words.py changed"),
+    ] {
+        let repo = mapped(variant, &python);
+
+        let (rest, _) = with_and_without(repo.path(), &python, &[]);
+
+        assert!(rest.contains(&format!("was not used: {why}")), "{variant}: {rest}");
+        assert!(!rest.contains("ruled out"), "{variant}: {rest}");
+    }
+}
+
+#[test]
+fn a_deleted_test_file_leaves_the_others_ruled_out() {
+    let python = python312();
+    let repo = mapped("body", &python);
+    git(repo.path(), &["rm", "-q", "tests/test_report.py"]);
+    git(repo.path(), &["commit", "-q", "--amend", "--no-edit"]);
+
+    let (rest, _) = with_and_without(repo.path(), &python, &[]);
+
+    assert!(rest.contains("ruled out 3 tests"), "{rest}");
+}
+
+#[test]
+fn a_map_file_from_another_interpreter_or_no_map_at_all_is_refused_with_a_note() {
+    let python = python312();
+    let repo = mapped("body", &python);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("map.json");
+    let built = mutdelta(
+        repo.path(),
+        &[
+            "map",
+            "--commit",
+            "HEAD~1",
+            "--python",
+            python.to_str().unwrap(),
+            "--output",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(built.code, 0, "{built:?}");
+    let not_a_map = out.path().join("not-a-map.json");
+    std::fs::write(&not_a_map, "{\"tests\": 1}").unwrap();
+    let newer = python_at("3.13");
+
+    for (python, map, why) in [
+        (&newer, &file, "was made with another interpreter, package set, environment or mutdelta version"),
+        (&python, &not_a_map, "is not a mutdelta test-impact map"),
+    ] {
+        let (rest, _) = with_and_without(repo.path(), python, &["--impact-map", map.to_str().unwrap()]);
+
+        assert!(rest.contains(&format!("the test-impact map was not used: {}", map.display())), "{rest}");
+        assert!(rest.contains(why), "{rest}");
+    }
+}
+
+#[test]
+fn a_map_file_made_elsewhere_is_used_and_a_hostile_one_reads_nothing_outside_the_project() {
+    let python = python312();
+    let repo = mapped("body", &python);
+    std::fs::remove_dir_all(repo.path().join(".git/mutdelta")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("map.json");
+    let built = mutdelta(
+        repo.path(),
+        &[
+            "map",
+            "--commit",
+            "HEAD~1",
+            "--python",
+            python.to_str().unwrap(),
+            "--output",
+            file.to_str().unwrap(),
+            "--no-cache",
+        ],
+    );
+    assert!(built.stderr.contains("not kept (--no-cache); written to"), "{built:?}");
+    assert!(!repo.path().join(".git/mutdelta/python/impact").exists());
+
+    let (rest, _) = with_and_without(repo.path(), &python, &["--impact-map", file.to_str().unwrap()]);
+    assert!(rest.contains("ruled out 4 tests"), "{rest}");
+
+    // The map says test_whisper read a file outside the project (there, it exists): never read,
+    // it counts as changed, and only that test runs again.
+    let secret = out.path().join("secret");
+    std::fs::write(&secret, "s").unwrap();
+    let mut map: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let outside = format!("../../../../../../../..{}", secret.display());
+    map["tests"]["tests/test_words.py::test_whisper"]["data"][outside.as_str()] = serde_json::json!(null);
+    map["tests"]["tests/test_report.py::test_report"]["data"][secret.to_str().unwrap()] =
+        serde_json::json!("x");
+    std::fs::write(&file, map.to_string()).unwrap();
+
+    let (rest, _) = with_and_without(repo.path(), &python, &["--impact-map", file.to_str().unwrap()]);
+    assert!(rest.contains("ruled out 2 tests"), "{rest}");
+}
+
+#[test]
+fn a_map_needs_python_3_12() {
+    let repo = fixture_repo_variant("impact_map", "body");
+    let old = python_at("3.11");
+
+    let built = mutdelta(repo.path(), &["map", "--python", old.to_str().unwrap()]);
+
+    assert_eq!(built.code, 2, "{built:?}");
+    assert!(
+        built.stderr.contains("a test-impact map needs Python 3.12 or later (sys.monitoring)"),
+        "{built:?}"
+    );
+}
