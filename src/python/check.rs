@@ -172,7 +172,12 @@ impl PythonCheck {
             files: &self.support,
             tests: &self.tests,
             deselect: &[],
-            ruled_out: &coverage::NONE_RULED_OUT,
+            // The whole suite (no test file edited) leaves out what the map rules out.
+            ruled_out: if self.tests.is_empty() && self.watch.is_none() {
+                &self.impact.ruled_out
+            } else {
+                &coverage::NONE_RULED_OUT
+            },
             targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
         }
     }

@@ -75,6 +75,7 @@ impl PythonCheck {
                 baseline: run.duration,
                 first_round: FirstRound::default(),
                 step: StepRecord { step: "baseline".to_string(), record: RunRecord::of(How::Fresh, &[&run]) },
+                what: self.describe_tests(),
             });
         }
         let mut measured = self.measure_tests(ctx, &log, rest.as_ref())?;
@@ -86,15 +87,29 @@ impl PythonCheck {
         if let Some(run) = measured.decisive() {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
-        let step = baseline_step("baseline", &measured);
-        let map = measured.map.expect("a passing probe run has a map");
+        let map = measured.map.take().expect("a passing probe run has a map");
+        let (step, what) = match self.impact_words(&map.deselected) {
+            Some(words) => (
+                baseline_step(&format!("baseline; {words}"), &measured),
+                format!("{} ({words})", self.describe_tests()),
+            ),
+            None => (baseline_step("baseline", &measured), self.describe_tests()),
+        };
         refuse_imports_from_checkout(ctx, &map)?;
         let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
         let whole_files =
             jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
         let first_round =
             FirstRound { preload: map.outside_modules.clone(), whole_files, ..FirstRound::default() };
-        Ok(Selected { jobs, reused: measured.reused, uncovered, baseline: measured.took, first_round, step })
+        Ok(Selected {
+            jobs,
+            reused: measured.reused,
+            uncovered,
+            baseline: measured.took,
+            first_round,
+            step,
+            what,
+        })
     }
 
     /// The check's tests, unmutated, under the probe watching what the check watches (every
@@ -203,6 +218,8 @@ pub(super) struct Selected {
     pub(super) baseline: Duration,
     pub(super) first_round: FirstRound,
     pub(super) step: StepRecord,
+    /// Which tests ran, in words (and what the test-impact map left out).
+    pub(super) what: String,
 }
 
 /// A coverage run's record; a reused one says so, and has no commands.

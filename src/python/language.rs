@@ -68,7 +68,7 @@ impl LanguageCheck for PythonCheck {
         }
         // A changed file that does not compile explains a failing baseline: report that first.
         let CompileCheck { found, took: compile } = compiled??;
-        let Selected { jobs, reused, uncovered, baseline, mut first_round, step } = selected?;
+        let Selected { jobs, reused, uncovered, baseline, mut first_round, step, what } = selected?;
         // A mutant that does not compile is CompileError whatever its selection said: it is
         // never run and never counted as caught. One that compiles to the original's code, or
         // to another mutant's, is no mutant of its own: Ignored, with the reason, not run.
@@ -110,7 +110,7 @@ impl LanguageCheck for PythonCheck {
             jobs: runnable,
             settled,
             baseline,
-            what: self.describe_tests(),
+            what,
             reused,
             compile,
             build: Duration::ZERO,

@@ -68,6 +68,8 @@ _called_outside = set()
 _instrumented = set()
 # The node ids the session collected but left out (MUTDELTA_PROBE_DESELECT).
 _deselected = []
+# Whether the test-impact map left out a test (MUTDELTA_PROBE_RULED_OUT).
+_ruled_out_any = False
 # Per node id: its place in the order the session collected the tests.
 _order = {}
 # In a process a test started (a subprocess, or a fork of the test's process): the file its

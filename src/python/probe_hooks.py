@@ -105,6 +105,7 @@ def pytest_collection_modifyitems(session, config, items):
         recorded = ruled_out.get(item.nodeid)
         proven = recorded is not None and recorded == (core._params.get(item.nodeid) if core._impact else _params(item))
         (done if ran_already(item.nodeid) or proven else kept).append(item)
+        core._ruled_out_any = core._ruled_out_any or (proven and not ran_already(item.nodeid))
     core._deselected.extend(item.nodeid for item in done)
     if done:
         config.hook.pytest_deselected(items=done)
@@ -304,6 +305,10 @@ def _impact(root):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and core._ruled_out_any and not session.testsfailed:
+        # Every test the session collected was left out, some by the test-impact map: the
+        # tests that could reach the change are none, which is an answer, not a failure.
+        session.exitstatus = pytest.ExitCode.OK
     root = os.path.realpath(str(session.config.rootpath))
     impact = None
     if core._impact:

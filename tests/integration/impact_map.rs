@@ -235,3 +235,32 @@ fn a_map_needs_python_3_12() {
         "{built:?}"
     );
 }
+
+#[test]
+fn a_change_that_edits_no_test_runs_only_the_tests_that_can_reach_it() {
+    let python = python312();
+    let repo = mapped("source", &python);
+
+    let (mapped, report) = checked(repo.path(), &python, &[]);
+    let (_, whole) = checked(repo.path(), &python, &["--no-impact-map", "--no-cache"]);
+
+    assert_eq!(verdicts(&report), verdicts(&whole), "the map changed a verdict");
+    // Of the six tests, only test_shout ran `shout`.
+    assert!(mapped.stderr.contains("ruled out 5 tests"), "{mapped:?}");
+    let first = report["mutdelta"]["steps"][0]["step"].as_str().unwrap();
+    assert!(first.starts_with("baseline; the test-impact map recorded at commit "), "{first}");
+}
+
+#[test]
+fn a_change_no_recorded_test_can_reach_is_uncovered_without_running_a_test() {
+    let python = python312();
+    let repo = mapped("untested", &python);
+
+    let (mapped, report) = checked(repo.path(), &python, &[]);
+    let (_, whole) = checked(repo.path(), &python, &["--no-impact-map", "--no-cache"]);
+
+    assert_eq!(verdicts(&report), verdicts(&whole), "the map changed a verdict");
+    assert!(mapped.stderr.contains("ruled out 6 tests"), "{mapped:?}");
+    let statuses: Vec<Value> = verdicts(&report).into_iter().map(|v| v.3).collect();
+    assert!(!statuses.is_empty() && statuses.iter().all(|s| s == "NoCoverage"), "{statuses:?}");
+}
