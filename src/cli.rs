@@ -293,6 +293,11 @@ pub struct CheckArgs {
     /// Skip the kill-loss audit that `check` runs when the change edits or deletes tests.
     #[arg(long, help_heading = "Which tests")]
     pub no_audit: bool,
+    /// Audit every mutant of the source the edited tests ran before the change; by default the
+    /// audit tries at most 50, those on code the fewest other tests ran (by the test-impact map)
+    /// and one per line first, and the report says how many it left.
+    #[arg(long, help_heading = "Which tests")]
+    pub audit_full: bool,
     /// A Python test-impact map made elsewhere (`mutdelta map --output FILE`, a nightly job's
     /// artifact), used instead of the one kept in .git/mutdelta/: the rest of the suite leaves
     /// out the tests it proves cannot reach the change. Refused, with a note, when it was made

@@ -231,8 +231,12 @@ impl Console {
         if !timings.build.is_zero() {
             extra += &format!("build {:.2} s (in the baseline), ", seconds(timings.build));
         }
+        let mut audit = String::new();
+        if !timings.audit.is_zero() {
+            audit = format!(", of which the kill-loss audit {:.2} s", seconds(timings.audit));
+        }
         eprintln!(
-            "phases: diff {:.2} s, mutants made {:.3} s, {extra}baseline {:.2} s, mutants tested {:.2} s; total {:.2} s; peak memory {}",
+            "phases: diff {:.2} s, mutants made {:.3} s, {extra}baseline {:.2} s, mutants tested {:.2} s{audit}; total {:.2} s; peak memory {}",
             seconds(timings.diff),
             seconds(timings.generate),
             seconds(timings.baseline),

@@ -65,6 +65,7 @@ pub fn prepare() -> Result<Demo> {
         diffs: true,
         color: crate::paint::ColorChoice::Auto,
         audit: crate::options::AuditMode::WithTestEdits,
+        audit_budget: Some(crate::options::AUDIT_BUDGET),
         python: PythonSettings {
             interpreter: Some(python),
             extra_tests: Vec::new(),

@@ -46,6 +46,9 @@ impl Features {
     }
 }
 
+/// The kill-loss audit's default budget, in mutants tried before the change.
+pub const AUDIT_BUDGET: usize = 50;
+
 /// Whether a check audits the change's edits to tests for lost kills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
@@ -199,6 +202,8 @@ pub struct Options {
     /// `--allow-empty`: nothing staged passes under CI too.
     pub allow_empty: bool,
     pub audit: AuditMode,
+    /// The most mutants the kill-loss audit tries (`--audit-full`: none, all of them).
+    pub audit_budget: Option<usize>,
     pub python: PythonSettings,
     pub rust: RustSettings,
     /// Where each setting came from (`--print-config`).
@@ -372,6 +377,7 @@ impl Options {
             quiet: args.quiet,
             allow_empty: args.allow_empty,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
+            audit_budget: (!args.audit_full).then_some(AUDIT_BUDGET),
             python: PythonSettings {
                 interpreter,
                 extra_tests,

@@ -13,10 +13,14 @@ and prints each ratio to the suite (the suite runs just before each check; the r
 median of the pairs', which on a machine whose speed drifts met the same load), the mutants and
 their verdicts, mutants per second, the phases mutdelta prints, the share of mutants on each
 path and what a swapped mutant costs.
-With --also-no-swap, the same check importing every mutant fresh.
+With --also-no-swap, the same check importing every mutant fresh. With --with-map (Python 3.12 or
+later), also the situation that matters most: a check of the commit after `mutdelta map` recorded
+its parent's test-impact map (`--impact-map FILE --no-cache`: the map, and nothing else, reused),
+with and without the audit.
 
 Usage: python3 benches/python_real/run.py --repo PATH --commit SHA --python PATH
                                           [--runs 3] [--jobs N] [--mutdelta PATH] [--also-no-swap]
+                                          [--with-map]
 """
 
 import argparse
@@ -130,6 +134,7 @@ def main():
     parser.add_argument("--jobs", type=int, help="mutdelta's -j (default: its own)")
     parser.add_argument("--mutdelta", help="the binary to measure (default: build target/release/mutdelta)")
     parser.add_argument("--also-no-swap", action="store_true")
+    parser.add_argument("--with-map", action="store_true", help="also check after a map of the parent")
     args = parser.parse_args()
     python = Path(args.python).absolute()
     repo = clone(Path(args.repo).resolve(), args.commit)
@@ -149,6 +154,22 @@ def main():
     ]
     if args.also_no_swap:
         situations.append(("--no-swap --no-cache", ["--no-swap", "--no-cache"]))
+    if args.with_map:
+        map_file = repo / ".git" / "mutdelta-bench-map.json"
+        seconds, built = timed(
+            [str(binary), "map", "--commit", "HEAD~1", "--python", str(python), "--no-cache", "--output", str(map_file), *jobs],
+            repo,
+        )
+        if built.returncode != 0:
+            sys.exit(f"mutdelta map failed:\n{built.stderr[-3000:]}")
+        print(f"mutdelta map of the parent: {seconds:.2f} s ({built.stderr.strip()})")
+        situations += [
+            ("after a map of the parent (--no-cache --impact-map)", ["--no-cache", "--impact-map", str(map_file)]),
+            (
+                "after a map of the parent, without the audit (--no-cache --no-audit --impact-map)",
+                ["--no-cache", "--no-audit", "--impact-map", str(map_file)],
+            ),
+        ]
     first = None
     for name, extra in situations:
         if not extra:
@@ -167,6 +188,9 @@ def main():
         print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
         for line in lines:
             print(f"  {line}")
+        ruled = re.search(r"test-impact map[^)]*?ruled out \d+ tests?|the record of [^;)]* was not used: [^;)]*", result.stderr)
+        if ruled:
+            print(f"  {ruled.group(0)}")
         if statuses != first:
             print(f"  verdict counts DIFFER from the first run's: {first}")
     print(f"whole suite, one run: median {statistics.median(all_suite_runs):.2f} s over {len(all_suite_runs)} runs")

@@ -30,6 +30,10 @@ pub struct Audit {
     pub unconfirmed: usize,
     /// The runs before any mutant, before and after the change.
     pub steps: Vec<StepRecord>,
+    /// Mutants of the source the edited tests ran that the budget left untried.
+    pub unaudited: usize,
+    /// How long the audit took, start to end.
+    pub took: std::time::Duration,
 }
 
 impl Audit {

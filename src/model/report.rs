@@ -74,4 +74,6 @@ pub struct Timings {
     pub mutants: Duration,
     /// The whole check, start to end (the compile check overlaps the baseline).
     pub wall: Duration,
+    /// The kill-loss audit, start to end (its runs count in `baseline` and `mutants` too).
+    pub audit: Duration,
 }

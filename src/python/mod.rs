@@ -1,6 +1,7 @@
 //! The Python side of a check: the coverage run as baseline with the compile check beside it, per-mutant test selection, canaries, warm workers.
 
 pub mod audit;
+pub mod audit_budget;
 pub mod check;
 pub mod collector;
 pub mod compile;

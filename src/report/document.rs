@@ -271,6 +271,12 @@ pub struct AuditSection {
     /// The whole audit plan, once made.
     #[serde(default)]
     pub plan: Option<PlanEntry>,
+    /// Mutants the audit's budget left untried.
+    #[serde(default)]
+    pub unaudited: usize,
+    /// Seconds the audit took.
+    #[serde(default)]
+    pub duration: f64,
 }
 
 /// A kill the change's test edits lose.

@@ -187,6 +187,8 @@ fn audit_section(audit: &crate::model::audit::Audit) -> AuditSection {
             .plan
             .as_ref()
             .map(|(mutants, digest)| PlanEntry { mutants: *mutants, digest: digest.clone() }),
+        unaudited: audit.unaudited,
+        duration: audit.took.as_secs_f64(),
     }
 }
 
@@ -324,6 +326,8 @@ mod tests {
                 step: "baseline".into(),
                 record: record(How::Fresh, None, false, Exit::Code(0)),
             }],
+            unaudited: 7,
+            took: Duration::from_millis(1500),
         };
         Report {
             plan,
@@ -338,6 +342,7 @@ mod tests {
                 baseline: Duration::from_millis(4),
                 mutants: Duration::from_millis(5),
                 wall: Duration::from_millis(77),
+                audit: Duration::from_millis(9),
             },
             steps: vec![StepRecord {
                 step: "canary x".into(),
@@ -392,6 +397,8 @@ mod tests {
             assert!(!section(&bare, key), "{key} left out when the check has none");
         }
         assert!(full["mutdelta"]["audit"]["plan"].is_object());
+        assert_eq!(full["mutdelta"]["audit"]["unaudited"], 7);
+        assert_eq!(full["mutdelta"]["audit"]["duration"], 1.5);
         let mutants = |document: &serde_json::Value| {
             document["files"]["pkg/fee.py"]["mutants"].as_array().unwrap().clone()
         };

@@ -113,6 +113,7 @@ fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
         audits.into_iter().filter_map(|(shard, audit)| Some((shard, audit?))).collect();
     let (first, reference) = audits[0];
     let (mut tried, mut killed, mut dropped, mut unconfirmed) = (0, 0, 0, 0);
+    let (mut unaudited, mut duration) = (0, 0.0f64);
     let (mut lost, mut notes, mut steps) = (Vec::new(), Vec::new(), Vec::new());
     for (shard, audit) in &audits {
         if audit.edited_tests != reference.edited_tests || audit.plan != reference.plan {
@@ -126,6 +127,9 @@ fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
         killed += audit.killed_before;
         dropped += audit.dropped;
         unconfirmed += audit.unconfirmed;
+        // Every shard leaves out the same mutants of the whole audit; their audits ran side by side.
+        unaudited = audit.unaudited;
+        duration = duration.max(audit.duration);
         lost.extend(audit.lost_kills.iter().cloned());
         // The notes that count this shard's kills are said again below for the sums.
         let counted = crate::model::audit::count_notes(audit.dropped, audit.killed_before, audit.unconfirmed);
@@ -154,6 +158,8 @@ fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
         unconfirmed,
         steps,
         plan: reference.plan.clone(),
+        unaudited,
+        duration,
     }))
 }
 

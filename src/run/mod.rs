@@ -290,8 +290,11 @@ fn run_audit(
     events: &mut dyn FnMut(Event),
 ) -> Result<Audit> {
     events(Event::Phase(Phase::Audit));
-    (auditor.run)(request, timings, events)
-        .context("the kill-loss audit of the tests the change edits (--no-audit skips it)")
+    let started = Instant::now();
+    let audit = (auditor.run)(request, timings, events)
+        .context("the kill-loss audit of the tests the change edits (--no-audit skips it)");
+    timings.audit = started.elapsed();
+    audit.map(|audit| Audit { took: timings.audit, ..audit })
 }
 
 /// One language's mutants, from its baseline to the last verdict. Interrupted during the

@@ -1,0 +1,151 @@
+//! Which of the kill-loss audit's mutants it tries within its budget: those on code the fewest other tests ran before the change (by the test-impact map), one per line first.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::check::PythonCheck;
+use super::impact;
+use crate::model::plan::Plan;
+use crate::options::ImpactMap;
+use crate::run::language::Context;
+
+/// Per file and line of `plan`, how many recorded tests other than `edited` (pytest selectors)
+/// ran its block at the state of `ctx.base`, by the test-impact map: a kill there is less
+/// likely to be lost, since another test may make it. Empty without a map.
+pub(super) fn others_running(
+    side: &PythonCheck,
+    ctx: &Context,
+    plan: &Plan,
+    edited: &[String],
+) -> BTreeMap<(PathBuf, usize), usize> {
+    let Some(store) = &side.memory.impact else { return BTreeMap::new() };
+    let map = match &ctx.options.python.impact_map {
+        ImpactMap::Off => None,
+        ImpactMap::Kept => store.load(),
+        ImpactMap::File(path) => store.read_file(path).ok(),
+    };
+    let Some(map) = map else { return BTreeMap::new() };
+    let Ok(now) = impact::now(&side.python, &side.support, ctx.base, &map) else { return BTreeMap::new() };
+    let unedited: Vec<&impact::Entry> = map
+        .tests
+        .iter()
+        .filter(|(id, _)| !edited.iter().any(|test| names(test, id)))
+        .map(|(_, e)| e)
+        .collect();
+    let mut out = BTreeMap::new();
+    for file in &plan.files {
+        let path = file.path.to_string_lossy().replace('\\', "/");
+        let Some(blocks) = now.table.get(&path) else { continue };
+        for &line in &file.lines {
+            let block = (path.clone(), impact::block_of(blocks, line));
+            let count = unedited.iter().filter(|entry| entry.reach.blocks.contains(&block)).count();
+            out.insert((file.path.clone(), line), count);
+        }
+    }
+    out
+}
+
+/// Whether the pytest selector `selector` (a file, or a node id) names the test `id`.
+fn names(selector: &str, id: &str) -> bool {
+    id.strip_prefix(selector).is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ':', '[']))
+}
+
+/// Keeps in `plan` at most `budget` of its mutants that run (those an equivalence rule set
+/// aside stay, they cost nothing): first those whose line the fewest other tests ran (`others`;
+/// a line it does not know counts as none), and of those the first of each line before the
+/// second. Returns how many it left out. Every shard makes the same choice.
+pub(super) fn within_budget(
+    plan: &mut Plan,
+    budget: usize,
+    others: &BTreeMap<(PathBuf, usize), usize>,
+) -> usize {
+    let mut running: Vec<(usize, usize, usize, usize)> = Vec::new(); // (others, rank, file, index)
+    for (file_index, file) in plan.files.iter().enumerate() {
+        let mut per_line: BTreeMap<usize, usize> = BTreeMap::new();
+        for (index, mutant) in file.mutants.iter().enumerate() {
+            if mutant.ignored.is_some() {
+                continue;
+            }
+            let line = mutant.line;
+            let rank = per_line.entry(line).or_default();
+            let count = others.get(&(file.path.clone(), line)).copied().unwrap_or(0);
+            running.push((count, *rank, file_index, index));
+            *rank += 1;
+        }
+    }
+    if running.len() <= budget {
+        return 0;
+    }
+    running.sort();
+    let left_out = running.len() - budget;
+    let mut dropped: Vec<(usize, usize)> =
+        running[budget..].iter().map(|&(_, _, file, index)| (file, index)).collect();
+    dropped.sort_by(|a, b| b.cmp(a));
+    for (file, index) in dropped {
+        plan.files[file].mutants.remove(index);
+    }
+    left_out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::model::plan::FilePlan;
+
+    fn plan() -> Plan {
+        let source = "def fee(kg):\n    if kg > 10:\n        return kg * 2 + 1\n    return kg - 1\n";
+        let found = mutators::python::mutate(source, &[2, 3, 4]).unwrap();
+        let file = FilePlan {
+            path: "pkg/fee.py".into(),
+            language: crate::python::spec::LANGUAGE,
+            source: source.into(),
+            lines: found.executable_lines,
+            statements: found.statements,
+            mutants: found.mutants,
+        };
+        Plan { files: vec![file], ..Plan::default() }
+    }
+
+    fn lines(plan: &Plan) -> Vec<usize> {
+        plan.files[0].mutants.iter().filter(|m| m.ignored.is_none()).map(|m| m.line).collect()
+    }
+
+    #[test]
+    fn within_its_budget_the_audit_takes_the_lines_fewest_other_tests_ran_one_mutant_per_line_first() {
+        let whole = plan();
+        let per_line = |line| lines(&whole).iter().filter(|&&l| l == line).count();
+        assert!(per_line(2) >= 2 && per_line(3) >= 2 && per_line(4) >= 2, "{:?}", lines(&whole));
+        let running = lines(&whole).len();
+
+        let others = BTreeMap::from([((PathBuf::from("pkg/fee.py"), 2), 5), ((PathBuf::from("pkg/fee.py"), 3), 1)]);
+        let mut budgeted = plan();
+        assert_eq!(within_budget(&mut budgeted, 4, &others), running - 4);
+        // Line 4 (no other test) before line 3 (one) before line 2 (five).
+        let kept = lines(&budgeted);
+        let on = |line| kept.iter().filter(|&&l| l == line).count();
+        assert_eq!((on(4), on(3), on(2)), (per_line(4).min(4), 4 - per_line(4).min(4), 0), "{kept:?}");
+
+        let mut roomy = plan();
+        assert_eq!(within_budget(&mut roomy, running, &others), 0);
+        assert_eq!(lines(&roomy), lines(&whole));
+    }
+
+    #[test]
+    fn without_a_map_each_line_gives_one_mutant_before_any_gives_two() {
+        let mut budgeted = plan();
+        within_budget(&mut budgeted, 3, &BTreeMap::new());
+        let mut kept = lines(&budgeted);
+        kept.sort();
+        assert_eq!(kept, [2, 3, 4]);
+    }
+
+    #[test]
+    fn a_selector_names_its_tests_and_no_other() {
+        assert!(names("tests/test_a.py", "tests/test_a.py::test_x"));
+        assert!(names("tests/test_a.py::test_x", "tests/test_a.py::test_x[1]"));
+        assert!(names("tests", "tests/test_a.py::test_x"));
+        assert!(!names("tests/test_a.py::test_x", "tests/test_a.py::test_xy"));
+        assert!(!names("tests/test_a", "tests/test_a.py::test_x"));
+    }
+}
