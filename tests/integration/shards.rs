@@ -117,6 +117,7 @@ fn comparable(mut report: Value) -> Value {
     }
     if let Some(audit) = section.get_mut("audit").and_then(Value::as_object_mut) {
         audit.remove("steps");
+        audit.remove("duration");
     }
     report
 }
