@@ -188,9 +188,8 @@ def main():
         print(f"  phases (median run): {sorted(phases)[len(phases) // 2]}")
         for line in lines:
             print(f"  {line}")
-        ruled = re.search(r"test-impact map[^)]*?ruled out \d+ tests?|the record of [^;)]* was not used: [^;)]*", result.stderr)
-        if ruled:
-            print(f"  {ruled.group(0)}")
+        for said in re.findall(r"baseline: (the (?:rest of the|whole) test suite \(.*test-impact map.*\))", result.stderr):
+            print(f"  {said}")
         if statuses != first:
             print(f"  verdict counts DIFFER from the first run's: {first}")
     print(f"whole suite, one run: median {statistics.median(all_suite_runs):.2f} s over {len(all_suite_runs)} runs")

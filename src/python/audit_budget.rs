@@ -118,7 +118,8 @@ mod tests {
         assert!(per_line(2) >= 2 && per_line(3) >= 2 && per_line(4) >= 2, "{:?}", lines(&whole));
         let running = lines(&whole).len();
 
-        let others = BTreeMap::from([((PathBuf::from("pkg/fee.py"), 2), 5), ((PathBuf::from("pkg/fee.py"), 3), 1)]);
+        let others =
+            BTreeMap::from([((PathBuf::from("pkg/fee.py"), 2), 5), ((PathBuf::from("pkg/fee.py"), 3), 1)]);
         let mut budgeted = plan();
         assert_eq!(within_budget(&mut budgeted, 4, &others), running - 4);
         // Line 4 (no other test) before line 3 (one) before line 2 (five).

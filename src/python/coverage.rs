@@ -200,10 +200,12 @@ const KEPT_PROBES: usize = 32;
 impl Memory {
     /// `at`: the state under test, in words.
     pub fn new(cache: Cache, python: &Path, runner: &Runner, root: &Path, at: &str) -> Memory {
-        let Ok(interpreter) = interpreter::fingerprint(python) else {
+        let (Ok(interpreter), Ok(portable)) =
+            (interpreter::fingerprint(python), interpreter::portable_fingerprint(python))
+        else {
             return Memory::off();
         };
-        let environment = impact_environment(&interpreter, runner);
+        let environment = impact_environment(&portable, runner);
         let impact = Some(impact::Store::new(cache.clone(), environment, at.to_string()));
         let files = if cache.is_on() { cache::tree_digest(root).ok() } else { None };
         let Some(files) = files else {
@@ -292,8 +294,9 @@ impl Memory {
 }
 
 /// What a test-impact map must have been made under to be used: mutdelta and its probe, the
-/// interpreter with its packages, the runner and the environment (not the files: the map
-/// outlives them).
+/// interpreter's version with its packages (`interpreter::portable_fingerprint`: a map is made
+/// on one machine and used on others, where paths and the environment differ) and the runner;
+/// not the files, which the map outlives.
 pub fn impact_environment(interpreter: &str, runner: &Runner) -> String {
     cache::key(&[
         env!("CARGO_PKG_VERSION").as_bytes(),
@@ -302,7 +305,6 @@ pub fn impact_environment(interpreter: &str, runner: &Runner) -> String {
         impact::IMPACT_SOURCE.as_bytes(),
         interpreter.as_bytes(),
         format!("{runner:?}").as_bytes(),
-        crate::cache::environment_fingerprint().as_bytes(),
     ])
 }
 

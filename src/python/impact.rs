@@ -432,7 +432,7 @@ impl Store {
         }
         if map.environment != self.environment {
             return Err(format!(
-                "{} was made with another interpreter, package set, environment or mutdelta version",
+                "{} was made with another interpreter version, package set, pytest options or mutdelta version",
                 path.display()
             ));
         }

@@ -108,6 +108,23 @@ print("\n".join(lines or []))
     Some(description)
 }
 
+/// What `python` is wherever it is installed: its version and the names (with versions) of
+/// the distributions it imports from, without the paths where they lie or where it runs; what a
+/// test-impact map made on another machine must share.
+pub fn portable_fingerprint(python: &Path) -> Result<String> {
+    Ok(portable(&fingerprint(python)?))
+}
+
+/// A fingerprint (`describe`'s) without its paths.
+fn portable(fingerprint: &str) -> String {
+    let mut lines = fingerprint.lines();
+    let version = lines.next().and_then(|line| line.split_once(' ')).map_or("", |(_, version)| version);
+    let mut names: Vec<&str> = lines.filter_map(|line| line.split(' ').nth(1)).collect();
+    names.sort_unstable();
+    names.dedup();
+    format!("{version}\n{}", names.join("\n"))
+}
+
 /// `python`'s version, as (major, minor).
 pub fn version(python: &Path) -> Result<(u32, u32)> {
     let description =
@@ -339,6 +356,17 @@ pub fn fingerprint(python: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_portable_fingerprint_keeps_the_version_and_the_distributions_not_where_they_lie() {
+        let here = "/home/a/.venv/bin/python 3.12.4 (main)\n/home/a/.venv/lib/site-packages attrs-24.1.dist-info\n/home/a/.venv/lib/site-packages x.pth b'/home/a/src'\n";
+        let there = "/runner/venv/bin/python 3.12.4 (main)\n/runner/venv/lib/site-packages x.pth b'/runner/src'\n/runner/venv/lib/site-packages attrs-24.1.dist-info\n";
+        assert_eq!(portable(here), portable(there));
+        assert_eq!(portable(here), "3.12.4 (main)\nattrs-24.1.dist-info\nx.pth");
+        let other = there.replace("attrs-24.1", "attrs-24.2");
+        assert_ne!(portable(here), portable(&other));
+        assert_ne!(portable(here), portable(&here.replace("3.12.4", "3.12.5")));
+    }
 
     fn executable(path: &Path) {
         use std::os::unix::fs::PermissionsExt;

@@ -171,7 +171,11 @@ fn a_map_file_from_another_interpreter_or_no_map_at_all_is_refused_with_a_note()
     let newer = python_at("3.13");
 
     for (python, map, why) in [
-        (&newer, &file, "was made with another interpreter, package set, environment or mutdelta version"),
+        (
+            &newer,
+            &file,
+            "was made with another interpreter version, package set, pytest options or mutdelta version",
+        ),
         (&python, &not_a_map, "is not a mutdelta test-impact map"),
     ] {
         let (rest, _) = with_and_without(repo.path(), python, &["--impact-map", map.to_str().unwrap()]);
