@@ -240,7 +240,7 @@ pub fn rule_out(
             Ok(changed) => {
                 usable.insert(id, changed);
             }
-            Err(why) => out.unused.push(format!("the record of {} was not used: {why}", state.at)),
+            Err(why) => out.unused.push(format!("the test-impact map's record of {} was not used: {why}", state.at)),
         }
     }
     let mut used: BTreeSet<&String> = BTreeSet::new();
@@ -261,7 +261,11 @@ pub fn rule_out(
             used.insert(&entry.state);
         }
     }
-    out.at = used.iter().map(|id| map.states[*id].at.clone()).collect();
+    // The states that decided, even when they ruled nothing out: the map was consulted.
+    let consulted = map.tests.values().filter(|entry| usable.contains_key(&entry.state)).map(|entry| &entry.state);
+    let mut states: BTreeSet<&String> = used;
+    states.extend(consulted);
+    out.at = states.iter().map(|id| map.states[*id].at.clone()).collect();
     out.at.dedup();
     out
 }
@@ -512,7 +516,7 @@ mod tests {
             assert!(out.tests.is_empty(), "{name}");
             assert_eq!(
                 out.unused,
-                [format!("the record of commit 1 was not used: pytest's configuration file {name} changed")]
+                [format!("the test-impact map's record of commit 1 was not used: pytest's configuration file {name} changed")]
             );
         }
     }
@@ -596,7 +600,7 @@ mod tests {
         ] {
             let out = rule(now, &[]);
             assert!(out.tests.is_empty(), "{why}");
-            assert_eq!(out.unused, [format!("the record of commit 1 was not used: {why}")]);
+            assert_eq!(out.unused, [format!("the test-impact map's record of commit 1 was not used: {why}")]);
         }
     }
 
@@ -611,7 +615,7 @@ mod tests {
             assert!(out.tests.is_empty());
             assert_eq!(
                 out.unused,
-                ["the record of commit 1 was not used: LIMIT in pkg/a.py changed or went"]
+                ["the test-impact map's record of commit 1 was not used: LIMIT in pkg/a.py changed or went"]
             );
         }
     }
@@ -709,7 +713,7 @@ mod tests {
             &|_| true,
         );
         assert!(out.tests.is_empty());
-        assert_eq!(out.unused, ["the record of commit 1 was not used: conftest.py, which holds fixtures shared between tests, changed"]);
+        assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: conftest.py, which holds fixtures shared between tests, changed"]);
     }
 
     #[test]
@@ -738,7 +742,7 @@ mod tests {
         assert!(changed.tests.is_empty());
         assert_eq!(
             changed.unused,
-            ["the record of commit 1 was not used: cases.json, read while the tests were collected, changed"]
+            ["the test-impact map's record of commit 1 was not used: cases.json, read while the tests were collected, changed"]
         );
         let mut map = recorded();
         map.states.values_mut().next().unwrap().collection.blocks.insert(("pkg/a.py".into(), "g".into()));
