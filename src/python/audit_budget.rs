@@ -127,9 +127,22 @@ mod tests {
         let on = |line| kept.iter().filter(|&&l| l == line).count();
         assert_eq!((on(4), on(3), on(2)), (per_line(4).min(4), 4 - per_line(4).min(4), 0), "{kept:?}");
 
-        let mut roomy = plan();
-        assert_eq!(within_budget(&mut roomy, running, &others), 0);
-        assert_eq!(lines(&roomy), lines(&whole));
+        for room in [running, running + 5] {
+            let mut roomy = plan();
+            assert_eq!(within_budget(&mut roomy, room, &others), 0);
+            assert_eq!(lines(&roomy), lines(&whole));
+        }
+    }
+
+    #[test]
+    fn a_mutant_an_equivalence_rule_set_aside_stays_and_costs_nothing() {
+        let mut budgeted = plan();
+        let running = lines(&budgeted).len();
+        budgeted.files[0].mutants[0].ignored = Some("equivalent".into());
+        let first = budgeted.files[0].mutants[0].clone();
+        assert_eq!(within_budget(&mut budgeted, running - 1, &BTreeMap::new()), 0);
+        assert_eq!(budgeted.files[0].mutants.len(), running);
+        assert_eq!(budgeted.files[0].mutants[0].description, first.description);
     }
 
     #[test]

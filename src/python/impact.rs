@@ -226,7 +226,7 @@ pub fn rule_out(
 ) -> RuledOut {
     let mut reaching: BTreeSet<(String, String)> = BTreeSet::new();
     for (path, lines) in added {
-        let path = path.to_string_lossy().replace('\\', "/");
+        let path = path.to_string_lossy().into_owned();
         if let Some(blocks) = now.table.get(&path) {
             reaching.extend(lines.iter().map(|&line| (path.clone(), block_of(blocks, line))));
         }
@@ -240,10 +240,11 @@ pub fn rule_out(
             Ok(changed) => {
                 usable.insert(id, changed);
             }
-            Err(why) => out.unused.push(format!("the test-impact map's record of {} was not used: {why}", state.at)),
+            Err(why) => {
+                out.unused.push(format!("the test-impact map's record of {} was not used: {why}", state.at))
+            }
         }
     }
-    let mut used: BTreeSet<&String> = BTreeSet::new();
     for (test, entry) in &map.tests {
         let Some(changed) = usable.get(&entry.state) else { continue };
         let own_file = test.split("::").next().unwrap_or(test);
@@ -258,15 +259,14 @@ pub fn rule_out(
             || reach.data.iter().any(|(path, digest)| now.data.get(path) != Some(digest));
         if let (false, Some(params)) = (kept, &reach.params) {
             out.tests.insert(test.clone(), params.clone());
-            used.insert(&entry.state);
         }
     }
-    // The states that decided, even when they ruled nothing out: the map was consulted.
-    let consulted = map.tests.values().filter(|entry| usable.contains_key(&entry.state)).map(|entry| &entry.state);
-    let mut states: BTreeSet<&String> = used;
-    states.extend(consulted);
-    out.at = states.iter().map(|id| map.states[*id].at.clone()).collect();
-    out.at.dedup();
+    // The states that decided, even when they ruled nothing out: the map was consulted. Two
+    // records of one state (a first round's and a second's) are said once.
+    let consulted: BTreeSet<&String> =
+        map.tests.values().map(|entry| &entry.state).filter(|state| usable.contains_key(state)).collect();
+    let at: BTreeSet<&String> = consulted.iter().map(|id| &map.states[*id].at).collect();
+    out.at = at.into_iter().cloned().collect();
     out
 }
 
@@ -568,6 +568,14 @@ mod tests {
         assert_eq!(names(&out), ["tests/test_a.py::test_g", "tests/test_b.py::test_h"]);
         assert_eq!(out.at, ["commit 1"]);
         assert!(out.unused.is_empty());
+        // A map that rules nothing out was consulted all the same, and says at which state.
+        let mut all = project();
+        all.get_mut("pkg/a.py").unwrap().functions.get_mut("g").unwrap().0 = "g2".into();
+        all.get_mut("pkg/a.py").unwrap().functions.get_mut("f").unwrap().0 = "f2".into();
+        all.get_mut("pkg/a.py").unwrap().functions.get_mut("g.<locals>.h").unwrap().0 = "h2".into();
+        let none = rule(all, &[]);
+        assert!(none.tests.is_empty());
+        assert_eq!(none.at, ["commit 1"]);
     }
 
     #[test]
@@ -770,6 +778,101 @@ mod tests {
         );
         assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
         assert_eq!(out.tests["tests/test_a.py::test_f"], "p1");
+    }
+
+    #[test]
+    fn a_process_started_while_the_tests_were_collected_leaves_the_record_unused() {
+        let mut map = recorded();
+        map.states.values_mut().next().unwrap().collection.spawned = true;
+        let out = rule_out(
+            &map,
+            &Now { table: project(), config: config(), ..Now::default() },
+            &BTreeMap::new(),
+            &|_| true,
+        );
+        assert!(out.tests.is_empty());
+        assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: a process was started while the tests were collected"]);
+    }
+
+    #[test]
+    fn a_removed_test_file_that_only_bound_names_leaves_the_record_usable_and_one_that_ran_code_does_not() {
+        let mut now = project();
+        now.remove("tests/test_a.py");
+        let is_test = |path: &Path| path.starts_with("tests");
+        let check = |map: &ImpactMap| {
+            rule_out(
+                map,
+                &Now { table: now.clone(), config: config(), ..Now::default() },
+                &BTreeMap::new(),
+                &is_test,
+            )
+        };
+        assert_eq!(
+            names(&check(&recorded())),
+            ["tests/test_a.py::test_f", "tests/test_a.py::test_g", "tests/test_b.py::test_h"]
+        );
+        let mut map = recorded();
+        map.states.values_mut().next().unwrap().table.get_mut("tests/test_a.py").unwrap().plain = false;
+        let out = check(&map);
+        assert!(out.tests.is_empty());
+        assert_eq!(
+            out.unused,
+            ["the test-impact map's record of commit 1 was not used: tests/test_a.py was removed"]
+        );
+    }
+
+    #[test]
+    fn records_of_several_states_are_each_judged_newest_first_and_a_state_is_named_once() {
+        let mut map = recorded();
+        // A later record of the same commit (another run's collection) for test_h alone, and an
+        // older one whose table no longer holds: test_f's record there is not used.
+        let tests =
+            BTreeMap::from([("tests/test_b.py::test_h".to_string(), reach(&[("pkg/a.py", "g.<locals>.h")]))]);
+        let collection = reach(&[("pkg/a.py", SKELETON)]);
+        map.record("commit 1", &Recorded { table: project(), config: config(), tests, collection });
+        let mut stale = project();
+        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
+        let old_tests =
+            BTreeMap::from([("tests/test_a.py::test_f".to_string(), reach(&[("pkg/a.py", "f")]))]);
+        map.record(
+            "commit 0",
+            &Recorded { table: stale, config: config(), tests: old_tests, ..Recorded::default() },
+        );
+        for state in map.states.values_mut() {
+            if state.at == "commit 0" {
+                state.order = 0; // the oldest
+            } else {
+                state.order += 1;
+            }
+        }
+        let out = rule_out(
+            &map,
+            &Now { table: project(), config: config(), ..Now::default() },
+            &BTreeMap::new(),
+            &|path| path.starts_with("tests"),
+        );
+        assert_eq!(names(&out), ["tests/test_a.py::test_g", "tests/test_b.py::test_h"]);
+        assert_eq!(out.at, ["commit 1"]);
+        assert_eq!(out.unused, ["the test-impact map's record of commit 0 was not used: the module-level code, class headers or decorated definitions of pkg/a.py changed"]);
+        let mut both_stale = map.clone();
+        for state in both_stale.states.values_mut() {
+            state.table.get_mut("pkg/a.py").unwrap().skeleton = "older".into();
+        }
+        let out = rule_out(
+            &both_stale,
+            &Now { table: project(), config: config(), ..Now::default() },
+            &BTreeMap::new(),
+            &|path| path.starts_with("tests"),
+        );
+        let said: Vec<&str> = out.unused.iter().map(|note| &note[..42]).collect();
+        assert_eq!(
+            said,
+            [
+                "the test-impact map's record of commit 1 w",
+                "the test-impact map's record of commit 1 w",
+                "the test-impact map's record of commit 0 w"
+            ]
+        );
     }
 
     #[test]

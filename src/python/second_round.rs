@@ -76,10 +76,10 @@ impl PythonCheck {
     }
 
     /// Leaves out of the rest of the suite (of the whole suite, when it is the first round) the
-    /// tests the test-impact map proves cannot reach
-    /// the change (`impact::rule_out`): those it recorded executing only blocks unchanged since,
-    /// none holding an added line, and reading only files unchanged since. Without a map, or
-    /// one made elsewhere under another environment, the rest of the suite runs whole.
+    /// tests the test-impact map proves cannot reach the change (`impact::rule_out`): those it
+    /// recorded executing only blocks unchanged since, none holding an added line, and reading
+    /// only files unchanged since. Without a map, or with one made under another environment,
+    /// the suite runs whole.
     pub(super) fn consult_impact_map(&mut self, ctx: &Context) {
         // The rest of the suite, or the whole suite when the change edits no test.
         if !(self.widens && self.pytest() && self.watch.is_none()) {
