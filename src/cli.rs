@@ -296,8 +296,11 @@ pub struct CheckArgs {
     /// Audit every mutant of the source the edited tests ran before the change; by default the
     /// audit tries at most 50, those on code the fewest other tests ran (by the test-impact map)
     /// and one per line first, and the report says how many it left.
-    #[arg(long, help_heading = "Which tests")]
+    #[arg(long, help_heading = "Which tests", conflicts_with = "audit_budget")]
     pub audit_full: bool,
+    /// The most mutants the kill-loss audit tries (default 50).
+    #[arg(long, value_name = "N", help_heading = "Which tests")]
+    pub audit_budget: Option<usize>,
     /// A Python test-impact map made elsewhere (`mutdelta map --output FILE`, a nightly job's
     /// artifact), used instead of the one kept in .git/mutdelta/: the rest of the suite leaves
     /// out the tests it proves cannot reach the change. Refused, with a note, when it was made

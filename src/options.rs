@@ -377,7 +377,7 @@ impl Options {
             quiet: args.quiet,
             allow_empty: args.allow_empty,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
-            audit_budget: (!args.audit_full).then_some(AUDIT_BUDGET),
+            audit_budget: (!args.audit_full).then_some(args.audit_budget.unwrap_or(AUDIT_BUDGET)),
             python: PythonSettings {
                 interpreter,
                 extra_tests,

@@ -243,21 +243,7 @@ fn audit_kills(
     let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
     let mut old_plan = Plan::make(&ran_lines, old.ctx.base, &every_line, &[LANGUAGE])?;
     if let Some(budget) = options.audit_budget {
-        let others = audit_budget::others_running(old.side, &old.ctx, &old_plan, &audit.edited);
-        let planned = old_plan.mutant_count();
-        audit.unaudited = audit_budget::within_budget(&mut old_plan, budget, &others);
-        if audit.unaudited > 0 {
-            let order = if others.is_empty() {
-                "one per line first"
-            } else {
-                "those on code the fewest other tests ran before the change first (by the test-impact map), one per line first"
-            };
-            audit.notes.push(format!(
-                "the audit tried {} of the {planned} mutants of the source the edited tests ran ({order}); {} were not audited: --audit-full tries them all",
-                planned - audit.unaudited,
-                audit.unaudited
-            ));
-        }
+        audit_budget::keep_within(budget, old.side, &old.ctx, &mut old_plan, &mut audit);
     }
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut old_plan, shard);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::check::PythonCheck;
 use super::impact;
+use crate::model::audit::Audit;
 use crate::model::plan::Plan;
 use crate::options::ImpactMap;
 use crate::run::language::Context;
@@ -43,6 +44,32 @@ pub(super) fn others_running(
         }
     }
     out
+}
+
+/// Keeps at most `budget` of the audit plan's mutants (`within_budget`, ordered by
+/// `others_running`), counting and saying in `audit` what it left.
+pub(super) fn keep_within(
+    budget: usize,
+    side: &PythonCheck,
+    ctx: &Context,
+    plan: &mut Plan,
+    audit: &mut Audit,
+) {
+    let others = others_running(side, ctx, plan, &audit.edited);
+    let planned = plan.mutant_count();
+    audit.unaudited = within_budget(plan, budget, &others);
+    if audit.unaudited > 0 {
+        let order = if others.is_empty() {
+            "one per line first"
+        } else {
+            "those on code the fewest other tests ran before the change first (by the test-impact map), one per line first"
+        };
+        audit.notes.push(format!(
+            "the audit tried {} of the {planned} mutants of the source the edited tests ran ({order}); {} were not audited: --audit-full tries them all",
+            planned - audit.unaudited,
+            audit.unaudited
+        ));
+    }
 }
 
 /// Whether the pytest selector `selector` (a file, or a node id) names the test `id`.

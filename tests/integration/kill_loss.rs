@@ -379,3 +379,31 @@ fn edits_to_a_mixins_test_or_a_helper_class_audit_their_whole_file() {
         assert_eq!(lost_kills(&report), expected, "{variant}: {run:?}");
     }
 }
+
+#[test]
+fn a_budget_smaller_than_the_audit_tries_one_mutant_per_line_first_and_says_what_it_left() {
+    let repo = fixture_repo_variant("kill_loss", "weakened");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let full = check(repo.path(), &["--commit", "HEAD", "--audit-full", "--json", json.to_str().unwrap()]);
+    let tried = audit_of(&read_valid_report(&json))["mutants"].as_u64().unwrap() as usize;
+    assert_eq!(audit_of(&read_valid_report(&json))["unaudited"], 0, "{full:?}");
+    let run =
+        check(repo.path(), &["--commit", "HEAD", "--audit-budget", "4", "--json", json.to_str().unwrap()]);
+
+    let report = read_valid_report(&json);
+    let audit = audit_of(&report);
+    assert_eq!(audit["unaudited"].as_u64().unwrap() as usize, tried - 4, "{run:?}");
+    let note = format!(
+        "the audit tried 4 of the {tried} mutants of the source the edited tests ran (one per line first); {} were not audited: --audit-full tries them all",
+        tried - 4
+    );
+    assert!(run.stdout.contains(&note) || run.stderr.contains(&note), "{run:?}");
+    assert!(audit["notes"].as_array().unwrap().contains(&serde_json::json!(note)), "{audit}");
+    // Four lines, a mutant each: every lost kill it finds is on a line of its own.
+    let lines: BTreeSet<String> = lost_lines(&run).into_iter().map(|(line, ..)| line).collect();
+    assert_eq!(lines.len(), lost_lines(&run).len(), "{run:?}");
+    assert!(audit["duration"].as_f64().unwrap() > 0.0);
+    assert!(run.stderr.contains("of which the kill-loss audit"), "{run:?}");
+}
