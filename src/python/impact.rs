@@ -876,6 +876,29 @@ mod tests {
     }
 
     #[test]
+    fn the_notes_on_unused_records_come_newest_first() {
+        let mut map = ImpactMap::new("env");
+        let mut stale = project();
+        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
+        for (id, order, at) in [("a", 0, "commit 0"), ("b", 1, "commit 1")] {
+            let state = RecordedState {
+                at: at.into(),
+                order,
+                table: stale.clone(),
+                config: config(),
+                collection: Reach::default(),
+            };
+            map.states.insert(id.into(), state);
+            let entry = Entry { state: id.into(), reach: reach(&[("pkg/a.py", "f")]) };
+            map.tests.insert(format!("tests/test_{id}.py::t"), entry);
+        }
+        let now = Now { table: project(), config: config(), ..Now::default() };
+        let out = rule_out(&map, &now, &BTreeMap::new(), &|path| path.starts_with("tests"));
+        let said: Vec<&str> = out.unused.iter().map(|note| &note[32..40]).collect();
+        assert_eq!(said, ["commit 1", "commit 0"]);
+    }
+
+    #[test]
     fn a_test_that_started_a_process_is_never_ruled_out() {
         let mut map = recorded();
         map.tests.get_mut("tests/test_b.py::test_h").unwrap().reach.spawned = true;
