@@ -4,10 +4,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::check::PythonCheck;
-use super::impact;
+use super::{coverage, impact};
 use crate::model::audit::Audit;
 use crate::model::plan::Plan;
-use crate::options::ImpactMap;
 use crate::run::language::Context;
 
 /// Per file and line of `plan`, how many recorded tests other than `edited` (pytest selectors)
@@ -20,22 +19,17 @@ pub(super) fn others_running(
     edited: &[String],
 ) -> BTreeMap<(PathBuf, usize), usize> {
     let Some(store) = &side.memory.impact else { return BTreeMap::new() };
-    let map = match &ctx.options.python.impact_map {
-        ImpactMap::Off => None,
-        ImpactMap::Kept => store.load(),
-        ImpactMap::File(path) => store.read_file(path).ok(),
-    };
-    let Some(map) = map else { return BTreeMap::new() };
+    let Ok(Some(map)) = store.chosen(&ctx.options.python.impact_map) else { return BTreeMap::new() };
     let Ok(now) = impact::now(&side.python, &side.support, ctx.base, &map) else { return BTreeMap::new() };
     let unedited: Vec<&impact::Entry> = map
         .tests
         .iter()
-        .filter(|(id, _)| !edited.iter().any(|test| names(test, id)))
+        .filter(|(id, _)| coverage::selection_runs(&[], edited, id))
         .map(|(_, e)| e)
         .collect();
     let mut out = BTreeMap::new();
     for file in &plan.files {
-        let path = file.path.to_string_lossy().replace('\\', "/");
+        let path = file.path.to_string_lossy().into_owned();
         let Some(blocks) = now.table.get(&path) else { continue };
         for &line in &file.lines {
             let block = (path.clone(), impact::block_of(blocks, line));
@@ -70,11 +64,6 @@ pub(super) fn keep_within(
             audit.unaudited
         ));
     }
-}
-
-/// Whether the pytest selector `selector` (a file, or a node id) names the test `id`.
-fn names(selector: &str, id: &str) -> bool {
-    id.strip_prefix(selector).is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ':', '[']))
 }
 
 /// Keeps in `plan` at most `budget` of its mutants that run (those an equivalence rule set
@@ -179,14 +168,5 @@ mod tests {
         let mut kept = lines(&budgeted);
         kept.sort();
         assert_eq!(kept, [2, 3, 4]);
-    }
-
-    #[test]
-    fn a_selector_names_its_tests_and_no_other() {
-        assert!(names("tests/test_a.py", "tests/test_a.py::test_x"));
-        assert!(names("tests/test_a.py::test_x", "tests/test_a.py::test_x[1]"));
-        assert!(names("tests", "tests/test_a.py::test_x"));
-        assert!(!names("tests/test_a.py::test_x", "tests/test_a.py::test_xy"));
-        assert!(!names("tests/test_a", "tests/test_a.py::test_x"));
     }
 }

@@ -11,7 +11,7 @@ use super::executor::{Executor, Spawn};
 use super::interpreter::Runner;
 use super::rest::RestOfSuite;
 use super::worker::Equivalent;
-use super::{collector, coverage, interpreter, select, spec};
+use super::{collector, coverage, impact, interpreter, select, spec};
 use crate::run::language::Context;
 
 pub(super) const WORKER_SCRIPT: &str = include_str!("worker.py");
@@ -43,18 +43,7 @@ pub struct PythonCheck {
     /// question as its baseline's, which reuses it).
     pub(super) watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     /// What the test-impact map proved, or why it was not used.
-    pub(super) impact: Consulted,
-}
-
-/// What consulting the test-impact map came to.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Consulted {
-    /// The tests it proved cannot reach the change, with their parameters' digest then.
-    pub(super) ruled_out: BTreeMap<String, String>,
-    /// The recorded states that proof rests on, in words.
-    pub(super) at: Vec<String>,
-    /// Why a map, or a recorded state of it, was not used.
-    pub(super) unused: Vec<String>,
+    pub(super) impact: impact::RuledOut,
 }
 
 /// An executor per copy, in the copies' order.
@@ -125,7 +114,7 @@ impl PythonCheck {
             widens,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
-            impact: Consulted::default(),
+            impact: impact::RuledOut::default(),
         };
         check.tests = tests;
         check.consult_impact_map(ctx);
@@ -174,7 +163,7 @@ impl PythonCheck {
             deselect: &[],
             // The whole suite (no test file edited) leaves out what the map rules out.
             ruled_out: if self.tests.is_empty() && self.watch.is_none() {
-                &self.impact.ruled_out
+                &self.impact.tests
             } else {
                 &coverage::NONE_RULED_OUT
             },

@@ -131,7 +131,7 @@ pub struct Probe<'a> {
 /// Whether the test `id` is one that a run of `tests` (all, when empty) leaving out `deselect`
 /// runs, as far as its node id tells (a selector names a directory, a file, or a node id with
 /// what it holds and its parametrizations).
-fn selection_runs(tests: &[String], deselect: &[String], id: &str) -> bool {
+pub(super) fn selection_runs(tests: &[String], deselect: &[String], id: &str) -> bool {
     let named = |selectors: &[String]| {
         selectors.iter().any(|selector| {
             id.strip_prefix(selector.as_str())

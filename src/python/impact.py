@@ -51,7 +51,7 @@ def _scoped_fixture(node):
     return False
 
 
-_PLAIN = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass)
+_PLAIN = (ast.Import, ast.ImportFrom, ast.Pass)
 
 
 def _plain(statements):

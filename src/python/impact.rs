@@ -212,7 +212,7 @@ pub struct RuledOut {
     pub tests: BTreeMap<String, String>,
     /// The recorded states they were proven from, in words.
     pub at: Vec<String>,
-    /// Why a recorded state was not used, for each one that was not.
+    /// Why a recorded state was not used, for each one that was not (or why the map was not).
     pub unused: Vec<String>,
 }
 
@@ -421,6 +421,19 @@ impl Store {
         map.record(&self.at, run);
         if let Ok(bytes) = serde_json::to_vec(&map) {
             self.cache.write(&self.name(), &bytes);
+        }
+    }
+
+    /// The map a check consults (`--impact-map`, `--no-impact-map`, else the kept one): none
+    /// when there is none to consult, an error saying why one named was refused.
+    pub fn chosen(
+        &self,
+        choice: &crate::options::ImpactMap,
+    ) -> std::result::Result<Option<ImpactMap>, String> {
+        match choice {
+            crate::options::ImpactMap::Off => Ok(None),
+            crate::options::ImpactMap::Kept => Ok(self.load()),
+            crate::options::ImpactMap::File(path) => self.read_file(path).map(Some),
         }
     }
 

@@ -251,7 +251,7 @@ impl LanguageCheck for PythonCheck {
         let step = baseline_step(&step, &measured);
         let (baseline, reused) = (measured.took, measured.reused);
         let map_left_out = |map: &coverage::CoverageMap| {
-            map.deselected.iter().any(|test| self.impact.ruled_out.contains_key(test))
+            map.deselected.iter().any(|test| self.impact.tests.contains_key(test))
         };
         if let Some(run) = measured.decisive() {
             let left_out_by_map = measured.map.as_ref().is_some_and(map_left_out);

@@ -10,7 +10,6 @@ use super::impact;
 use super::job::PythonJob;
 use super::rest::{RestOfSuite, RestSpec};
 use super::spec;
-use crate::options::ImpactMap;
 use crate::run::job::Job;
 use crate::run::language::{Context, LanguageCheck};
 use crate::run::timeouts::BASELINE_LIMIT;
@@ -30,7 +29,7 @@ impl PythonCheck {
             files: &self.support,
             tests: &[],
             deselect: &self.tests,
-            ruled_out: &self.impact.ruled_out,
+            ruled_out: &self.impact.tests,
             targets: coverage::plan_targets(ctx.plan),
         }
     }
@@ -65,7 +64,7 @@ impl PythonCheck {
             files: self.support.join("rest"),
             root,
             deselect: self.tests.clone(),
-            ruled_out: self.impact.ruled_out.clone(),
+            ruled_out: self.impact.tests.clone(),
             targets: question.targets,
             memory: Arc::clone(&self.memory),
             shards: ctx.options.jobs.get(),
@@ -86,18 +85,14 @@ impl PythonCheck {
             return;
         }
         let Some(store) = &self.memory.impact else { return };
-        let map = match &ctx.options.python.impact_map {
-            ImpactMap::Off => return,
-            ImpactMap::Kept => store.load(),
-            ImpactMap::File(path) => match store.read_file(path) {
-                Ok(map) => Some(map),
-                Err(why) => {
-                    self.impact.unused.push(format!("the test-impact map was not used: {why}"));
-                    None
-                }
-            },
+        let map = match store.chosen(&ctx.options.python.impact_map) {
+            Ok(Some(map)) => map,
+            Ok(None) => return,
+            Err(why) => {
+                self.impact.unused.push(format!("the test-impact map was not used: {why}"));
+                return;
+            }
         };
-        let Some(map) = map else { return };
         let now = match impact::now(&self.python, &self.support, ctx.base, &map) {
             Ok(now) => now,
             Err(err) => {
@@ -106,16 +101,13 @@ impl PythonCheck {
             }
         };
         let added = coverage::plan_targets(ctx.plan);
-        let proven = impact::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
-        self.impact.unused.extend(proven.unused);
-        self.impact.at = proven.at;
-        self.impact.ruled_out = proven.tests;
+        self.impact = impact::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
     }
 
     /// What the test-impact map did for the rest of the suite whose run left out `deselected`,
     /// in words; none when there was no map.
     pub(super) fn impact_words(&self, deselected: &[String]) -> Option<String> {
-        let ruled_out = deselected.iter().filter(|test| self.impact.ruled_out.contains_key(*test)).count();
+        let ruled_out = deselected.iter().filter(|test| self.impact.tests.contains_key(*test)).count();
         let mut said = Vec::new();
         if !self.impact.at.is_empty() {
             said.push(format!(
