@@ -211,19 +211,28 @@ fn a_map_file_made_elsewhere_is_used_and_a_hostile_one_reads_nothing_outside_the
     let (rest, _) = with_and_without(repo.path(), &python, &["--impact-map", file.to_str().unwrap()]);
     assert!(rest.contains("ruled out 4 tests"), "{rest}");
 
-    // The map says test_whisper read a file outside the project (there, it exists): never read,
-    // it counts as changed, and only that test runs again.
+    // The map says test_whisper and test_report read files outside the project (there, they
+    // exist): never read, each counts as changed, and those two tests run again. So does a
+    // test said to read, through a link the change commits, a file outside the project whose
+    // digest the map gives right.
     let secret = out.path().join("secret");
     std::fs::write(&secret, "s").unwrap();
+    std::os::unix::fs::symlink(out.path(), repo.path().join("data_link")).unwrap();
+    git(repo.path(), &["add", "data_link"]);
+    git(repo.path(), &["commit", "-q", "--amend", "--no-edit"]);
     let mut map: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let outside = format!("../../../../../../../..{}", secret.display());
     map["tests"]["tests/test_words.py::test_whisper"]["data"][outside.as_str()] = serde_json::json!(null);
     map["tests"]["tests/test_report.py::test_report"]["data"][secret.to_str().unwrap()] =
         serde_json::json!("x");
+    // The first 20 hex digits of sha1("s"), as `impact.py` digests a file.
+    map["tests"]["tests/test_scale.py::test_scale[1-2]"]["data"]["data_link/secret"] =
+        serde_json::json!("a0f1490a20d0211c997b");
     std::fs::write(&file, map.to_string()).unwrap();
 
     let (rest, _) = with_and_without(repo.path(), &python, &["--impact-map", file.to_str().unwrap()]);
-    assert!(rest.contains("ruled out 2 tests"), "{rest}");
+    assert!(rest.contains("ruled out 1 test:"), "{rest}");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "s", "nothing outside the project is written");
 }
 
 #[test]
