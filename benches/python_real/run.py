@@ -15,8 +15,9 @@ their verdicts, mutants per second, the phases mutdelta prints, the share of mut
 path and what a swapped mutant costs.
 With --also-no-swap, the same check importing every mutant fresh. With --with-map (Python 3.12 or
 later), also the situation that matters most: a check of the commit after `mutdelta map` recorded
-its parent's test-impact map (`--impact-map FILE --no-cache`: the map, and nothing else, reused),
-with and without the audit.
+its parent's test-impact map, with and without the audit. Before each of those checks mutdelta's
+store in .git/mutdelta is emptied of all but that map, so nothing measured at the commit itself is
+reused from an earlier check; what one check measures and uses again within itself counts.
 
 Usage: python3 benches/python_real/run.py --repo PATH --commit SHA --python PATH
                                           [--runs 3] [--jobs N] [--mutdelta PATH] [--also-no-swap]
@@ -77,11 +78,14 @@ def whole_suite(python, repo):
     return seconds
 
 
-def check(binary, python, repo, runs, extra, suite=None):
-    """`runs` checks; with `suite` (a list), one run of the whole suite just before each, added
-    to it: a ratio is then taken between runs that met the same load on the machine."""
+def check(binary, python, repo, runs, extra, suite=None, prepare=None):
+    """`runs` checks, each after `prepare()` when given; with `suite` (a list), one run of the
+    whole suite just before each, added to it: a ratio is then taken between runs that met the
+    same load on the machine."""
     times, phases, report, result = [], [], None, None
     for index in range(runs):
+        if prepare is not None:
+            prepare()
         if suite is not None:
             suite.append(whole_suite(python, repo))
         out = repo / ".git" / f"mutdelta-bench-{index}.json"
@@ -147,35 +151,39 @@ def main():
     print(f"  {sum(int(line.split()[0]) for line in added.splitlines() if line.split()[0].isdigit())} lines added")
     all_suite_runs = []
 
+    store = repo / ".git" / "mutdelta"
+    rerun = "re-run of the same content (after one run that keeps what it measured)"
     situations = [
-        ("first run (--no-cache)", ["--no-cache"]),
-        ("first run without the kill-loss audit (--no-cache --no-audit)", ["--no-cache", "--no-audit"]),
-        ("re-run of the same content (after one run that keeps what it measured)", []),
+        ("first run (--no-cache)", ["--no-cache"], None),
+        ("first run without the kill-loss audit (--no-cache --no-audit)", ["--no-cache", "--no-audit"], None),
+        (rerun, [], None),
     ]
     if args.also_no_swap:
-        situations.append(("--no-swap --no-cache", ["--no-swap", "--no-cache"]))
+        situations.append(("--no-swap --no-cache", ["--no-swap", "--no-cache"], None))
     if args.with_map:
-        map_file = repo / ".git" / "mutdelta-bench-map.json"
-        seconds, built = timed(
-            [str(binary), "map", "--commit", "HEAD~1", "--python", str(python), "--no-cache", "--output", str(map_file), *jobs],
-            repo,
-        )
+        shutil.rmtree(store, ignore_errors=True)
+        seconds, built = timed([str(binary), "map", "--commit", "HEAD~1", "--python", str(python), *jobs], repo)
         if built.returncode != 0:
             sys.exit(f"mutdelta map failed:\n{built.stderr[-3000:]}")
         print(f"mutdelta map of the parent: {seconds:.2f} s ({built.stderr.strip()})")
+        kept_map = repo / ".git" / "mutdelta-bench-map"
+        shutil.rmtree(kept_map, ignore_errors=True)
+        shutil.copytree(store / "python" / "impact", kept_map)
+
+        def only_the_map():
+            shutil.rmtree(store, ignore_errors=True)
+            shutil.copytree(kept_map, store / "python" / "impact")
+
         situations += [
-            ("after a map of the parent (--no-cache --impact-map)", ["--no-cache", "--impact-map", str(map_file)]),
-            (
-                "after a map of the parent, without the audit (--no-cache --no-audit --impact-map)",
-                ["--no-cache", "--no-audit", "--impact-map", str(map_file)],
-            ),
+            ("after a map of the parent", [], only_the_map),
+            ("after a map of the parent, without the audit (--no-audit)", ["--no-audit"], only_the_map),
         ]
     first = None
-    for name, extra in situations:
-        if not extra:
+    for name, extra, prepare in situations:
+        if name == rerun:
             check(binary, python, repo, 1, jobs)
         suite = []
-        times, phases, report, result = check(binary, python, repo, args.runs, [*extra, *jobs], suite)
+        times, phases, report, result = check(binary, python, repo, args.runs, [*extra, *jobs], suite, prepare)
         all_suite_runs += suite
         median = statistics.median(times)
         ratio = statistics.median(check / whole for check, whole in zip(times, suite))

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::{action_tools, copy_tree, git, git_command, python, FIXTURES};
+use crate::common::{action_tools, copy_tree, git, git_command, python, python_at, FIXTURES};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -20,15 +20,21 @@ struct PullRequest {
 
 impl PullRequest {
     fn new(base: &str) -> PullRequest {
+        PullRequest::of("model_client", "after", base)
+    }
+
+    /// A pull request whose `base` branch holds `fixture`'s `before/` and whose `feature`
+    /// branch writes its `variant/` over it.
+    fn of(fixture: &str, variant: &str, base: &str) -> PullRequest {
         let dir = tempfile::Builder::new().prefix("pull-request-").tempdir().unwrap();
         let author = dir.path().join("author");
         std::fs::create_dir(&author).unwrap();
         git(&author, &["init", "-q", "-b", base]);
-        copy_tree(&Path::new(FIXTURES).join("model_client/before"), &author);
+        copy_tree(&Path::new(FIXTURES).join(fixture).join("before"), &author);
         git(&author, &["add", "-A"]);
         git(&author, &["commit", "-q", "-m", "before"]);
         git(&author, &["checkout", "-q", "-b", "feature"]);
-        copy_tree(&Path::new(FIXTURES).join("model_client/after"), &author);
+        copy_tree(&Path::new(FIXTURES).join(fixture).join(variant), &author);
         git(&author, &["add", "-A"]);
         git(&author, &["commit", "-q", "-m", "cut-off replies"]);
         git(dir.path(), &["init", "-q", "--bare", "origin.git"]);
@@ -42,8 +48,13 @@ impl PullRequest {
 
     /// The pull request's branch checked out into `name`, with `clone_args` (a depth, say).
     fn checkout(&self, name: &str, clone_args: &[&str]) -> PathBuf {
+        self.checkout_branch("feature", name, clone_args)
+    }
+
+    /// `branch` checked out into `name`, with `clone_args`.
+    fn checkout_branch(&self, branch: &str, name: &str, clone_args: &[&str]) -> PathBuf {
         let origin = self.origin();
-        let mut args = vec!["clone", "-q", "--branch", "feature"];
+        let mut args = vec!["clone", "-q", "--branch", branch];
         args.extend(clone_args);
         args.extend([origin.as_str(), name]);
         git(self.dir.path(), &args);
@@ -246,16 +257,79 @@ fn bad_inputs_are_an_error_annotation_each() {
             "the mutdelta input names no/such/mutdelta, which is no file",
         ),
         (serde_json::json!({"shard": "first"}), "the shard input is first: write K/N"),
-        (serde_json::json!({"command": "chek"}), "the command input is chek: it is check, merge or install"),
+        (
+            serde_json::json!({"command": "chek"}),
+            "the command input is chek: it is check, merge, map or install",
+        ),
         (
             serde_json::json!({"command": "merge", "reports": "none-*.json"}),
             "no shard report matches none-*.json",
+        ),
+        (
+            serde_json::json!({"command": "map", "shard": "0/2"}),
+            "the shard input is for check: a map records the whole suite in one job",
+        ),
+        (
+            serde_json::json!({"command": "map", "json": "map.json"}),
+            "the json, html and sarif inputs are for check and merge: a map writes only the impact-map file",
         ),
     ];
     for (with, said) in cases {
         let run = run_action(&workspace, "main", with.clone());
         assert_eq!(run.status, 2, "{with}: {}", run.log);
         assert!(run.log.contains(&format!("::error title=mutdelta action::{said}")), "{with}: {}", run.log);
+    }
+}
+
+/// The nightly job of the README records the base branch's test-impact map (`command: map`); a
+/// pull request's check given that file (`impact-map`) leaves out the tests it rules out, and
+/// reaches the verdicts of a check without it. A hostile file name is one argument: the check
+/// notes that it could not read it and runs the whole suite.
+#[test]
+fn a_map_the_nightly_job_made_of_the_base_branch_rules_tests_out_of_a_pull_requests_check() {
+    let python = python_at("3.12").to_str().unwrap().to_string();
+    let pull_request = PullRequest::of("impact_map", "body", "main");
+    let nightly = pull_request.checkout_branch("main", "nightly", &[]);
+    let base = String::from_utf8(git_command(&nightly).args(["rev-parse", "HEAD"]).output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+
+    let mapped = run_action(&nightly, "", serde_json::json!({"command": "map", "python": python}));
+
+    assert_eq!(mapped.status, 0, "{}", mapped.log);
+    assert_eq!(mapped.outputs["impact-map"], "mutdelta-impact-map.json", "{}", mapped.log);
+    assert!(mapped.log.contains(&format!("6 tests recorded at commit {base}")), "{}", mapped.log);
+    let map = nightly.join("mutdelta-impact-map.json");
+    let workspace = pull_request.checkout("workspace", &[]);
+    let with_map = |impact_map: &str| {
+        let run = run_action(
+            &workspace,
+            "main",
+            serde_json::json!({"python": python, "impact-map": impact_map, "format": "text"}),
+        );
+        assert_eq!(run.status, 1, "the guard's `if False` survives either way: {}", run.log);
+        run
+    };
+    let used = with_map(map.to_str().unwrap());
+    assert!(
+        used.log.contains(&format!("the test-impact map recorded at commit {base} ruled out 4 tests")),
+        "{}",
+        used.log
+    );
+    let hostile = "map$(touch${IFS}pwned)`touch${IFS}pwned2`.json";
+    let refused = with_map(hostile);
+    assert!(refused.log.contains(&format!("{hostile} could not be read")), "{}", refused.log);
+    assert!(!refused.log.contains("ruled out"), "{}", refused.log);
+    let summary =
+        |log: &str| log.lines().find(|line| line.starts_with("mutation delta:")).map(str::to_string);
+    assert_eq!(summary(&used.log), summary(&refused.log), "the same verdicts with the map as without it");
+    for dir in [pull_request.dir.path(), workspace.as_path(), nightly.as_path(), Path::new(ROOT)] {
+        assert!(
+            !dir.join("pwned").exists() && !dir.join("pwned2").exists(),
+            "nothing ran in {}",
+            dir.display()
+        );
     }
 }
 

@@ -1,20 +1,19 @@
-//! Parity is the test: every Python fixture gets the same verdict per mutant whether its code is swapped into a process that collected the tests or imported fresh, on Python 3.11, 3.12 and 3.13; on 3.10 nothing is swapped and the verdicts are the same.
+//! Parity is the test: every Python fixture whose mutants are swapped into a process that collected the tests gets the same verdict per mutant as when each is imported fresh, on Python 3.11, 3.12 and 3.13; the fixtures none of whose mutants swap are checked to swap none (they take the fresh path either way); on 3.10 nothing is swapped.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::common::{fixture_repo, mutants_on_line, mutdelta, python, python_at, read_report};
 
-const FIXTURES: &[&str] = &[
-    "swap_pitfalls",
-    "suite_wide",
-    "model_client",
-    "strong_tests",
-    "skipped_test",
-    "hazards",
-    "order_dependent",
-    "tested_elsewhere",
-];
+/// The fixtures some of whose mutants are swapped in (from 3.11).
+const SWAPPING: &[&str] =
+    &["swap_pitfalls", "model_client", "strong_tests", "hazards", "order_dependent", "tested_elsewhere"];
+
+/// The fixtures none of whose mutants is swapped in: each falls back to a fresh import (its
+/// tests run suite-wide), or none runs (its test is skipped). A run of theirs with `--no-swap`
+/// takes the same path, so each runs once, and swaps nothing; one that starts to swap belongs
+/// in `SWAPPING`.
+const NOT_SWAPPING: &[&str] = &["suite_wide", "skipped_test"];
 
 /// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
 fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)> {
@@ -36,41 +35,55 @@ fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)>
     out
 }
 
+/// (file, id) → (status, how it ran, why the swap was not taken) of `fixture`'s check with
+/// `python`, swapping unless `fresh`; also the report's path, in `out`.
+fn checked(
+    fixture: &str,
+    python: &str,
+    fresh: bool,
+    out: &Path,
+) -> (BTreeMap<(String, String), (String, String, String)>, std::path::PathBuf) {
+    let repo = fixture_repo(fixture);
+    let json = out.join(if fresh { "fresh.json" } else { "swap.json" });
+    let mut args = vec!["check", "--commit", "HEAD", "--python", python, "-j", "2", "--timeout", "3"];
+    args.extend(["--json", json.to_str().unwrap()]);
+    if fresh {
+        args.push("--no-swap");
+    }
+    let run = mutdelta(repo.path(), &args);
+    assert!(run.code == 0 || run.code == 1, "{fixture} (fresh: {fresh}): {run:?}");
+    (verdicts(&json), json)
+}
+
 fn check_both_ways(python: &Path) {
-    // Before 3.11 code objects have no qualified name to match: every mutant imports fresh.
-    let before_3_11 = python.to_str().unwrap().contains("python-env-3.10");
     let python = python.to_str().unwrap();
-    for fixture in FIXTURES {
-        let repo = fixture_repo(fixture);
+    for fixture in SWAPPING {
         let out = tempfile::tempdir().unwrap();
-        let mut reports = Vec::new();
-        for mode in ["swap", "fresh"] {
-            let json = out.path().join(format!("{mode}.json"));
-            let mut args = vec!["check", "--commit", "HEAD", "--python", python, "-j", "2", "--timeout", "3"];
-            args.extend(["--json", json.to_str().unwrap()]);
-            if mode == "fresh" {
-                args.push("--no-swap");
-            }
-            let run = mutdelta(repo.path(), &args);
-            assert!(run.code == 0 || run.code == 1, "{fixture} ({mode}): {run:?}");
-            reports.push(verdicts(&json));
-        }
-        let (swapped, fresh) = (&reports[0], &reports[1]);
+        let (swapped, report) = checked(fixture, python, false, out.path());
+        let (fresh, _) = checked(fixture, python, true, out.path());
         assert_eq!(swapped.keys().collect::<Vec<_>>(), fresh.keys().collect::<Vec<_>>(), "{fixture}");
-        for (id, (status, how, why)) in swapped {
+        for (id, (status, how, why)) in &swapped {
             assert_eq!(status, &fresh[id].0, "{fixture} mutant {id:?} ({how}, {why}) with {python}");
             assert_ne!(fresh[id].1, "swap", "--no-swap swaps nothing");
-            assert!(!(before_3_11 && how == "swap"), "{fixture} mutant {id:?} swapped on {python}");
         }
-        if *fixture == "swap_pitfalls" && before_3_11 {
-            let whys: Vec<&str> = swapped.values().map(|(_, _, why)| why.as_str()).collect();
-            assert!(whys.iter().any(|why| why.contains("Python before 3.11 has no co_qualname")), "{whys:?}");
+        assert!(
+            swapped.values().any(|(_, how, _)| how == "swap"),
+            "{fixture} swaps some mutant: {swapped:?}"
+        );
+        if *fixture == "swap_pitfalls" {
+            assert_swap_and_fallbacks(&swapped);
+            assert_last_lines_swap(&report);
+            assert_defaults_swap_unless_used_at_import(&report);
         }
-        if *fixture == "swap_pitfalls" && !before_3_11 {
-            assert_swap_and_fallbacks(swapped);
-            assert_last_lines_swap(&out.path().join("swap.json"));
-            assert_defaults_swap_unless_used_at_import(&out.path().join("swap.json"));
-        }
+    }
+    for fixture in NOT_SWAPPING {
+        let out = tempfile::tempdir().unwrap();
+        let (verdicts, _) = checked(fixture, python, false, out.path());
+        assert!(!verdicts.is_empty(), "{fixture} has mutants");
+        assert!(
+            verdicts.values().all(|(_, how, _)| how != "swap"),
+            "{fixture} swaps a mutant now: {verdicts:?}"
+        );
     }
 }
 
@@ -130,9 +143,24 @@ fn assert_defaults_swap_unless_used_at_import(report: &Path) {
     }
 }
 
+/// Before 3.11 code objects have no qualified name to match: the mutants that swap from 3.11
+/// are all imported fresh, and the report says why.
 #[test]
-fn before_3_11_nothing_is_swapped_and_the_verdicts_are_those_of_fresh_imports() {
-    check_both_ways(&python_at("3.10"));
+fn before_3_11_nothing_is_swapped_and_each_mutant_is_imported_fresh() {
+    let python = python_at("3.10");
+    let python = python.to_str().unwrap();
+    for fixture in ["swap_pitfalls", "model_client", "tested_elsewhere"] {
+        let out = tempfile::tempdir().unwrap();
+        let (verdicts, _) = checked(fixture, python, false, out.path());
+        assert!(!verdicts.is_empty(), "{fixture} has mutants");
+        for (id, (_, how, _)) in &verdicts {
+            assert_ne!(how, "swap", "{fixture} mutant {id:?} swapped on {python}");
+        }
+        if fixture == "swap_pitfalls" {
+            let whys: Vec<&str> = verdicts.values().map(|(_, _, why)| why.as_str()).collect();
+            assert!(whys.iter().any(|why| why.contains("Python before 3.11 has no co_qualname")), "{whys:?}");
+        }
+    }
 }
 
 #[test]
