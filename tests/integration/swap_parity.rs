@@ -15,8 +15,11 @@ const SWAPPING: &[&str] =
 /// in `SWAPPING`.
 const NOT_SWAPPING: &[&str] = &["suite_wide", "skipped_test"];
 
-/// (file, id) → (status, how it ran, why the swap was not taken) of every mutant of a report.
-fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)> {
+/// (file, id) → (status, how it ran, why the swap was not taken).
+type Verdicts = BTreeMap<(String, String), (String, String, String)>;
+
+/// The verdicts of every mutant of a report.
+fn verdicts(path: &Path) -> Verdicts {
     let report = read_report(path);
     let mut out = BTreeMap::new();
     for (file, entry) in report["files"].as_object().unwrap() {
@@ -35,14 +38,9 @@ fn verdicts(path: &Path) -> BTreeMap<(String, String), (String, String, String)>
     out
 }
 
-/// (file, id) → (status, how it ran, why the swap was not taken) of `fixture`'s check with
-/// `python`, swapping unless `fresh`; also the report's path, in `out`.
-fn checked(
-    fixture: &str,
-    python: &str,
-    fresh: bool,
-    out: &Path,
-) -> (BTreeMap<(String, String), (String, String, String)>, std::path::PathBuf) {
+/// The verdicts of `fixture`'s check with `python`, swapping unless `fresh`, and the report's
+/// path, in `out`.
+fn checked(fixture: &str, python: &str, fresh: bool, out: &Path) -> (Verdicts, std::path::PathBuf) {
     let repo = fixture_repo(fixture);
     let json = out.join(if fresh { "fresh.json" } else { "swap.json" });
     let mut args = vec!["check", "--commit", "HEAD", "--python", python, "-j", "2", "--timeout", "3"];
@@ -88,7 +86,7 @@ fn check_both_ways(python: &Path) {
 }
 
 /// The pitfalls fixture takes both paths, each for its reasons.
-fn assert_swap_and_fallbacks(verdicts: &BTreeMap<(String, String), (String, String, String)>) {
+fn assert_swap_and_fallbacks(verdicts: &Verdicts) {
     let hows: Vec<&str> = verdicts.values().map(|(_, how, _)| how.as_str()).collect();
     let swapped = hows.iter().filter(|how| **how == "swap").count();
     assert!(swapped >= 15, "methods, closures, wrapped functions, coroutines and lambdas swap: {verdicts:?}");
