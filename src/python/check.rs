@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 
@@ -44,6 +44,9 @@ pub struct PythonCheck {
     pub(super) watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     /// What the test-impact map proved, or why it was not used.
     pub(super) impact: impact::RuledOut,
+    /// Copies and collectors a confined check's `lines_run` started beside its coverage run:
+    /// the round after it takes them, its own coverage run being that one, reused.
+    pub(super) begun: Mutex<Option<EarlyStart>>,
 }
 
 /// An executor per copy, in the copies' order.
@@ -115,6 +118,7 @@ impl PythonCheck {
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
             impact: impact::RuledOut::default(),
+            begun: Mutex::default(),
         };
         check.tests = tests;
         check.consult_impact_map(ctx);

@@ -33,13 +33,18 @@ impl PythonCheck {
     }
 
     /// A collector per copy, all collecting the test `files` side by side (spawned from this
-    /// thread, which outlives them).
+    /// thread, which outlives them), each reading the files mutants may be made of: the plan's,
+    /// or every source file it watches for a confined check that has no plan yet.
     pub(super) fn spawn_collectors(
         &self,
         ctx: &Context,
         roots: &[PathBuf],
         files: &BTreeSet<String>,
     ) -> Vec<Result<Collector>> {
+        let mutable: Vec<PathBuf> = match &self.watch {
+            Some(watched) if ctx.plan.files.is_empty() => watched.keys().cloned().collect(),
+            _ => ctx.plan.files.iter().map(|file| file.path.clone()).collect(),
+        };
         if files.is_empty() {
             let none = || Err(anyhow!("no mutant of this round can be swapped in"));
             return roots.iter().map(|_| none()).collect();
@@ -51,7 +56,7 @@ impl PythonCheck {
             .map(|root| {
                 let name = root.file_name().unwrap_or_default().to_string_lossy().into_owned();
                 let env = interpreter::environment(&self.python, root, Some(&self.support));
-                let files: Vec<PathBuf> = ctx.plan.files.iter().map(|file| root.join(&file.path)).collect();
+                let files: Vec<PathBuf> = mutable.iter().map(|path| root.join(path)).collect();
                 let log = ctx.logs.join(format!("collector-{name}.log"));
                 Collector::spawn(&self.python, root, &env, &args, &files, log)
             })

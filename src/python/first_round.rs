@@ -24,7 +24,9 @@ use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 impl PythonCheck {
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
     /// that the tests of a confined check executed, unmutated, under the probe; with the run.
+    /// The copies and collectors the round after it needs start beside that run.
     pub(super) fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
+        let early = self.start_early(ctx, ctx.options.jobs.get())?;
         let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"), None)?;
         if let Some(run) = measured.decisive() {
             if run.exit == crate::model::record::Exit::Code(1) {
@@ -37,6 +39,7 @@ impl PythonCheck {
         }
         let step = baseline_step("the edited tests before the change", &measured);
         let map = measured.map.expect("a passing probe run has a map");
+        *self.begun.lock().unwrap_or_else(|e| e.into_inner()) = early;
         let mut lines: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
         for test in map.tests {
             for (file, ran) in test.lines {

@@ -407,3 +407,38 @@ fn a_budget_smaller_than_the_audit_tries_one_mutant_per_line_first_and_says_what
     assert!(audit["duration"].as_f64().unwrap() > 0.0);
     assert!(run.stderr.contains("of which the kill-loss audit"), "{run:?}");
 }
+
+#[test]
+fn the_audits_collectors_start_while_the_edited_tests_coverage_run_runs() {
+    // The copies the audit tests the old side's mutants in, and their collectors, need nothing
+    // that run learns. Under it, an edited test waits up to 5 s for a collector working in its
+    // copy, and writes down whether one came.
+    let repo = fixture_repo("early_audit_collector");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    // Its HOME, where the test writes, outside the checkout.
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let args = ["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD"];
+    let guard = crate::common::Untouched::before(repo.path(), &args, &[]);
+    let output = crate::common::hermetic(repo.path(), tmp.path())
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+    guard.assert_after(&run);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let seen = std::fs::read_to_string(home.path().join("collector-seen")).unwrap();
+    assert!(seen.lines().any(|line| line == "before: seen"), "{seen}\n{run:?}");
+    assert!(!seen.contains("not seen"), "{seen}\n{run:?}");
+    // Those collectors then test the old side's mutants of `scale`, which the edited tests kill.
+    let report = read_valid_report(&json);
+    let audit = audit_of(&report);
+    assert_eq!(audit["editedTests"].as_array().map(Vec::len), Some(2), "{audit}");
+    assert!(audit["killedBefore"].as_u64().unwrap() >= 5, "{audit}");
+    assert_eq!(audit["lostKills"], serde_json::json!([]), "{audit}");
+}
