@@ -411,8 +411,8 @@ fn a_budget_smaller_than_the_audit_tries_one_mutant_per_line_first_and_says_what
 #[test]
 fn the_audits_collectors_start_while_the_edited_tests_coverage_run_runs() {
     // The copies the audit tests the old side's mutants in, and their collectors, need nothing
-    // that run learns. Under it, an edited test waits up to 5 s for a collector working in its
-    // copy, and writes down whether one came.
+    // that run learns. Under it, an edited test waits up to 5 s for a collector working in a
+    // copy of the run, and writes down which came.
     let repo = fixture_repo("early_audit_collector");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -433,9 +433,23 @@ fn the_audits_collectors_start_while_the_edited_tests_coverage_run_runs() {
 
     assert_eq!(run.code, 0, "{run:?}");
     let seen = std::fs::read_to_string(home.path().join("collector-seen")).unwrap();
-    assert!(seen.lines().any(|line| line == "before: seen"), "{seen}\n{run:?}");
     assert!(!seen.contains("not seen"), "{seen}\n{run:?}");
-    // Those collectors then test the old side's mutants of `scale`, which the edited tests kill.
+    let started_beside: BTreeSet<&str> = seen
+        .lines()
+        .filter_map(|line| line.strip_prefix("before: seen "))
+        .flat_map(|pids| pids.split(' '))
+        .collect();
+    assert!(!started_beside.is_empty(), "{seen}\n{run:?}");
+    // Those collectors then test the old side's mutants of `scale`, swapped in (its test, run
+    // against a swapped mutant in a collector's forked child, wrote down its parent), and the
+    // edited tests kill them.
+    let used = std::fs::read_to_string(home.path().join("collectors-used")).unwrap();
+    let used_before: BTreeSet<&str> = used.lines().filter_map(|line| line.strip_prefix("before ")).collect();
+    assert!(!used_before.is_empty(), "{used}");
+    assert!(
+        used_before.is_subset(&started_beside),
+        "used {used_before:?}, started beside {started_beside:?}"
+    );
     let report = read_valid_report(&json);
     let audit = audit_of(&report);
     assert_eq!(audit["editedTests"].as_array().map(Vec::len), Some(2), "{audit}");
