@@ -49,6 +49,11 @@ impl PythonCheck {
         Ok(TestsRun::Passed(LinesRun { lines, step }))
     }
 
+    /// The copies and collectors `lines_run` started, for the round after it.
+    pub(super) fn take_begun(&self) -> Option<EarlyStart> {
+        self.begun.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
     /// Runs the unmutated tests (under the coverage probe with pytest); returns the run's
     /// duration, the coverage map (none under a test command) and the jobs.
     /// The rest of the suite begun beside them (`rest`) pauses while they take every core, and

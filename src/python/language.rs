@@ -41,11 +41,7 @@ impl LanguageCheck for PythonCheck {
     }
 
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound, PythonJob>> {
-        let begun = self.begun.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let mut early = match self.start_early(ctx, candidates.len())? {
-            Some(early) => Some(early),
-            None => begun,
-        };
+        let mut early = self.start_early(ctx, candidates.len())?.or_else(|| self.take_begun());
         // The first coverage run is one process until it proves slow (then the rest of the
         // suite pauses until it ends): with a second core, the rest of the suite starts beside
         // it. Begun or not, the second round measures what it needs: a failure to begin it
