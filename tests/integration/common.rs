@@ -475,6 +475,23 @@ pub fn sh_as_a_user(command: &str, dir: &Path) -> Output {
         .unwrap()
 }
 
+/// `mutdelta args --json json` in `repo` with a scrubbed environment whose HOME is `home`
+/// (where a fixture's test may write, outside the checkout), checking that the checkout is left
+/// as it was.
+pub fn hermetic_with_home(repo: &Path, args: &[&str], json: &Path, home: &Path) -> Run {
+    let tmp = tempfile::tempdir().unwrap();
+    let guard = Untouched::before(repo, args, &[]);
+    let output = hermetic(repo, tmp.path())
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+    guard.assert_after(&run);
+    run
+}
+
 /// The mutdelta command with a scrubbed environment, its temporary files going to `tmp`.
 pub fn hermetic(dir: &Path, tmp: &Path) -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin!("mutdelta"));

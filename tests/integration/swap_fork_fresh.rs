@@ -130,20 +130,10 @@ fn the_collectors_start_while_the_coverage_run_runs() {
     let repo = fixture_repo("early_collector");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-    // Its HOME, where the test writes, outside the checkout.
     let home = tempfile::tempdir().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
     let python = python();
     let args = ["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"];
-    let guard = crate::common::Untouched::before(repo.path(), &args, &[]);
-    let output = crate::common::hermetic(repo.path(), tmp.path())
-        .args(args)
-        .args(["--json", json.to_str().unwrap()])
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    let run = crate::common::Run::of(&output);
-    guard.assert_after(&run);
+    let run = crate::common::hermetic_with_home(repo.path(), &args, &json, home.path());
 
     assert_eq!(run.code, 0, "{run:?}");
     let seen = std::fs::read_to_string(home.path().join("collector-seen")).unwrap();
