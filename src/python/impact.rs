@@ -507,6 +507,16 @@ mod tests {
         }
     }
 
+    /// `rule_out` of `map` at the project `table` (pytest's configuration unchanged, no data
+    /// read), with no line added.
+    fn rule_out_without_added(
+        map: &ImpactMap,
+        table: Table,
+        is_test_file: &dyn Fn(&Path) -> bool,
+    ) -> RuledOut {
+        rule_out(map, &Now { table, config: config(), ..Now::default() }, &BTreeMap::new(), is_test_file)
+    }
+
     fn names(out: &RuledOut) -> Vec<&str> {
         out.tests.keys().map(String::as_str).collect()
     }
@@ -655,11 +665,7 @@ mod tests {
             .reach
             .blocks
             .insert(("pkg/b.py".into(), "k".into()));
-        let rule = |now: Table| {
-            rule_out(&map, &Now { table: now, config: config(), ..Now::default() }, &BTreeMap::new(), &|_| {
-                false
-            })
-        };
+        let rule = |now: Table| rule_out_without_added(&map, now, &|_| false);
         let mut function = table.clone();
         function.get_mut("pkg/b.py").unwrap().functions.insert("new".into(), ("n1".into(), 4, 5));
         let mut binding = table.clone();
@@ -681,29 +687,14 @@ mod tests {
         let edited = now.get_mut("tests/test_a.py").unwrap();
         edited.skeleton = "s-t2".into();
         edited.imports = vec!["pkg.a".into()];
-        let out = rule_out(
-            &map,
-            &Now { table: now.clone(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|path| path.starts_with("tests"),
-        );
+        let out = rule_out_without_added(&map, now.clone(), &|path| path.starts_with("tests"));
         assert_eq!(names(&out), ["tests/test_b.py::test_h"]);
         now.get_mut("tests/test_a.py").unwrap().imports.push("pkg.b".into());
-        let out = rule_out(
-            &map,
-            &Now { table: now.clone(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|path| path.starts_with("tests"),
-        );
+        let out = rule_out_without_added(&map, now.clone(), &|path| path.starts_with("tests"));
         assert!(out.tests.is_empty(), "pkg/b.py was not imported while the tests were collected");
         now.get_mut("tests/test_a.py").unwrap().imports.pop();
         now.get_mut("tests/test_a.py").unwrap().plain = false;
-        let out = rule_out(
-            &map,
-            &Now { table: now, config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|path| path.starts_with("tests"),
-        );
+        let out = rule_out_without_added(&map, now, &|path| path.starts_with("tests"));
         assert!(out.tests.is_empty(), "module-level code that runs more than bindings");
     }
 
@@ -727,12 +718,7 @@ mod tests {
         let mut now = project();
         conftest.functions.get_mut("db").unwrap().0 = "d2".into();
         now.insert("conftest.py".into(), conftest);
-        let out = rule_out(
-            &map,
-            &Now { table: now, config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|_| true,
-        );
+        let out = rule_out_without_added(&map, now, &|_| true);
         assert!(out.tests.is_empty());
         assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: conftest.py, which holds fixtures shared between tests, changed"]);
     }
@@ -769,12 +755,7 @@ mod tests {
         map.states.values_mut().next().unwrap().collection.blocks.insert(("pkg/a.py".into(), "g".into()));
         let mut now = project();
         now.get_mut("pkg/a.py").unwrap().functions.get_mut("g").unwrap().0 = "g2".into();
-        let out = rule_out(
-            &map,
-            &Now { table: now, config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|_| true,
-        );
+        let out = rule_out_without_added(&map, now, &|_| true);
         assert!(out.tests.is_empty());
     }
 
@@ -783,12 +764,7 @@ mod tests {
         let mut map = recorded();
         map.tests.get_mut("tests/test_b.py::test_h").unwrap().reach.params = None;
         map.tests.get_mut("tests/test_a.py::test_f").unwrap().reach.params = Some("p1".into());
-        let out = rule_out(
-            &map,
-            &Now { table: project(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|_| true,
-        );
+        let out = rule_out_without_added(&map, project(), &|_| true);
         assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
         assert_eq!(out.tests["tests/test_a.py::test_f"], "p1");
     }
@@ -797,12 +773,7 @@ mod tests {
     fn a_process_started_while_the_tests_were_collected_leaves_the_record_unused() {
         let mut map = recorded();
         map.states.values_mut().next().unwrap().collection.spawned = true;
-        let out = rule_out(
-            &map,
-            &Now { table: project(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|_| true,
-        );
+        let out = rule_out_without_added(&map, project(), &|_| true);
         assert!(out.tests.is_empty());
         assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: a process was started while the tests were collected"]);
     }
@@ -812,14 +783,7 @@ mod tests {
         let mut now = project();
         now.remove("tests/test_a.py");
         let is_test = |path: &Path| path.starts_with("tests");
-        let check = |map: &ImpactMap| {
-            rule_out(
-                map,
-                &Now { table: now.clone(), config: config(), ..Now::default() },
-                &BTreeMap::new(),
-                &is_test,
-            )
-        };
+        let check = |map: &ImpactMap| rule_out_without_added(map, now.clone(), &is_test);
         assert_eq!(
             names(&check(&recorded())),
             ["tests/test_a.py::test_f", "tests/test_a.py::test_g", "tests/test_b.py::test_h"]
@@ -858,12 +822,7 @@ mod tests {
                 state.order += 1;
             }
         }
-        let out = rule_out(
-            &map,
-            &Now { table: project(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|path| path.starts_with("tests"),
-        );
+        let out = rule_out_without_added(&map, project(), &|path| path.starts_with("tests"));
         assert_eq!(names(&out), ["tests/test_a.py::test_g", "tests/test_b.py::test_h"]);
         assert_eq!(out.at, ["commit 1"]);
         assert_eq!(out.unused, ["the test-impact map's record of commit 0 was not used: the module-level code, class headers or decorated definitions of pkg/a.py changed"]);
@@ -871,12 +830,7 @@ mod tests {
         for state in both_stale.states.values_mut() {
             state.table.get_mut("pkg/a.py").unwrap().skeleton = "older".into();
         }
-        let out = rule_out(
-            &both_stale,
-            &Now { table: project(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|path| path.starts_with("tests"),
-        );
+        let out = rule_out_without_added(&both_stale, project(), &|path| path.starts_with("tests"));
         let said: Vec<&str> = out.unused.iter().map(|note| &note[..42]).collect();
         assert_eq!(
             said,
@@ -915,12 +869,7 @@ mod tests {
     fn a_test_that_started_a_process_is_never_ruled_out() {
         let mut map = recorded();
         map.tests.get_mut("tests/test_b.py::test_h").unwrap().reach.spawned = true;
-        let out = rule_out(
-            &map,
-            &Now { table: project(), config: config(), ..Now::default() },
-            &BTreeMap::new(),
-            &|_| true,
-        );
+        let out = rule_out_without_added(&map, project(), &|_| true);
         assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
     }
 
