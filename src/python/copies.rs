@@ -41,14 +41,14 @@ impl PythonCheck {
         roots: &[PathBuf],
         files: &BTreeSet<String>,
     ) -> Vec<Result<Collector>> {
-        let mutable: Vec<PathBuf> = match &self.watch {
-            Some(watched) if ctx.plan.files.is_empty() => watched.keys().cloned().collect(),
-            _ => ctx.plan.files.iter().map(|file| file.path.clone()).collect(),
-        };
         if files.is_empty() {
             let none = || Err(anyhow!("no mutant of this round can be swapped in"));
             return roots.iter().map(|_| none()).collect();
         }
+        let mutable: Vec<PathBuf> = match &self.watch {
+            Some(watched) if ctx.plan.files.is_empty() => watched.keys().cloned().collect(),
+            _ => ctx.plan.files.iter().map(|file| file.path.clone()).collect(),
+        };
         let mut args = self.pytest_args();
         args.extend(files.iter().cloned());
         roots
