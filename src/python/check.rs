@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 
 use super::collector::Collector;
-use super::executor::{Executor, Spawn};
+use super::executor::{Executor, Spawn, Warm};
 use super::interpreter::Runner;
 use super::rest::RestOfSuite;
 use super::worker::Equivalent;
@@ -52,13 +52,17 @@ pub struct PythonCheck {
 /// An executor per copy, in the copies' order.
 pub(super) type Executors = Vec<Box<dyn Executor>>;
 
-/// Copies, and a collector in each collecting the change's test files, started while the
-/// first round's coverage run runs (they need nothing it learns); its workers take them over.
+/// Copies, and in each a warm worker and the collector it forked, collecting the change's
+/// test files, started while the first round's coverage run runs (they need nothing it
+/// learns); its workers take them over.
 pub(super) struct EarlyStart {
     /// The copies, the first being the state under test itself.
     pub(super) roots: Vec<PathBuf>,
     /// The test files the collectors collect.
     pub(super) files: BTreeSet<String>,
+    /// A warm worker per copy (none when one failed to start), importing nothing it may
+    /// preload: the first round's coverage run names those.
+    pub(super) warm: Vec<Warm>,
     pub(super) collectors: Vec<Result<Collector>>,
 }
 

@@ -4,10 +4,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::Result;
+use std::os::unix::net::UnixListener;
+
+use anyhow::{anyhow, Context, Result};
 use serde_json::{json, Value};
 
 use super::served::{Answer, Served};
+use super::warm::WarmWorker;
 use super::warm::{read_exit, seconds};
 use crate::model::record::{Exit, Finished};
 use crate::process::read_tail;
@@ -33,7 +36,20 @@ pub enum Swapped {
 }
 
 pub struct Collector {
-    served: Served,
+    state: State,
+}
+
+enum State {
+    /// Forked from a warm worker, not connected yet.
+    Forking {
+        listener: UnixListener,
+        socket: PathBuf,
+        warm: u32,
+        log: PathBuf,
+    },
+    Served(Served),
+    /// Its connection failed.
+    Failed,
 }
 
 impl Collector {
@@ -50,17 +66,54 @@ impl Collector {
     ) -> Result<Collector> {
         let mut command = Command::new(python);
         command
-            .args(["-m", "pytest", "-p", PLUGIN_MODULE, "--tb=native"])
-            .args(pytest_args)
+            .args(["-m", "pytest"])
+            .args(plugin_args(pytest_args))
             .current_dir(root)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("MUTDELTA_COLLECTOR_FILES", serde_json::to_string(files)?);
-        Ok(Collector { served: Served::spawn(NAME, &mut command, log)? })
+        Ok(Collector { state: State::Served(Served::spawn(NAME, &mut command, log)?) })
+    }
+
+    /// Asks `warm` (the warm worker of the copy, whose environment and directory are the
+    /// collector's) to fork the collector of `spawn`: no interpreter starts, nor imports
+    /// pytest again. It connects through a Unix socket at `socket`, a path no file holds.
+    pub fn fork(
+        warm: &mut WarmWorker,
+        socket: &Path,
+        pytest_args: &[String],
+        files: &[PathBuf],
+        log: PathBuf,
+    ) -> Result<Collector> {
+        let listener = UnixListener::bind(socket)
+            .with_context(|| format!("could not listen on {}", socket.display()))?;
+        let state =
+            State::Forking { listener, socket: socket.to_path_buf(), warm: warm.pid(), log: log.clone() };
+        // Made now, the collector ends the socket file however it ends.
+        let collector = Collector { state };
+        warm.fork_collector(socket, &plugin_args(pytest_args), files, &log)?;
+        Ok(collector)
     }
 
     /// Waits until the tests are collected.
-    pub fn ready(&self) -> Result<()> {
-        self.served.ready(WARM_START_LIMIT).map(drop)
+    pub fn ready(&mut self) -> Result<()> {
+        if let State::Forking { .. } = self.state {
+            let State::Forking { listener, socket, warm, log } =
+                std::mem::replace(&mut self.state, State::Failed)
+            else {
+                unreachable!("matched above")
+            };
+            let connected = Served::accept(NAME, listener, warm, log, WARM_START_LIMIT);
+            let _ = std::fs::remove_file(&socket);
+            self.state = State::Served(connected?);
+        }
+        self.served()?.ready(WARM_START_LIMIT).map(drop)
+    }
+
+    fn served(&mut self) -> Result<&mut Served> {
+        match &mut self.state {
+            State::Served(served) => Ok(served),
+            _ => Err(anyhow!("{NAME} is not connected")),
+        }
     }
 
     /// Runs `tests` against the mutant of `file` (its path in the copy), swapped into the live
@@ -109,7 +162,7 @@ impl Collector {
     }
 
     fn ask(&mut self, request: &Value, timeout: Duration, log: &Path) -> Result<Swapped> {
-        let answer = match self.served.request(request, timeout)? {
+        let answer = match self.served()?.request(request, timeout)? {
             Answer::Interrupted(duration) => {
                 let finished =
                     Finished { exit: Exit::Interrupted, duration, tail: String::new(), command: None };
@@ -138,4 +191,18 @@ impl Collector {
         };
         Ok(Swapped::Ran { finished, failed, split })
     }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if let State::Forking { socket, .. } = &self.state {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// pytest's arguments for a collector: its plugin, native tracebacks, then `pytest_args`.
+fn plugin_args(pytest_args: &[String]) -> Vec<String> {
+    let plugin = ["-p", PLUGIN_MODULE, "--tb=native"].map(str::to_string);
+    plugin.into_iter().chain(pytest_args.iter().cloned()).collect()
 }

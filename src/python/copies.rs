@@ -3,6 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use anyhow::{anyhow, Result};
 
 use super::check::{Executors, PythonCheck};
@@ -11,11 +13,15 @@ use super::executor::{Executor, Warm};
 use super::interpreter::Runner;
 use super::job::PythonJob;
 use super::warm::WarmSpec;
+use super::warm::WarmWorker;
 use super::worker::{PythonWorker, Swap};
 use super::{interpreter, select};
 use crate::run::job::Job;
 use crate::run::language::Context;
 use crate::worktree;
+
+/// Numbers the collectors' sockets in the run's scratch directory.
+static SOCKETS: AtomicUsize = AtomicUsize::new(0);
 
 impl PythonCheck {
     /// `ctx.base` and `count - 1` copies of it (a copy made already, beside the coverage run,
@@ -32,14 +38,17 @@ impl PythonCheck {
         Ok(roots)
     }
 
-    /// A collector per copy, all collecting the test `files` side by side (spawned from this
-    /// thread, which outlives them), each reading the files mutants may be made of: the plan's,
-    /// or every source file it watches for a confined check that has no plan yet.
+    /// A collector per copy, all collecting the test `files` side by side, each reading the
+    /// files mutants may be made of: the plan's, or every source file it watches for a confined
+    /// check that has no plan yet. A copy's collector is forked from its warm worker in
+    /// `warm` when it has one (no interpreter starts), else started from this thread, which
+    /// outlives it.
     pub(super) fn spawn_collectors(
         &self,
         ctx: &Context,
         roots: &[PathBuf],
         files: &BTreeSet<String>,
+        warm: Vec<Option<&mut WarmWorker>>,
     ) -> Vec<Result<Collector>> {
         if files.is_empty() {
             let none = || Err(anyhow!("no mutant of this round can be swapped in"));
@@ -51,13 +60,24 @@ impl PythonCheck {
         };
         let mut args = self.pytest_args();
         args.extend(files.iter().cloned());
+        let warm = warm.into_iter().chain(std::iter::repeat_with(|| None));
         roots
             .iter()
-            .map(|root| {
+            .zip(warm)
+            .map(|(root, warm)| {
                 let name = root.file_name().unwrap_or_default().to_string_lossy().into_owned();
-                let env = interpreter::environment(&self.python, root, Some(&self.support));
                 let files: Vec<PathBuf> = mutable.iter().map(|path| root.join(path)).collect();
                 let log = ctx.logs.join(format!("collector-{name}.log"));
+                if let Some(warm) = warm {
+                    let socket = ctx
+                        .scratch
+                        .path()
+                        .join(format!("collector-{}.sock", SOCKETS.fetch_add(1, Ordering::Relaxed)));
+                    if let Ok(forked) = Collector::fork(warm, &socket, &args, &files, log.clone()) {
+                        return Ok(forked);
+                    }
+                }
+                let env = interpreter::environment(&self.python, root, Some(&self.support));
                 Collector::spawn(&self.python, root, &env, &args, &files, log)
             })
             .collect()
@@ -76,7 +96,7 @@ impl PythonCheck {
     /// imports every mutant fresh.
     pub(super) fn attach_collectors(workers: &mut [PythonWorker], spawned: Vec<Result<Collector>>) {
         for (worker, collector) in workers.iter_mut().zip(spawned) {
-            worker.swap = match collector.and_then(|collector| collector.ready().map(|()| collector)) {
+            worker.swap = match collector.and_then(|mut collector| collector.ready().map(|()| collector)) {
                 Ok(collector) => Swap::On(Box::new(collector)),
                 Err(err) => Swap::Unavailable(format!("{err:#}")),
             };
@@ -86,17 +106,25 @@ impl PythonCheck {
     /// An executor per copy: a warm worker that forks a child per mutant, or (no forking, or
     /// a warm worker whose imports brought in a file the change mutates, which its forks could
     /// not import afresh) a new interpreter per mutant, and then why, for the run record.
+    /// The warm workers started early (`early`, one per copy) are taken over, importing
+    /// `preload` now.
     pub(super) fn executors(
         &self,
         ctx: &Context,
         roots: &[PathBuf],
         preload: &[String],
+        early: Vec<Warm>,
     ) -> Result<(Executors, Option<String>)> {
         let fresh = || roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect();
         if !(self.pytest() && ctx.options.python.fork) {
             return Ok((fresh(), None));
         }
-        let (warm, held) = self.warm_executors(roots, ctx.logs, preload)?;
+        let (warm, held) = if early.len() == roots.len() {
+            take_over(early, preload)?
+        } else {
+            drop(early);
+            self.warm_executors(roots, ctx.logs, preload)?
+        };
         let mutated: Vec<String> = ctx
             .plan
             .files
@@ -122,6 +150,19 @@ impl PythonCheck {
         logs: &Path,
         preload: &[String],
     ) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
+        let spawned: Vec<Result<Warm>> = self.spawn_warm(roots, logs, preload);
+        let mut held = BTreeSet::new();
+        let mut ready = Vec::new();
+        for warm in spawned {
+            let mut warm = warm?;
+            held.extend(warm.ready()?);
+            ready.push(warm);
+        }
+        Ok((ready, held))
+    }
+
+    /// A warm worker per copy, started without waiting for them, importing `preload`.
+    pub(super) fn spawn_warm(&self, roots: &[PathBuf], logs: &Path, preload: &[String]) -> Vec<Result<Warm>> {
         let specs = roots.iter().map(|root| WarmSpec {
             python: self.python.clone(),
             script: self.support.join("mutdelta_worker.py"),
@@ -135,15 +176,23 @@ impl PythonCheck {
             log: logs.join(format!("warm-{}.log", root.file_name().unwrap_or_default().to_string_lossy())),
         });
         // Spawned from this thread, which outlives them (they die with the thread that spawned
-        // them); they import their modules side by side, and are waited for in turn.
-        let spawned: Vec<Result<Warm>> = specs.map(Warm::spawn).collect();
-        let mut held = BTreeSet::new();
-        let mut ready = Vec::new();
-        for warm in spawned {
-            let warm = warm?;
-            held.extend(warm.ready()?);
-            ready.push(warm);
-        }
-        Ok((ready, held))
+        // them); they import their modules side by side.
+        specs.map(Warm::spawn).collect()
     }
+}
+
+/// The warm workers started early, once ready, importing `preload` too; with the files of the
+/// project any of them imported.
+fn take_over(early: Vec<Warm>, preload: &[String]) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
+    let mut held = BTreeSet::new();
+    let mut ready = Vec::new();
+    let mut early = early;
+    for warm in &mut early {
+        warm.preload(preload)?;
+    }
+    for mut warm in early {
+        held.extend(warm.ready()?);
+        ready.push(warm);
+    }
+    Ok((ready, held))
 }

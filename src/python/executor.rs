@@ -13,6 +13,10 @@ use crate::model::record::{CommandRecord, Finished, How};
 pub trait Executor: Send {
     fn run(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Finished>;
     fn how(&self) -> How;
+    /// The warm worker that forks its runs, if any (and it is running).
+    fn warm_worker(&mut self) -> Option<&mut WarmWorker> {
+        None
+    }
 }
 
 /// One new process per run: any test command, or pytest without forking.
@@ -45,19 +49,37 @@ impl Executor for Spawn {
 pub struct Warm {
     spec: WarmSpec,
     worker: Option<WarmWorker>,
+    /// Modules it was asked to import after it started, whose answer `ready` awaits.
+    preloading: bool,
 }
 
 impl Warm {
     /// Starts the worker without waiting for its imports; see `ready`.
     pub fn spawn(spec: WarmSpec) -> Result<Warm> {
         let worker = WarmWorker::spawn(&spec)?;
-        Ok(Warm { spec, worker: Some(worker) })
+        Ok(Warm { spec, worker: Some(worker), preloading: false })
     }
 
-    /// Waits until the worker is ready to fork; returns the files of the copy it imported
-    /// before (see `WarmWorker::ready`).
-    pub fn ready(&self) -> Result<Vec<PathBuf>> {
-        self.worker.as_ref().map_or(Ok(Vec::new()), WarmWorker::ready)
+    /// Asks a worker started without `modules` to import them too (and a worker started again
+    /// after a failure to import them from the start), without waiting: see `ready`.
+    pub fn preload(&mut self, modules: &[String]) -> Result<()> {
+        self.spec.preload = modules.to_vec();
+        if let (Some(worker), false) = (self.worker.as_mut(), modules.is_empty()) {
+            worker.ask_preload(modules)?;
+            self.preloading = true;
+        }
+        Ok(())
+    }
+
+    /// Waits until the worker is ready to fork, having imported what it preloads; returns the
+    /// files of the copy it imported meanwhile (see `WarmWorker::ready`).
+    pub fn ready(&mut self) -> Result<Vec<PathBuf>> {
+        let Some(worker) = self.worker.as_ref() else { return Ok(Vec::new()) };
+        let mut files = worker.ready()?;
+        if std::mem::take(&mut self.preloading) {
+            files.extend(worker.preloaded()?);
+        }
+        Ok(files)
     }
 }
 
@@ -91,5 +113,9 @@ impl Executor for Warm {
 
     fn how(&self) -> How {
         How::Fork
+    }
+
+    fn warm_worker(&mut self) -> Option<&mut WarmWorker> {
+        self.worker.as_mut()
     }
 }

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::check::{EarlyStart, FirstRound, PythonCheck};
 use super::coverage::{CoverageMap, TestCoverage};
-use super::executor::Executor;
+use super::executor::{Executor, Warm};
 use super::job::{Fresh, PythonJob};
 use super::proof::refuse_imports_from_checkout;
 use super::rest::RestOfSuite;
@@ -146,8 +146,8 @@ impl PythonCheck {
         )
     }
 
-    /// Starts the copies and their collectors of the change's test files, when the coverage
-    /// run is about to run (not reused) and mutants may be swapped in.
+    /// Starts the copies, their warm workers and the collectors they fork of the change's test
+    /// files, when the coverage run is about to run (not reused) and mutants may be swapped in.
     pub(super) fn start_early(&self, ctx: &Context, candidates: usize) -> Result<Option<EarlyStart>> {
         let count = ctx.options.jobs.get().min(candidates);
         if count == 0
@@ -160,8 +160,11 @@ impl PythonCheck {
         let roots = self.copies(ctx, count)?;
         let files: BTreeSet<String> =
             self.tests.iter().map(|test| select::file_of(test).to_string()).collect();
-        let collectors = self.spawn_collectors(ctx, &roots, &files);
-        Ok(Some(EarlyStart { roots, files, collectors }))
+        let mut warm: Vec<Warm> =
+            self.spawn_warm(&roots, ctx.logs, &[]).into_iter().collect::<Result<_>>().unwrap_or_default();
+        let parents = warm.iter_mut().map(|warm| warm.warm_worker()).collect();
+        let collectors = self.spawn_collectors(ctx, &roots, &files, parents);
+        Ok(Some(EarlyStart { roots, files, warm, collectors }))
     }
 }
 

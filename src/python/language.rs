@@ -127,28 +127,30 @@ impl LanguageCheck for PythonCheck {
         jobs: &[Job<PythonJob>],
     ) -> Result<Started<PythonWorker>> {
         let roots = self.copies(ctx, count)?;
-        // The collectors import the project and collect the tests while the warm workers start
-        // (or started beside the coverage run, when they collect what these jobs need), and
-        // before any canary or mutant is written into a copy.
+        // The warm workers and collectors started beside the coverage run are taken over (the
+        // collectors when they collect what these jobs need: others stop before new ones
+        // start). A collector is forked from its copy's warm worker once it has started, and
+        // collects before any canary or mutant is written into a copy.
         let swapping = self.swapping(ctx);
         let files = PythonCheck::collector_files(jobs);
-        let early = first_round.early.take();
-        let collectors = match early {
-            Some(early)
-                if !files.is_empty() && files.is_subset(&early.files) && early.roots.len() >= count =>
-            {
-                early.collectors.into_iter().take(count).collect()
+        let (early_warm, early_collectors) = match first_round.early.take() {
+            Some(early) if early.roots.len() >= count => {
+                let collected = !files.is_empty() && files.is_subset(&early.files);
+                let collectors =
+                    collected.then(|| early.collectors.into_iter().take(count).collect::<Vec<_>>());
+                (early.warm.into_iter().take(count).collect(), collectors)
             }
-            early => {
-                drop(early); // they collected other tests: they stop before the new ones start
-                if swapping {
-                    self.spawn_collectors(ctx, &roots, &files)
-                } else {
-                    Vec::new()
-                }
-            }
+            _ => (Vec::new(), None),
         };
-        let (executors, fresh_why) = self.executors(ctx, &roots, &first_round.preload)?;
+        let (mut executors, fresh_why) = self.executors(ctx, &roots, &first_round.preload, early_warm)?;
+        let collectors = match early_collectors {
+            Some(collectors) => collectors,
+            None if swapping => {
+                let parents = executors.iter_mut().map(|executor| executor.warm_worker()).collect();
+                self.spawn_collectors(ctx, &roots, &files, parents)
+            }
+            None => Vec::new(),
+        };
         let mut workers: Vec<PythonWorker> = roots
             .into_iter()
             .zip(executors)
@@ -199,7 +201,8 @@ impl LanguageCheck for PythonCheck {
             worker.swap = Swap::Off; // the old collector ends before the new one starts
         }
         let roots: Vec<PathBuf> = workers.iter().map(|worker| worker.root.clone()).collect();
-        let collectors = self.spawn_collectors(ctx, &roots, &PythonCheck::collector_files(jobs));
+        let parents = workers.iter_mut().map(|worker| worker.executor.warm_worker()).collect();
+        let collectors = self.spawn_collectors(ctx, &roots, &PythonCheck::collector_files(jobs), parents);
         PythonCheck::attach_collectors(workers, collectors);
         let mut steps = prove_canaries(ctx, &mut workers[0], jobs)?;
         steps.extend(prove_swap(ctx, workers, jobs)?);

@@ -1,9 +1,11 @@
-//! A long-lived Python helper that answers JSON requests a line at a time and forks a child per request: the warm worker and the collector.
+//! A long-lived Python helper that answers JSON requests a line at a time and forks a child per request: the warm worker and the collector (started, or forked from a warm worker and reached through a Unix socket).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -32,11 +34,26 @@ pub struct Served {
     name: &'static str,
     /// Its own standard error.
     log: PathBuf,
-    process: Child,
+    process: Helper,
     /// Its group, registered with the watchdog; dropped after the group is killed.
     _watched: Watched,
-    stdin: ChildStdin,
+    requests: Box<dyn Write + Send>,
     answers: Receiver<Value>,
+}
+
+/// The helper's process: mutdelta's child, or a warm worker's (which reaps it).
+enum Helper {
+    Spawned(Child),
+    Forked(i32),
+}
+
+impl Helper {
+    fn group(&self) -> i32 {
+        match self {
+            Helper::Spawned(child) => child.id() as i32,
+            Helper::Forked(pid) => *pid,
+        }
+    }
 }
 
 impl Served {
@@ -56,18 +73,60 @@ impl Served {
         let watched = Watched::group(process.id() as i32);
         let stdin = process.stdin.take().expect("stdin is piped");
         let stdout = process.stdout.take().expect("stdout is piped");
-        let (sender, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    if sender.send(value).is_err() {
-                        break;
+        let answers = read_answers(stdout);
+        Ok(Served {
+            name,
+            log,
+            process: Helper::Spawned(process),
+            _watched: watched,
+            requests: Box::new(stdin),
+            answers,
+        })
+    }
+
+    /// Waits up to `limit` for a child of the process `parent` (a warm worker asked to fork
+    /// this helper) to connect to `listener`, which then closes; connections from any other
+    /// process are refused. The helper's standard error goes to `log`.
+    pub fn accept(
+        name: &'static str,
+        listener: UnixListener,
+        parent: u32,
+        log: PathBuf,
+        limit: Duration,
+    ) -> Result<Served> {
+        listener.set_nonblocking(true)?;
+        let start = Instant::now();
+        let (stream, pid) = loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    if let Some(pid) = peer_pid(&stream).filter(|&pid| parent_of(pid) == Some(parent)) {
+                        break (stream, pid);
                     }
+                    // Any other process is hung up on.
                 }
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(err) => return Err(err).with_context(|| format!("{name} could not connect")),
             }
-        });
-        Ok(Served { name, log, process, _watched: watched, stdin, answers })
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                bail!("{name} was not started: interrupted");
+            }
+            if start.elapsed() > limit || !is_running(parent) {
+                bail!("{name} did not start; it said: {}", last_words_of(&log));
+            }
+        };
+        stream.set_nonblocking(false)?;
+        let watched = Watched::group(pid as i32);
+        let answers = read_answers(stream.try_clone()?);
+        Ok(Served {
+            name,
+            log,
+            process: Helper::Forked(pid as i32),
+            _watched: watched,
+            requests: Box::new(stream),
+            answers,
+        })
     }
 
     /// Waits up to `limit` for its first answer, which must say it is ready; returns it.
@@ -81,13 +140,22 @@ impl Served {
         }
     }
 
+    /// Waits up to `limit` for its next answer, which must not be an error; returns it.
+    pub fn answer(&self, limit: Duration) -> Result<Value> {
+        match self.answers.recv_timeout(limit) {
+            Ok(answer) if answer["error"].is_string() => {
+                bail!("{} failed: {}", self.name, answer["error"].as_str().unwrap_or(""))
+            }
+            Ok(answer) => Ok(answer),
+            Err(_) => bail!("{} did not answer; it said: {}", self.name, self.last_words()),
+        }
+    }
+
     /// Sends `request` and waits for its final answer, killing the child's process group when
     /// the helper stops answering past `timeout`, on interrupt, or when the child's processes
     /// hold more than the run's memory limit (the answer then says `memory_limit`).
     pub fn request(&mut self, request: &Value, timeout: Duration) -> Result<Answer> {
-        if writeln!(self.stdin, "{request}").and_then(|_| self.stdin.flush()).is_err() {
-            bail!("{} exited; it said: {}", self.name, self.last_words());
-        }
+        self.send(request)?;
         let start = Instant::now();
         // The forked child's own group, registered with the watchdog until the request ends
         // (the helper kills the group before its final answer).
@@ -135,22 +203,144 @@ impl Served {
         }
     }
 
+    /// Sends `request`, for which no answer comes.
+    pub fn send(&mut self, request: &Value) -> Result<()> {
+        if writeln!(self.requests, "{request}").and_then(|_| self.requests.flush()).is_err() {
+            bail!("{} exited; it said: {}", self.name, self.last_words());
+        }
+        Ok(())
+    }
+
+    /// The helper's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.group() as u32
+    }
+
     /// The last few lines of its standard error, on one line.
     fn last_words(&self) -> String {
-        let text = read_tail(&self.log);
-        let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
-        let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-        if tail.is_empty() {
-            "nothing".to_string()
-        } else {
-            tail
-        }
+        last_words_of(&self.log)
     }
+}
+
+/// The last few lines of `log`, on one line.
+fn last_words_of(log: &std::path::Path) -> String {
+    let text = read_tail(log);
+    let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    if tail.is_empty() {
+        "nothing".to_string()
+    } else {
+        tail
+    }
+}
+
+/// The JSON lines `output` gives, as they arrive, until it ends.
+fn read_answers(output: impl Read + Send + 'static) -> Receiver<Value> {
+    let (sender, answers) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                if sender.send(value).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    answers
+}
+
+/// The process at the other end of a Unix socket.
+fn peer_pid(stream: &UnixStream) -> Option<u32> {
+    let mut credentials = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut size = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED fills a `ucred` of the size given, on a socket this stream owns.
+    let status = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut credentials as *mut libc::ucred).cast(),
+            &mut size,
+        )
+    };
+    (status == 0 && credentials.pid > 0).then_some(credentials.pid as u32)
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name: its state first, then its parent.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after) = stat.rsplit_once(')')?;
+    Some(after.split_whitespace().map(str::to_string).collect())
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    stat_fields(pid)?.get(1)?.parse().ok()
+}
+
+/// Whether `pid` is alive (not ended, nor a zombie waiting to be reaped).
+fn is_running(pid: u32) -> bool {
+    stat_fields(pid)
+        .and_then(|fields| fields.first().cloned())
+        .is_some_and(|state| state != "Z" && state != "X")
 }
 
 impl Drop for Served {
     fn drop(&mut self) {
-        kill_group(self.process.id() as i32);
-        let _ = self.process.wait();
+        kill_group(self.process.group());
+        if let Helper::Spawned(child) = &mut self.process {
+            let _ = child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_child_of_the_named_parent_is_accepted_on_the_socket() {
+        // An impostor (this process, whose parent is not itself) connects first and claims to
+        // be ready; then a child of this process connects. The child is the one served.
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("collector.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let mut impostor = UnixStream::connect(&socket).unwrap();
+        writeln!(impostor, r#"{{"ready": true, "who": "impostor"}}"#).unwrap();
+        let child_code = "import socket, sys, time\n\
+            s = socket.socket(socket.AF_UNIX)\n\
+            s.connect(sys.argv[1])\n\
+            s.sendall(b'{\"ready\": true, \"who\": \"child\"}\\n')\n\
+            time.sleep(30)\n";
+        let mut child = Command::new("python3").args(["-c", child_code]).arg(&socket).spawn().unwrap();
+        let log = dir.path().join("log");
+        let served =
+            Served::accept("the test helper", listener, std::process::id(), log, Duration::from_secs(20));
+        let answer = match &served {
+            Ok(served) => served.ready(Duration::from_secs(20)).map(|ready| ready["who"].clone()).ok(),
+            Err(_) => None,
+        };
+        let pid = served.as_ref().map(Served::pid).ok();
+        drop(served);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(answer, Some(serde_json::json!("child")));
+        assert_eq!(pid, Some(child.id()));
+    }
+
+    #[test]
+    fn no_connection_from_a_parent_that_ended_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join("collector.sock")).unwrap();
+        let mut ended = Command::new("true").spawn().unwrap();
+        ended.wait().unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(&log, "the parent's last words\n").unwrap();
+        let start = Instant::now();
+        let error = Served::accept("the test helper", listener, ended.id(), log, Duration::from_secs(60))
+            .err()
+            .expect("no child can connect");
+        assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+        assert_eq!(format!("{error}"), "the test helper did not start; it said: the parent's last words");
     }
 }

@@ -57,9 +57,38 @@ impl WarmWorker {
     /// imported meanwhile (as a dependency of pytest or of a preloaded module), by path in the
     /// copy: its children cannot import those afresh.
     pub fn ready(&self) -> Result<Vec<PathBuf>> {
-        let answer = self.served.ready(WARM_START_LIMIT)?;
-        let files = answer["project_files"].as_array().map(Vec::as_slice).unwrap_or_default();
-        Ok(files.iter().filter_map(|file| file.as_str().map(PathBuf::from)).collect())
+        Ok(project_files(&self.served.ready(WARM_START_LIMIT)?))
+    }
+
+    /// Asks the worker to import `modules` too (those it did not preload when it started);
+    /// see `preloaded`.
+    pub fn ask_preload(&mut self, modules: &[String]) -> Result<()> {
+        self.served.send(&json!({ "preload": modules }))
+    }
+
+    /// Waits until the worker has imported what `ask_preload` asked; returns the files of the
+    /// copy it has imported by now (see `ready`).
+    pub fn preloaded(&self) -> Result<Vec<PathBuf>> {
+        Ok(project_files(&self.served.answer(WARM_START_LIMIT)?))
+    }
+
+    /// Asks the worker to fork a collector, which connects to the Unix socket at `socket` and
+    /// runs pytest with `args` (the collector plugin among them), reading `files`; its standard
+    /// error goes to `log`. No answer comes: the collector's connection is the answer.
+    pub fn fork_collector(
+        &mut self,
+        socket: &Path,
+        args: &[String],
+        files: &[PathBuf],
+        log: &Path,
+    ) -> Result<()> {
+        let request = json!({ "collector": { "socket": socket, "args": args, "files": files, "log": log } });
+        self.served.send(&request)
+    }
+
+    /// The worker's process id.
+    pub fn pid(&self) -> u32 {
+        self.served.pid()
     }
 
     /// Runs pytest with `args` in a forked child; the child's whole process group is killed on
@@ -79,6 +108,12 @@ impl WarmWorker {
             command: None,
         })
     }
+}
+
+/// The `project_files` of an answer.
+fn project_files(answer: &serde_json::Value) -> Vec<PathBuf> {
+    let files = answer["project_files"].as_array().map(Vec::as_slice).unwrap_or_default();
+    files.iter().filter_map(|file| file.as_str().map(PathBuf::from)).collect()
 }
 
 /// How a forked child ended, from a helper's answer.

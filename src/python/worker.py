@@ -5,6 +5,11 @@ Protocol, one JSON object per line. Requests on stdin: {"args": [...], "log": pa
 Answers on stdout: {"ready": true, "project_files": [paths in the copy it imported]} once it
 has imported what it preloads; {"child": pid} when the child starts, then {"exit": code} or
 {"signal": n} or {"timeout": true}, each with "duration" in seconds.
+{"preload": [modules]} imports those too and answers {"project_files": [...]} again.
+{"collector": {"socket": path, "args": [...], "files": [paths], "log": path}} forks a collector
+and answers nothing: the child connects to the Unix socket mutdelta listens on, which becomes
+its standard input and output, and runs pytest with `args` (the collector plugin among them) as
+`python -m pytest` would, without another interpreter start or another import of pytest.
 """
 
 import importlib
@@ -49,6 +54,58 @@ def run_child(args, log):
 
 def serve(request, parent):
     return forked.serve(request, parent, lambda: run_child(request["args"], request["log"]), answer)
+
+
+def fork_collector(request):
+    """A collector forked from this worker, in its own process group. It does not die with this
+    worker (mutdelta ends it), since mutdelta may stop the worker and keep the collector."""
+    pid = os.fork()
+    if pid:
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child set it already, or has ended
+        return
+    code = 3
+    try:
+        import socket
+
+        os.setpgid(0, 0)
+        _answers.close()
+        out = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 2)
+        os.close(out)
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        channel.connect(request["socket"])
+        os.dup2(channel.fileno(), 0)
+        os.dup2(channel.fileno(), 1)
+        channel.close()
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        os.environ["MUTDELTA_COLLECTOR_FILES"] = json.dumps(request["files"])
+        import pytest
+
+        code = int(pytest.main(request["args"]))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    os._exit(code)
+
+
+def preload(names, rewritten):
+    """Imports `names`, leaving out the plugins pytest rewrites and any that fails to import."""
+    for name in names:
+        if name.partition(".")[0] in rewritten:
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
 
 
 def rewritten_plugins():
@@ -97,17 +154,20 @@ def main():
     import pytest  # noqa: F401  (imported once here, shared by every child)
 
     rewritten = rewritten_plugins()
-    for name in json.loads(os.environ.get("MUTDELTA_PRELOAD", "[]")):
-        if name.partition(".")[0] in rewritten:
-            continue
-        try:
-            importlib.import_module(name)
-        except BaseException:
-            pass
-    answer({"ready": True, "project_files": project_files(os.path.realpath(os.getcwd()))})
+    root = os.path.realpath(os.getcwd())
+    preload(json.loads(os.environ.get("MUTDELTA_PRELOAD", "[]")), rewritten)
+    answer({"ready": True, "project_files": project_files(root)})
     for line in sys.stdin:
-        if line.strip():
-            answer(serve(json.loads(line), parent))
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if "collector" in request:
+            fork_collector(request["collector"])
+        elif "preload" in request:
+            preload(request["preload"], rewritten)
+            answer({"project_files": project_files(root)})
+        else:
+            answer(serve(request, parent))
 
 
 if __name__ == "__main__":

@@ -434,3 +434,117 @@ fn a_tracked_symbolic_link_to_a_file_outside_the_repository_is_skipped_and_its_t
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(watcher.join().unwrap(), BTreeSet::from([text.to_string()]), "the target was never changed");
 }
+
+/// A `sitecustomize.py` at the root, which every interpreter of the tests imports as it starts:
+/// the first to import it leaves behind an impostor, a process of its own session that
+/// connects to every Unix socket beside its copy, again and again, and answers each as a
+/// collector whose tests all pass would. It writes the sockets it reached to `{REACHED}`.
+const IMPOSTOR: &str = r#"import os
+
+REACHED = {REACHED}
+
+
+def answer_every_line(channel):
+    try:
+        channel.sendall(b'{"ready": true, "items": 2}\n')
+        for _ in channel.makefile("rb"):
+            channel.sendall(b'{"exit": 0, "failed": [], "duration": 0.01, "swap": 0.0, "tests": 0.01}\n')
+    except OSError:
+        pass
+
+
+def impostor(scratch):
+    import socket
+    import threading
+    import time
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and os.path.isdir(scratch):
+        for name in os.listdir(scratch):
+            if not name.endswith(".sock"):
+                continue
+            channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                channel.connect(os.path.join(scratch, name))
+            except OSError:
+                continue
+            threading.Thread(target=answer_every_line, args=(channel,), daemon=True).start()
+            with open(REACHED, "a") as out:
+                out.write(name + "\n")
+        time.sleep(0.005)
+
+
+def leave_an_impostor():
+    try:
+        os.close(os.open(REACHED + ".lock", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return  # another interpreter left it
+    scratch = os.path.dirname(os.getcwd())
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                impostor(scratch)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+
+
+leave_an_impostor()
+"#;
+
+/// The change's test: under the coverage run, it waits until the impostor has reached a socket.
+const IMPOSTOR_TEST: &str = r#"import os
+import sys
+import time
+
+from scale import scale
+
+REACHED = {REACHED}
+
+
+def test_scale():
+    assert scale(3, 4) == 12
+    assert scale(3, 0) == 0
+
+
+def test_the_impostor_reached_a_socket_before_the_coverage_run_ends():
+    if "mutdelta_probe" in sys.modules and "mutdelta_collector" not in sys.modules:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not os.path.exists(REACHED):
+            time.sleep(0.02)
+"#;
+
+#[test]
+fn an_impostor_on_the_collectors_sockets_is_refused_and_the_verdicts_stay_honest() {
+    // The collectors are forked from the warm workers and reach mutdelta through a Unix socket
+    // in the run's directory. A process the project leaves behind connects there before them
+    // and answers every request with passing tests: were it taken for a collector, the mutants
+    // would survive.
+    let reached_dir = tempfile::tempdir().unwrap();
+    let reached = reached_dir.path().join("reached");
+    let quoted = format!("{:?}", reached.to_str().unwrap());
+    let impostor = IMPOSTOR.replace("{REACHED}", &quoted);
+    let test = IMPOSTOR_TEST.replace("{REACHED}", &quoted);
+    let scale = "def scale(value, factor):\n    return value * factor\n";
+    let repo = repo_of(
+        &[("README", "x\n"), ("sitecustomize.py", &impostor)],
+        &[("scale.py", scale), ("tests/test_scale.py", &test)],
+    );
+
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD", "--no-audit"]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let reached = std::fs::read_to_string(&reached).unwrap_or_default();
+    assert!(
+        reached.lines().any(|name| name.starts_with("collector-")),
+        "the impostor reached no socket: {run:?}"
+    );
+    let mutants = report["files"]["scale.py"]["mutants"].as_array().unwrap();
+    assert!(mutants.len() >= 2, "{report}");
+    for mutant in mutants {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+    }
+    assert!(mutants.iter().any(|mutant| mutant["run"]["how"] == "swap"), "{report}");
+}

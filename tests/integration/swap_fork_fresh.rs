@@ -145,6 +145,87 @@ fn the_collectors_start_while_the_coverage_run_runs() {
     assert!(mutants.iter().all(|m| m["status"] == "Killed" && m["run"]["how"] == "swap"), "{mutants:?}");
 }
 
+/// `check --commit HEAD -j 2 --no-audit` of `repo` with its temporary files in `tmp` (and
+/// HOME elsewhere): how many mutants of `pkg/calc.py` were swapped in, what the fixture's
+/// `test_scale` wrote in `$HOME/collector-lineage` (a line per swapped run: the collector,
+/// what its parent runs, and whether the two work in the same copy), and the report.
+fn collector_lineage(repo: &Path, tmp: &Path) -> (usize, String, Value) {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let home = tempfile::tempdir().unwrap();
+    let python = python();
+    let output = hermetic(repo, tmp)
+        .args(["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"])
+        .args(["--json", json.to_str().unwrap()])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    let swapped = report["files"]["pkg/calc.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|mutant| mutant["run"]["how"] == "swap")
+        .count();
+    let lineage = std::fs::read_to_string(home.path().join("collector-lineage")).unwrap_or_default();
+    (swapped, lineage, report)
+}
+
+#[test]
+fn each_copys_collector_is_forked_from_its_warm_worker() {
+    // No interpreter starts, nor imports pytest, for a collector: its copy's warm worker forks
+    // it. First the change as the fixture makes it (its test file edited: the collectors start
+    // beside the coverage run), then a change to `scale` alone (the whole suite runs first:
+    // the workers start after it).
+    let repo = fixture_repo("early_collector");
+    for change in ["the fixture's change", "a change to scale alone"] {
+        if change == "a change to scale alone" {
+            let calc = repo.path().join("pkg/calc.py");
+            let source = std::fs::read_to_string(&calc).unwrap();
+            let edited = source
+                .replace("    return value * factor", "    product = value * factor\n    return product");
+            assert_ne!(source, edited);
+            std::fs::write(&calc, edited).unwrap();
+            crate::common::git(repo.path(), &["commit", "-q", "-am", "product"]);
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path());
+        assert!(swapped >= 2, "{change}: {report}");
+        assert!(!lineage.is_empty(), "{change}: no swapped run of test_scale\n{report}");
+        for line in lineage.lines() {
+            assert!(line.ends_with(" warm-worker same-copy=True"), "{change}: {line}\n{lineage}");
+        }
+        assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{change}");
+    }
+}
+
+#[test]
+fn a_run_directory_too_long_for_a_socket_path_starts_each_collector_itself() {
+    // A forked collector reaches mutdelta through a Unix socket in the run's directory, whose
+    // path Linux caps at 107 bytes. Under a longer one, mutdelta starts the collectors itself,
+    // and they swap the mutants in all the same.
+    let repo = fixture_repo("early_collector");
+    let tmp = tempfile::tempdir().unwrap();
+    let long = tmp.path().join("a-temporary-directory-whose-path-is-too-long".repeat(3));
+    std::fs::create_dir(&long).unwrap();
+    let (swapped, lineage, report) = collector_lineage(repo.path(), &long);
+    assert!(swapped >= 2, "{report}");
+    assert!(!lineage.is_empty(), "no swapped run of test_scale\n{report}");
+    for line in lineage.lines() {
+        assert!(line.ends_with(" other same-copy=False"), "{line}\n{lineage}");
+    }
+    let statuses: Vec<&Value> = report["files"]["pkg/calc.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|mutant| &mutant["status"])
+        .collect();
+    assert!(statuses.iter().all(|status| *status == "Killed"), "{statuses:?}");
+    assert_eq!(leftovers(&long), Vec::<String>::new());
+}
+
 #[test]
 fn a_project_that_makes_warnings_errors_and_warns_on_attribute_access_still_swaps() {
     // `filterwarnings = error`, and `pkg.old` warns on any attribute: looking through the live
