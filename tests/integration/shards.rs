@@ -11,7 +11,9 @@ use crate::common::{
 };
 
 /// The `sharded` fixture checked whole and split in two and in three, once for every test here
-/// (in the target directory, replaced at each run of the tests: a static is never dropped).
+/// run by one process (in the target directory, since a static is never dropped: a directory
+/// per process, so that test runners that start a process per test do not share one; those
+/// of processes that ended are removed).
 struct Checked {
     repo: PathBuf,
     out: PathBuf,
@@ -22,8 +24,16 @@ struct Checked {
 fn checked() -> &'static Checked {
     static CHECKED: OnceLock<Checked> = OnceLock::new();
     CHECKED.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("shards");
-        let _ = std::fs::remove_dir_all(&root);
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        for entry in std::fs::read_dir(&base).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ended =
+                name.strip_prefix("shards-").is_some_and(|pid| !Path::new("/proc").join(pid).exists());
+            if name == "shards" || ended {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let root = base.join(format!("shards-{}", std::process::id()));
         let (repo, out) = (root.join("repo"), root.join("reports"));
         std::fs::create_dir_all(&repo).unwrap();
         std::fs::create_dir_all(&out).unwrap();
