@@ -1,17 +1,15 @@
 //! The Rust side of a collector: a pytest process per copy that collected the tests once and runs each mutant in a forked child with the mutated code swapped into the live functions.
 
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-use std::os::unix::net::UnixListener;
 
 use anyhow::{anyhow, Context, Result};
 use serde_json::{json, Value};
 
 use super::served::{Answer, Served};
-use super::warm::WarmWorker;
-use super::warm::{read_exit, seconds};
+use super::warm::{read_exit, seconds, WarmWorker};
 use crate::model::record::{Exit, Finished};
 use crate::process::read_tail;
 use crate::run::timeouts::WARM_START_LIMIT;

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{anyhow, Result};
@@ -12,8 +11,7 @@ use super::collector::Collector;
 use super::executor::{Executor, Warm};
 use super::interpreter::Runner;
 use super::job::PythonJob;
-use super::warm::WarmSpec;
-use super::warm::WarmWorker;
+use super::warm::{WarmSpec, WarmWorker};
 use super::worker::{PythonWorker, Swap};
 use super::{interpreter, select};
 use crate::run::job::Job;
@@ -183,10 +181,9 @@ impl PythonCheck {
 
 /// The warm workers started early, once ready, importing `preload` too; with the files of the
 /// project any of them imported.
-fn take_over(early: Vec<Warm>, preload: &[String]) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
+fn take_over(mut early: Vec<Warm>, preload: &[String]) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
     let mut held = BTreeSet::new();
     let mut ready = Vec::new();
-    let mut early = early;
     for warm in &mut early {
         warm.preload(preload)?;
     }
