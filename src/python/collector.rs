@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use serde_json::{json, Value};
 
-use super::served::{Answer, Served};
+use super::served::{self, Answer, Served};
 use super::warm::{read_exit, seconds, WarmWorker};
 use crate::model::record::{Exit, Finished};
 use crate::process::read_tail;
@@ -192,9 +192,12 @@ impl Collector {
 }
 
 impl Drop for Collector {
+    /// A collector forked but never connected ends: on its way (once its socket is gone, it
+    /// cannot connect), or killed if it waits to be accepted.
     fn drop(&mut self) {
-        if let State::Forking { socket, .. } = &self.state {
+        if let State::Forking { listener, socket, warm, .. } = &self.state {
             let _ = std::fs::remove_file(socket);
+            served::end_waiting(listener, *warm);
         }
     }
 }

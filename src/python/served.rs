@@ -222,6 +222,20 @@ impl Served {
     }
 }
 
+/// Kills the children of `parent` waiting on `listener` to be accepted, each with its process
+/// group: helpers forked for a connection that will not be taken (any other connection is hung
+/// up on).
+pub fn end_waiting(listener: &UnixListener, parent: u32) {
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    while let Ok((stream, _)) = listener.accept() {
+        if let Some(pid) = peer_pid(&stream).filter(|&pid| parent_of(pid) == Some(parent)) {
+            kill_group(pid as i32);
+        }
+    }
+}
+
 /// The last few lines of `log`, on one line.
 fn last_words_of(log: &std::path::Path) -> String {
     let text = read_tail(log);
@@ -326,6 +340,32 @@ mod tests {
         let _ = child.wait();
         assert_eq!(answer, Some(serde_json::json!("child")));
         assert_eq!(pid, Some(child.id()));
+    }
+
+    #[test]
+    fn a_child_waiting_to_be_accepted_is_killed_when_its_connection_is_not_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("collector.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let child_code = "import os, socket, sys, time\n\
+            s = socket.socket(socket.AF_UNIX)\n\
+            s.connect(sys.argv[1])\n\
+            open(sys.argv[1] + '.connected', 'w').close()\n\
+            time.sleep(30)\n";
+        let mut child =
+            Command::new("python3").args(["-c", child_code]).arg(&socket).process_group(0).spawn().unwrap();
+        let connected = dir.path().join("collector.sock.connected");
+        let start = Instant::now();
+        while !connected.exists() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(connected.exists(), "the child connected");
+
+        end_waiting(&listener, std::process::id());
+
+        let status = child.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL), "{status:?}");
+        assert!(start.elapsed() < Duration::from_secs(25), "{:?}", start.elapsed());
     }
 
     #[test]
