@@ -33,8 +33,16 @@ def answer(message):
 
 
 def run_child(args, log):
+    run_pytest(lambda: enter_child(log), args)
+
+
+def run_pytest(enter, args):
+    """In a forked child: `enter` (which points its standard streams where they go), then
+    pytest with `args`, as `python -m pytest` would run it; exits with pytest's status (3 when
+    it could not run)."""
+    code = 3
     try:
-        enter_child(log)
+        enter()
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
         import pytest
@@ -48,7 +56,6 @@ def run_child(args, log):
         import traceback
 
         traceback.print_exc()
-        code = 3
     os._exit(code)
 
 
@@ -66,8 +73,8 @@ def fork_collector(request):
         except OSError:
             pass  # the child set it already, or has ended
         return
-    code = 3
-    try:
+
+    def enter():
         import socket
 
         os.setpgid(0, 0)
@@ -80,21 +87,9 @@ def fork_collector(request):
         os.dup2(channel.fileno(), 0)
         os.dup2(channel.fileno(), 1)
         channel.close()
-        sys.stdout = os.fdopen(1, "w", buffering=1)
-        sys.stderr = os.fdopen(2, "w", buffering=1)
         os.environ["MUTDELTA_COLLECTOR_FILES"] = json.dumps(request["files"])
-        import pytest
 
-        code = int(pytest.main(request["args"]))
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except SystemExit as exit:
-        code = exit.code if isinstance(exit.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    os._exit(code)
+    run_pytest(enter, request["args"])
 
 
 def preload(names, rewritten):
