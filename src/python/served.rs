@@ -321,25 +321,35 @@ mod tests {
         let listener = UnixListener::bind(&socket).unwrap();
         let mut impostor = UnixStream::connect(&socket).unwrap();
         writeln!(impostor, r#"{{"ready": true, "who": "impostor"}}"#).unwrap();
+        // The child says it is ready, then answers its first request.
         let child_code = "import socket, sys, time\n\
             s = socket.socket(socket.AF_UNIX)\n\
             s.connect(sys.argv[1])\n\
             s.sendall(b'{\"ready\": true, \"who\": \"child\"}\\n')\n\
+            s.makefile('rb').readline()\n\
+            time.sleep(0.2)\n\
+            s.sendall(b'{\"exit\": 0, \"duration\": 0.2}\\n')\n\
             time.sleep(30)\n";
         let mut child = Command::new("python3").args(["-c", child_code]).arg(&socket).spawn().unwrap();
         let log = dir.path().join("log");
         let served =
             Served::accept("the test helper", listener, std::process::id(), log, Duration::from_secs(20));
-        let answer = match &served {
-            Ok(served) => served.ready(Duration::from_secs(20)).map(|ready| ready["who"].clone()).ok(),
-            Err(_) => None,
-        };
-        let pid = served.as_ref().map(Served::pid).ok();
+        let mut served = served.ok();
+        let answer = served.as_ref().and_then(|served| served.ready(Duration::from_secs(20)).ok());
+        let pid = served.as_ref().map(Served::pid);
+        // Its answer comes after a pause: the connection must wait for it.
+        let second = served.as_mut().and_then(|served| {
+            match served.request(&serde_json::json!({ "args": [] }), Duration::from_secs(20)) {
+                Ok(Answer::Done(answer)) => Some(answer),
+                _ => None,
+            }
+        });
         drop(served);
         let _ = child.kill();
         let _ = child.wait();
-        assert_eq!(answer, Some(serde_json::json!("child")));
+        assert_eq!(answer.map(|ready| ready["who"].clone()), Some(serde_json::json!("child")));
         assert_eq!(pid, Some(child.id()));
+        assert_eq!(second, Some(serde_json::json!({ "exit": 0, "duration": 0.2 })));
     }
 
     #[test]
@@ -370,17 +380,32 @@ mod tests {
 
     #[test]
     fn no_connection_from_a_parent_that_ended_is_waited_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let listener = UnixListener::bind(dir.path().join("collector.sock")).unwrap();
-        let mut ended = Command::new("true").spawn().unwrap();
-        ended.wait().unwrap();
-        let log = dir.path().join("log");
-        std::fs::write(&log, "the parent's last words\n").unwrap();
-        let start = Instant::now();
-        let error = Served::accept("the test helper", listener, ended.id(), log, Duration::from_secs(60))
-            .err()
-            .expect("no child can connect");
-        assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
-        assert_eq!(format!("{error}"), "the test helper did not start; it said: the parent's last words");
+        // Ended and reaped, or ended and not yet reaped (a zombie, as a warm worker mutdelta
+        // has not waited for yet is).
+        for reaped in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let listener = UnixListener::bind(dir.path().join("collector.sock")).unwrap();
+            let mut ended = Command::new("true").spawn().unwrap();
+            if reaped {
+                ended.wait().unwrap();
+            } else {
+                let stat = format!("/proc/{}/stat", ended.id());
+                let zombie = || std::fs::read_to_string(&stat).is_ok_and(|stat| stat.contains(") Z "));
+                let start = Instant::now();
+                while !zombie() && start.elapsed() < Duration::from_secs(20) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                assert!(zombie(), "{stat}");
+            }
+            let log = dir.path().join("log");
+            std::fs::write(&log, "the parent's last words\n").unwrap();
+            let start = Instant::now();
+            let error = Served::accept("the test helper", listener, ended.id(), log, Duration::from_secs(60))
+                .err()
+                .expect("no child can connect");
+            let _ = ended.wait();
+            assert!(start.elapsed() < Duration::from_secs(30), "reaped: {reaped}, {:?}", start.elapsed());
+            assert_eq!(format!("{error}"), "the test helper did not start; it said: the parent's last words");
+        }
     }
 }
