@@ -94,16 +94,14 @@ impl Collector {
 
     /// Waits until the tests are collected.
     pub fn ready(&mut self) -> Result<()> {
-        if let State::Forking { .. } = self.state {
-            let State::Forking { listener, socket, warm, log } =
-                std::mem::replace(&mut self.state, State::Failed)
-            else {
-                unreachable!("matched above")
-            };
-            let connected = Served::accept(NAME, listener, warm, log, WARM_START_LIMIT);
-            let _ = std::fs::remove_file(&socket);
-            self.state = State::Served(connected?);
-        }
+        self.state = match std::mem::replace(&mut self.state, State::Failed) {
+            State::Forking { listener, socket, warm, log } => {
+                let connected = Served::accept(NAME, listener, warm, log, WARM_START_LIMIT);
+                let _ = std::fs::remove_file(&socket);
+                State::Served(connected?)
+            }
+            state => state,
+        };
         self.served()?.ready(WARM_START_LIMIT).map(drop)
     }
 

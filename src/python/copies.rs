@@ -148,15 +148,8 @@ impl PythonCheck {
         logs: &Path,
         preload: &[String],
     ) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
-        let spawned: Vec<Result<Warm>> = self.spawn_warm(roots, logs, preload);
-        let mut held = BTreeSet::new();
-        let mut ready = Vec::new();
-        for warm in spawned {
-            let mut warm = warm?;
-            held.extend(warm.ready()?);
-            ready.push(warm);
-        }
-        Ok((ready, held))
+        let spawned: Vec<Warm> = self.spawn_warm(roots, logs, preload).into_iter().collect::<Result<_>>()?;
+        all_ready(spawned)
     }
 
     /// A warm worker per copy, started without waiting for them, importing `preload`.
@@ -182,14 +175,18 @@ impl PythonCheck {
 /// The warm workers started early, once ready, importing `preload` too; with the files of the
 /// project any of them imported.
 fn take_over(mut early: Vec<Warm>, preload: &[String]) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
-    let mut held = BTreeSet::new();
-    let mut ready = Vec::new();
     for warm in &mut early {
         warm.preload(preload)?;
     }
-    for mut warm in early {
-        held.extend(warm.ready()?);
-        ready.push(warm);
+    all_ready(early)
+}
+
+/// `warm`, each waited for in turn until ready; with the files of the project any of them
+/// imported.
+fn all_ready(mut warm: Vec<Warm>) -> Result<(Vec<Warm>, BTreeSet<PathBuf>)> {
+    let mut held = BTreeSet::new();
+    for worker in &mut warm {
+        held.extend(worker.ready()?);
     }
-    Ok((ready, held))
+    Ok((warm, held))
 }
