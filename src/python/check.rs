@@ -44,8 +44,8 @@ pub struct PythonCheck {
     pub(super) watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     /// What the test-impact map proved, or why it was not used.
     pub(super) impact: impact::RuledOut,
-    /// Copies and collectors a confined check's `lines_run` started beside its coverage run:
-    /// the round after it takes them, its own coverage run being that one, reused.
+    /// Copies, warm workers and collectors a confined check's `lines_run` started beside its
+    /// coverage run: the round after it takes them, its own coverage run being that one, reused.
     pub(super) begun: Mutex<Option<EarlyStart>>,
 }
 
@@ -207,7 +207,8 @@ pub struct FirstRound {
     /// The mutants it ran against all of the change's test files, whole (their code ran at
     /// import): a second round need not run those files again.
     pub(super) whole_files: BTreeSet<usize>,
-    /// The copies and their collectors, started beside the coverage run; `workers` takes them.
+    /// The copies, their warm workers and collectors, started beside the coverage run;
+    /// `workers` takes them.
     pub(super) early: Option<EarlyStart>,
     /// The second round's coverage run, begun beside the first round; `widen` takes it.
     pub(super) rest: Option<RestOfSuite>,

@@ -1,4 +1,4 @@
-//! The first round's baseline: the change's tests (or the whole suite) once under the coverage probe, the copies and collectors started beside it, and each mutant's tests selected from what it ran; a confined check's lines run.
+//! The first round's baseline: the change's tests (or the whole suite) once under the coverage probe, the copies, warm workers and collectors started beside it, and each mutant's tests selected from what it ran; a confined check's lines run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 impl PythonCheck {
     /// Every line of the project's Python source files (test files left out) in `ctx.base`
     /// that the tests of a confined check executed, unmutated, under the probe; with the run.
-    /// The copies and collectors the round after it needs start beside that run.
+    /// The copies, warm workers and collectors the round after it needs start beside that run.
     pub(super) fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
         let early = self.start_early(ctx, ctx.options.jobs.get())?;
         let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"), None)?;
@@ -49,7 +49,7 @@ impl PythonCheck {
         Ok(TestsRun::Passed(LinesRun { lines, step }))
     }
 
-    /// The copies and collectors `lines_run` started, for the round after it.
+    /// The copies, warm workers and collectors `lines_run` started, for the round after it.
     pub(super) fn take_begun(&self) -> Option<EarlyStart> {
         self.begun.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
