@@ -10,6 +10,7 @@ use super::check::{FirstRound, PythonCheck, SWAPPED_PER_COLLECTOR};
 use super::first_round::{baseline_step, select_each, CompileCheck, Selected};
 use super::job::{Fresh, PythonJob};
 use super::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
+use super::rest::RestOfSuite;
 use super::worker::{PythonWorker, Swap};
 use super::{compile, coverage, interpreter, spec};
 use crate::model::outcome::{MutantResult, Outcome, Status};
@@ -166,6 +167,7 @@ impl LanguageCheck for PythonCheck {
                 verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
                 short_limits: ctx.options.timeout.is_none(),
                 quick_unmutated: HashMap::new(),
+                beside: first_round.rest.as_ref().map(RestOfSuite::watch),
             })
             .collect();
         if swapping {

@@ -52,6 +52,42 @@ pub struct RestOfSuite {
     spread: Arc<AtomicBool>,
     /// Whether it is paused: the first coverage run is spread over every core.
     hold: Arc<AtomicBool>,
+    /// Set once the run is over, its processes gone.
+    over: Arc<AtomicBool>,
+}
+
+/// What a worker testing mutants beside the run sees of it: whether it still runs, and a way
+/// to stop it when a mutant's tests failed in a way that may be its doing.
+#[derive(Clone)]
+pub struct Watch {
+    cancel: Arc<AtomicBool>,
+    over: Arc<AtomicBool>,
+}
+
+impl Watch {
+    /// Whether the run still runs: its processes may hold what the tests need (a port, a file
+    /// outside the copy).
+    pub fn running(&self) -> bool {
+        !self.over.load(Ordering::SeqCst)
+    }
+
+    /// Stops the run and waits until its processes are gone. The second round then measures
+    /// the rest of the suite on its own, if it needs it.
+    pub fn stop(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+        while self.running() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+/// Sets its flag when dropped: when the run's thread ends, however it ends.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 impl RestOfSuite {
@@ -66,7 +102,10 @@ impl RestOfSuite {
         let spreading = Arc::clone(&spread);
         let hold = Arc::new(AtomicBool::new(false));
         let holding = Arc::clone(&hold);
+        let over = Arc::new(AtomicBool::new(false));
+        let ended = SetOnDrop(Arc::clone(&over));
         let running = std::thread::Builder::new().name("rest-of-suite".into()).spawn(move || {
+            let _ended = ended;
             let probe = coverage::Probe {
                 python: &spec.python,
                 runner: &spec.runner,
@@ -85,7 +124,12 @@ impl RestOfSuite {
             };
             coverage::measure_beside(&probe, &spec.memory, spec.shards, BASELINE_LIMIT, &spec.log, alongside)
         })?;
-        Ok(RestOfSuite { cancel, running: Some(running), idle, spread, hold })
+        Ok(RestOfSuite { cancel, running: Some(running), idle, spread, hold, over })
+    }
+
+    /// What the workers testing mutants beside the run see of it.
+    pub fn watch(&self) -> Watch {
+        Watch { cancel: Arc::clone(&self.cancel), over: Arc::clone(&self.over) }
     }
 
     /// Gives the run only idle CPU time from now on: nothing is known to need it yet.

@@ -11,6 +11,7 @@ use super::collector::{Collector, Swapped};
 use super::executor::Executor;
 use super::job::PythonJob;
 use super::pytest;
+use super::rest;
 use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::model::outcome::{Outcome, Status};
 use crate::model::plan::{FilePlan, Plan};
@@ -52,6 +53,8 @@ pub struct PythonWorker {
     /// Selections run unmutated after a swapped mutant ran past its short limit: how long
     /// they took, when well within it.
     pub quick_unmutated: HashMap<Vec<String>, Option<Duration>>,
+    /// The rest of the suite, when its coverage run was begun beside the first round.
+    pub beside: Option<rest::Watch>,
 }
 
 /// The command a forked or swapped run stands for.
@@ -168,7 +171,30 @@ impl Worker for PythonWorker {
     ///
     /// The job's `tried_first` tests run on their own first: a kill among them that holds is
     /// the verdict, else its whole selection decides.
+    ///
+    /// While the rest of the suite runs beside, its processes may hold what a test needs (a
+    /// port, a file outside the copy): a kill or timeout holds only if its tests pass unmutated
+    /// here now. If they do not, the rest of the suite is stopped and the mutant runs again.
     fn test(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
+        let outcome = self.test_mutant(plan, job, log)?;
+        if !self.failed_beside_the_rest(&outcome, job, log)? {
+            return Ok(outcome);
+        }
+        if let Some(rest) = self.beside.take() {
+            rest.stop();
+        }
+        let mut again = self.test_mutant(plan, job, log)?;
+        again.reason = format!(
+            "{}; run again once the rest of the suite, begun beside, was stopped: its tests failed without the mutant beside it",
+            again.reason
+        );
+        Ok(continued(outcome, again))
+    }
+}
+
+impl PythonWorker {
+    /// The job's `tried_first` tests on their own first, then its selection.
+    fn test_mutant(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
         let file = &plan.files[job.planned.file];
         if job.data.tried_first.is_empty() {
             return self.test_selection(file, job, log);
@@ -320,6 +346,22 @@ impl PythonWorker {
             outcome.covered_by = job.data.covers.clone();
         }
         Ok(outcome)
+    }
+
+    /// Whether `outcome` is a kill or a timeout reached while the rest of the suite ran beside,
+    /// whose tests (those that failed, else the whole selection) fail without the mutant too:
+    /// run now, uncached, as the rest of the suite may take what they need at any moment.
+    fn failed_beside_the_rest(
+        &mut self,
+        outcome: &Outcome,
+        job: &Job<PythonJob>,
+        log: &Path,
+    ) -> Result<bool> {
+        if !outcome.status.is_caught() || !self.beside.as_ref().is_some_and(rest::Watch::running) {
+            return Ok(false);
+        }
+        let tests = if outcome.killed_by.is_empty() { &job.tests } else { &outcome.killed_by };
+        Ok(!self.run_unmutated(tests, job.timeout, log)?)
     }
 
     /// When `outcome` is a kill that does not hold (the tests up to the first failure fail

@@ -375,11 +375,13 @@ fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own
 
 /// The rest of the suite starts beside the first coverage run. A test of the change that fails
 /// only beside it (its port is taken by a test of the rest of the suite, for as long as that
-/// runs) fails that run: the rest of the suite is stopped, the change's tests run again alone,
-/// pass, and the check goes on to the verdicts it would give without the rest of the suite
-/// beside.
+/// runs) decides nothing. When the port is taken before the first coverage run looks, that run
+/// fails: the rest of the suite is stopped and the change's tests run again alone. When the
+/// rest of the suite gets there later (it pauses while the first coverage run is spread over
+/// every core), the mutants' runs fail beside it: their kills do not hold, and the mutants run
+/// again once it is stopped. Either way the verdicts are those of a check without it.
 #[test]
-fn a_first_coverage_run_failing_only_beside_the_rest_of_the_suite_runs_again_alone() {
+fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothing() {
     let shared = tempfile::tempdir().unwrap();
     let clashed = shared.path().join("clashed");
     let held = shared.path().join("held");
@@ -493,4 +495,83 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
     for mutant in mutants_on_line(&report, "pkg/names.py", 9) {
         assert_eq!(mutant["status"], "Survived", "{mutant}");
     }
+}
+
+/// The rest of the suite, begun beside the first round, takes a port a test of the change needs
+/// once the first coverage run is over, and holds it: the mutants' runs of that test fail beside
+/// it. Those kills do not hold (the test fails without the mutant too, there and then): the rest
+/// of the suite is stopped, the mutants run again without it, and GREETING's survive.
+#[test]
+fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
+    let shared = tempfile::tempdir().unwrap();
+    let first = shared.path().join("first-coverage-run");
+    let held = shared.path().join("held");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let header = format!(
+        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n",
+        first.to_str().unwrap(),
+        held.to_str().unwrap()
+    );
+    // The first time it runs, waits for the first coverage run to be over, then holds the port
+    // for longer than the check should take.
+    let holder = format!(
+        "{header}\n\ndef test_holds_the_port():\n    \
+         if HELD.exists():\n        return\n    \
+         deadline = time.monotonic() + 120\n    \
+         while not FIRST.exists():\n        \
+         assert time.monotonic() < deadline, \"the first coverage run never ran\"\n        \
+         time.sleep(0.02)\n    \
+         sock = socket.socket()\n    \
+         while True:\n        \
+         try:\n            sock.bind((\"127.0.0.1\", PORT))\n            break\n        \
+         except OSError:\n            \
+         assert time.monotonic() < deadline\n            \
+         time.sleep(0.01)\n    \
+         sock.listen()\n    \
+         HELD.touch()\n    \
+         time.sleep(120)\n    \
+         sock.close()\n"
+    );
+    let repo = names_only_change(&holder);
+    // Its first run (the first coverage run) finds the port free; every later run waits until
+    // the holder has taken it once, then needs it.
+    let needs_the_port = format!(
+        "\n\n{header}\n\ndef test_binds_the_port():\n    \
+         later = FIRST.exists()\n    \
+         deadline = time.monotonic() + 120\n    \
+         while later and not HELD.exists() and time.monotonic() < deadline:\n        \
+         time.sleep(0.02)\n    \
+         sock = socket.socket()\n    \
+         try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
+         finally:\n        sock.close()\n    \
+         FIRST.touch()\n"
+    );
+    add_to_the_changes_tests(repo.path(), &needs_the_port);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in &greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+    let again = "run again once the rest of the suite, begun beside, was stopped";
+    let tried_again: Vec<&Value> = report["files"]["pkg/names.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|mutant| mutant["statusReason"].as_str().unwrap_or("").contains(again))
+        .collect();
+    assert!(!tried_again.is_empty(), "a kill beside the rest of the suite was tried again: {report}");
+    // The rest of the suite, stopped, is measured again on its own for the second round.
+    assert_eq!(
+        rest_of_suite_steps(&report),
+        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
+        "measured again after it was stopped"
+    );
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
