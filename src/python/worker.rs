@@ -173,21 +173,36 @@ impl Worker for PythonWorker {
     /// the verdict, else its whole selection decides.
     ///
     /// While the rest of the suite runs beside, its processes may hold what a test needs (a
-    /// port, a file outside the copy): a kill or timeout holds only if its tests pass unmutated
-    /// here now. If they do not, the rest of the suite is stopped and the mutant runs again.
+    /// port, a file outside the copy): a kill or timeout reached beside it holds only if its
+    /// tests pass unmutated here, with the rest of the suite still running from before the
+    /// mutant's run to after that check. If they fail, the rest of the suite is stopped; if it
+    /// ended meanwhile (another worker stopped it, or it finished), nothing shows whether it
+    /// did it. Either way the mutant runs again without it.
     fn test(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
+        let Some(rest) = self.beside.clone().filter(rest::Watch::running) else {
+            self.beside = None;
+            return self.test_mutant(plan, job, log);
+        };
         let outcome = self.test_mutant(plan, job, log)?;
-        if !self.failed_beside_the_rest(&outcome, job, log)? {
+        if !outcome.status.is_caught() {
             return Ok(outcome);
         }
-        if let Some(rest) = self.beside.take() {
+        let why = if !rest.running() {
+            "was over: it ran beside the first try"
+        } else if self.passes_unmutated_now(&outcome, job, log)? {
+            if rest.running() {
+                return Ok(outcome);
+            }
+            "was over: it ran beside the first try"
+        } else if rest.running() {
             rest.stop();
-        }
+            "was stopped: beside it, the tests failed without the mutant too"
+        } else {
+            "was over: it ran beside the first try"
+        };
+        self.beside = None;
         let mut again = self.test_mutant(plan, job, log)?;
-        again.reason = format!(
-            "{}; run again once the rest of the suite, begun beside, was stopped: its tests failed without the mutant beside it",
-            again.reason
-        );
+        again.reason = format!("{}; run again once the rest of the suite, begun beside, {why}", again.reason);
         Ok(continued(outcome, again))
     }
 }
@@ -348,20 +363,11 @@ impl PythonWorker {
         Ok(outcome)
     }
 
-    /// Whether `outcome` is a kill or a timeout reached while the rest of the suite ran beside,
-    /// whose tests (those that failed, else the whole selection) fail without the mutant too:
-    /// run now, uncached, as the rest of the suite may take what they need at any moment.
-    fn failed_beside_the_rest(
-        &mut self,
-        outcome: &Outcome,
-        job: &Job<PythonJob>,
-        log: &Path,
-    ) -> Result<bool> {
-        if !outcome.status.is_caught() || !self.beside.as_ref().is_some_and(rest::Watch::running) {
-            return Ok(false);
-        }
+    /// Whether the tests of a caught mutant (those that failed, else its whole selection) pass
+    /// unmutated here now: uncached, as what runs beside may take what they need at any moment.
+    fn passes_unmutated_now(&mut self, outcome: &Outcome, job: &Job<PythonJob>, log: &Path) -> Result<bool> {
         let tests = if outcome.killed_by.is_empty() { &job.tests } else { &outcome.killed_by };
-        Ok(!self.run_unmutated(tests, job.timeout, log)?)
+        self.run_unmutated(tests, job.timeout, log)
     }
 
     /// When `outcome` is a kill that does not hold (the tests up to the first failure fail

@@ -387,7 +387,10 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
     let held = shared.path().join("held");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
-        "import pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+        "import os\nimport pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         def note(what):\n    \
+         with open(HELD.parent / \"events\", \"a\") as events:\n        \
+         events.write(f\"{{time.time():.3f}} {{os.getpid()}} {{os.path.basename(os.getcwd())}} {{what}}\\n\")\n\n\n\
          def bind():\n    \
          sock = socket.socket()\n    \
          deadline = time.monotonic() + 30\n    \
@@ -405,8 +408,10 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
          if HELD.exists():\n        return\n    \
          HELD.touch()\n    \
          sock = bind()\n    sock.listen()\n    \
+         note(\"holds\")\n    \
          time.sleep(60)\n    \
-         sock.close()\n"
+         sock.close()\n    \
+         note(\"released\")\n"
     );
     let repo = names_only_change(&holder);
     // The change's test needs the port; until it has found it taken, it waits for that.
@@ -418,25 +423,32 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
          try:\n            probe.bind((\"127.0.0.1\", PORT))\n        \
          except OSError:\n            \
          CLASHED.touch()\n            \
+         note(\"taken\")\n            \
          raise AssertionError(\"the port is taken\")\n        \
          finally:\n            probe.close()\n        \
          time.sleep(0.02)\n    \
          sock = socket.socket()\n    \
-         sock.bind((\"127.0.0.1\", PORT))\n    \
-         sock.close()\n"
+         try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
+         except OSError:\n        \
+         note(\"taken after the wait\")\n        \
+         raise\n    \
+         sock.close()\n    \
+         note(\"bound\")\n"
     );
     add_to_the_changes_tests(repo.path(), &needs_the_port);
     let before = snapshot(repo.path());
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
-    assert!(clashed.exists(), "the rest of the suite ran beside the first coverage run: {run:?}");
-    assert_eq!(run.code, 1, "GREETING's survivors, not a failing baseline: {run:?}");
+    let events = std::fs::read_to_string(shared.path().join("events")).unwrap_or_default();
+    let shown = format!("{run:?}\n--- events\n{events}");
+    assert!(clashed.exists(), "the rest of the suite ran beside the first coverage run: {shown}");
+    assert_eq!(run.code, 1, "GREETING's survivors, not a failing baseline: {shown}");
     let report = read_valid_report(&json);
     let greeting = mutants_on_line(&report, "pkg/names.py", 9);
     assert!(!greeting.is_empty());
     for mutant in greeting {
-        assert_eq!(mutant["status"], "Survived", "{mutant}");
+        assert_eq!(mutant["status"], "Survived", "{mutant}\n{shown}");
     }
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
@@ -547,6 +559,12 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
          FIRST.touch()\n"
     );
     add_to_the_changes_tests(repo.path(), &needs_the_port);
+    // A line no test runs keeps the rest of the suite on its share of the CPU (not idle time, which
+    // a busy machine may never leave it), so that it gets to the port while the mutants wait.
+    let names = repo.path().join("pkg/names.py");
+    let source = std::fs::read_to_string(&names).unwrap();
+    std::fs::write(&names, format!("{source}\n\ndef never_called():\n    return 0\n")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
     let before = snapshot(repo.path());
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -559,7 +577,7 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
     for mutant in &greeting {
         assert_eq!(mutant["status"], "Survived", "{mutant}");
     }
-    let again = "run again once the rest of the suite, begun beside, was stopped";
+    let again = "run again once the rest of the suite, begun beside, was";
     let tried_again: Vec<&Value> = report["files"]["pkg/names.py"]["mutants"]
         .as_array()
         .unwrap()
