@@ -173,8 +173,8 @@ impl Worker for PythonWorker {
     /// the verdict, else its whole selection decides.
     ///
     /// While the rest of the suite runs beside, its processes may hold what a test needs (a
-    /// port, a file outside the copy): a kill or timeout reached beside it holds only if its
-    /// tests pass unmutated here, with the rest of the suite still running from before the
+    /// port, a file outside the copy): a kill, timeout or broken run beside it holds only if
+    /// its tests pass unmutated here, with the rest of the suite still running from before the
     /// mutant's run to after that check. If they fail, the rest of the suite is stopped; if it
     /// ended meanwhile (another worker stopped it, or it finished), nothing shows whether it
     /// did it. Either way the mutant runs again without it.
@@ -184,17 +184,15 @@ impl Worker for PythonWorker {
             return self.test_mutant(plan, job, log);
         };
         let outcome = self.test_mutant(plan, job, log)?;
-        if !outcome.status.is_caught() {
+        let failed = outcome.status.is_caught() || outcome.status == Status::RuntimeError;
+        if !failed {
             return Ok(outcome);
         }
-        let why = if !rest.running() {
-            "was over: it ran beside the first try"
-        } else if self.passes_unmutated_now(&outcome, job, log)? {
-            if rest.running() {
-                return Ok(outcome);
-            }
-            "was over: it ran beside the first try"
-        } else if rest.running() {
+        let holds = rest.running() && self.passes_unmutated_now(&outcome, job, log)?;
+        if holds && rest.running() {
+            return Ok(outcome);
+        }
+        let why = if rest.running() {
             rest.stop();
             "was stopped: beside it, the tests failed without the mutant too"
         } else {
@@ -363,7 +361,7 @@ impl PythonWorker {
         Ok(outcome)
     }
 
-    /// Whether the tests of a caught mutant (those that failed, else its whole selection) pass
+    /// Whether the tests of a mutant whose run failed (those that failed, else its whole selection) pass
     /// unmutated here now: uncached, as what runs beside may take what they need at any moment.
     fn passes_unmutated_now(&mut self, outcome: &Outcome, job: &Job<PythonJob>, log: &Path) -> Result<bool> {
         let tests = if outcome.killed_by.is_empty() { &job.tests } else { &outcome.killed_by };

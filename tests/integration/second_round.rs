@@ -388,6 +388,12 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
         "import os\nimport pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         def reusable():\n    \
+         # The copies run the change's test side by side: its sockets may share the port, as\n    \
+         # long as none listens (the holder's does).\n    \
+         sock = socket.socket()\n    \
+         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    \
+         return sock\n\n\n\
          def note(what):\n    \
          with open(HELD.parent / \"events\", \"a\") as events:\n        \
          events.write(f\"{{time.time():.3f}} {{os.getpid()}} {{os.path.basename(os.getcwd())}} {{what}}\\n\")\n\n\n\
@@ -419,7 +425,7 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
         "\n\n{header}\n\ndef test_binds_the_port():\n    \
          deadline = time.monotonic() + 30\n    \
          while not CLASHED.exists() and time.monotonic() < deadline:\n        \
-         probe = socket.socket()\n        \
+         probe = reusable()\n        \
          try:\n            probe.bind((\"127.0.0.1\", PORT))\n        \
          except OSError:\n            \
          CLASHED.touch()\n            \
@@ -427,7 +433,7 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
          raise AssertionError(\"the port is taken\")\n        \
          finally:\n            probe.close()\n        \
          time.sleep(0.02)\n    \
-         sock = socket.socket()\n    \
+         sock = reusable()\n    \
          try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
          except OSError:\n        \
          note(\"taken after the wait\")\n        \
@@ -520,7 +526,13 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
     let held = shared.path().join("held");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
-        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n",
+        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         def reusable():\n    \
+         # The copies run the change's test side by side: its sockets may share the port, as\n    \
+         # long as none listens (the holder's does).\n    \
+         sock = socket.socket()\n    \
+         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    \
+         return sock\n",
         first.to_str().unwrap(),
         held.to_str().unwrap()
     );
@@ -553,7 +565,7 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
          deadline = time.monotonic() + 120\n    \
          while later and not HELD.exists() and time.monotonic() < deadline:\n        \
          time.sleep(0.02)\n    \
-         sock = socket.socket()\n    \
+         sock = reusable()\n    \
          try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
          finally:\n        sock.close()\n    \
          FIRST.touch()\n"
