@@ -373,6 +373,14 @@ fn a_rest_of_the_suite_failing_only_beside_the_first_round_runs_again_on_its_own
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
 
+/// Python: a socket the copies' runs of the change's port tests may bind side by side (they
+/// run at once in parallel copies): it may share the port, as long as none listens (the
+/// holder's does).
+const REUSABLE: &str = "def reusable():\n    \
+                        sock = socket.socket()\n    \
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    \
+                        return sock\n";
+
 /// The rest of the suite starts beside the first coverage run. A test of the change that fails
 /// only beside it (its port is taken by a test of the rest of the suite, for as long as that
 /// runs) decides nothing. When the port is taken before the first coverage run looks, that run
@@ -387,13 +395,7 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
     let held = shared.path().join("held");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
-        "import os\nimport pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
-         def reusable():\n    \
-         # The copies run the change's test side by side: its sockets may share the port, as\n    \
-         # long as none listens (the holder's does).\n    \
-         sock = socket.socket()\n    \
-         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    \
-         return sock\n\n\n\
+        "import os\nimport pathlib\nimport socket\nimport time\n\nCLASHED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}\n\n\
          def note(what):\n    \
          with open(HELD.parent / \"events\", \"a\") as events:\n        \
          events.write(f\"{{time.time():.3f}} {{os.getpid()}} {{os.path.basename(os.getcwd())}} {{what}}\\n\")\n\n\n\
@@ -526,13 +528,7 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
     let held = shared.path().join("held");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
-        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n\
-         def reusable():\n    \
-         # The copies run the change's test side by side: its sockets may share the port, as\n    \
-         # long as none listens (the holder's does).\n    \
-         sock = socket.socket()\n    \
-         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    \
-         return sock\n",
+        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}",
         first.to_str().unwrap(),
         held.to_str().unwrap()
     );
