@@ -81,7 +81,6 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// The record of `runs`, in the order they ran; the output is the last one's.
     /// This record, then `later`'s runs: how the mutant ran last, with every command.
     pub fn followed_by(mut self, later: RunRecord) -> RunRecord {
         self.commands.extend(later.commands);

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::model::outcome::{Outcome, Status};
-use crate::model::record::{Exit, Finished};
+use crate::model::record::{Exit, Finished, RunRecord};
 use crate::run::outcome::{last_line, read_common};
 
 /// The verdict of a pytest run of `tests` in the copy at `root` (as the run imports from it):
@@ -57,6 +57,18 @@ pub fn read(run: &Finished, tests: &[String], timeout: Duration, root: &Path) ->
         outcome.killed_by = failed_tests(&run.tail);
     }
     outcome
+}
+
+/// Whether the failed pytest run of `record` (its last command) stopped before any test ran:
+/// the tests could not be collected (2), pytest's usage error (4), none collected (5), or it
+/// could not start (1 with no count of tests run). Its internal error (3) may come later.
+pub fn ran_no_test(record: &RunRecord) -> bool {
+    match record.commands.last().map(|command| &command.exit) {
+        Some(Exit::Code(2)) => record.tail.contains(" during collection"),
+        Some(Exit::Code(4 | 5)) => true,
+        Some(Exit::Code(1)) => !ran_tests(&record.tail),
+        _ => false,
+    }
 }
 
 /// Whether pytest got as far as its closing count of the tests: `1 failed, 7 passed in 0.08s`
@@ -260,5 +272,34 @@ mod tests {
         ] {
             assert!(!ran_tests(other), "{other}");
         }
+    }
+
+    #[test]
+    fn a_run_that_never_got_to_a_test_is_told_from_one_whose_tests_failed() {
+        let record = |code, tail: &str| RunRecord {
+            how: crate::model::record::How::Fork,
+            commands: vec![crate::model::record::CommandRecord::new(
+                vec!["pytest".into()],
+                "/copy".into(),
+                &[],
+                Exit::Code(code),
+                Duration::ZERO,
+            )],
+            tail: tail.into(),
+            fallback: None,
+            split: None,
+        };
+        let collection = "ERROR tests/test_a.py - TypeError\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.1s\n";
+        assert!(ran_no_test(&record(2, collection)));
+        // Exit 2 is also a run interrupted after tests ran (Ctrl-C, `pytest.exit`).
+        assert!(!ran_no_test(&record(2, "!!! KeyboardInterrupt !!!\n1 passed in 3.0s\n")));
+        assert!(ran_no_test(&record(4, "ERROR: found no collectors for tests/test_a.py::test_x\n")));
+        assert!(ran_no_test(&record(5, "no tests ran in 0.01s\n")));
+        assert!(ran_no_test(&record(1, "Traceback (most recent call last):\nLookupError: x\n")));
+        assert!(!ran_no_test(&record(
+            1,
+            "FAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed in 0.1s\n"
+        )));
+        assert!(!ran_no_test(&record(3, "INTERNALERROR> KeyError\n")));
     }
 }

@@ -54,6 +54,8 @@ pub struct RestOfSuite {
     hold: Arc<AtomicBool>,
     /// Set once the run is over, its processes gone.
     over: Arc<AtomicBool>,
+    /// Set once a mutant survived beside it (`Watch::want`).
+    wanted: Arc<AtomicBool>,
 }
 
 /// What a worker testing mutants beside the run sees of it: whether it still runs, and a way
@@ -62,9 +64,24 @@ pub struct RestOfSuite {
 pub struct Watch {
     cancel: Arc<AtomicBool>,
     over: Arc<AtomicBool>,
+    /// Whether it runs on idle CPU time: no line was left uncovered.
+    idle: Arc<AtomicBool>,
+    /// Whether a mutant survived beside it.
+    wanted: Arc<AtomicBool>,
 }
 
 impl Watch {
+    /// Whether a mutant is known to need the run: a line no test of the change ran, or a
+    /// mutant that survived them.
+    pub fn wanted(&self) -> bool {
+        !self.idle.load(Ordering::SeqCst) || self.wanted.load(Ordering::SeqCst)
+    }
+
+    /// Marks the run as needed: a mutant survived the change's tests.
+    pub fn want(&self) {
+        self.wanted.store(true, Ordering::SeqCst);
+    }
+
     /// Whether the run still runs: its processes may hold what the tests need (a port, a file
     /// outside the copy).
     pub fn running(&self) -> bool {
@@ -124,12 +141,18 @@ impl RestOfSuite {
             };
             coverage::measure_beside(&probe, &spec.memory, spec.shards, BASELINE_LIMIT, &spec.log, alongside)
         })?;
-        Ok(RestOfSuite { cancel, running: Some(running), idle, spread, hold, over })
+        let wanted = Arc::new(AtomicBool::new(false));
+        Ok(RestOfSuite { cancel, running: Some(running), idle, spread, hold, over, wanted })
     }
 
     /// What the workers testing mutants beside the run see of it.
     pub fn watch(&self) -> Watch {
-        Watch { cancel: Arc::clone(&self.cancel), over: Arc::clone(&self.over) }
+        Watch {
+            cancel: Arc::clone(&self.cancel),
+            over: Arc::clone(&self.over),
+            idle: Arc::clone(&self.idle),
+            wanted: Arc::clone(&self.wanted),
+        }
     }
 
     /// Gives the run only idle CPU time from now on: nothing is known to need it yet.
@@ -174,5 +197,23 @@ impl Drop for RestOfSuite {
         if let Some(running) = self.running.take() {
             let _ = running.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_is_wanted_while_it_has_its_share_of_the_cpu_or_once_a_mutant_survived() {
+        let idle = Arc::new(AtomicBool::new(false));
+        let flag = || Arc::new(AtomicBool::new(false));
+        let watch = Watch { cancel: flag(), over: flag(), idle: Arc::clone(&idle), wanted: flag() };
+        // Not idle: a line no test of the change ran needs it.
+        assert!(watch.wanted());
+        idle.store(true, Ordering::SeqCst);
+        assert!(!watch.wanted(), "on idle CPU time, nothing needs it yet");
+        watch.clone().want();
+        assert!(watch.wanted(), "a survivor seen by any worker needs it");
     }
 }

@@ -173,31 +173,40 @@ impl Worker for PythonWorker {
     /// the verdict, else its whole selection decides.
     ///
     /// While the rest of the suite runs beside, its processes may hold what a test needs (a
-    /// port, a file outside the copy): a kill, timeout or broken run beside it holds only if
+    /// port, a file outside the copy). While a mutant is known to need it (a line no test of
+    /// the change ran, or a survivor), a kill, timeout or broken run beside it holds only if
     /// its tests pass unmutated here, with the rest of the suite still running from before the
-    /// mutant's run to after that check. If they fail, the rest of the suite is stopped; if it
-    /// ended meanwhile (another worker stopped it, or it finished), nothing shows whether it
-    /// did it. Either way the mutant runs again without it.
+    /// mutant's run to after that check; if they fail, the rest of the suite is stopped. While
+    /// none is, it runs on idle CPU time for a survivor that may never come, and stopping it
+    /// costs less than checking each kill (the killing test's whole run). If it ended
+    /// meanwhile (another worker stopped it, or it finished), nothing shows whether it did it.
+    /// Whichever way it ended, the mutant runs again without it.
     fn test(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
         let Some(rest) = self.beside.clone().filter(rest::Watch::running) else {
             self.beside = None;
             return self.test_mutant(plan, job, log);
         };
         let outcome = self.test_mutant(plan, job, log)?;
+        if outcome.status.is_missed() {
+            rest.want();
+        }
         let failed = outcome.status.is_caught() || outcome.status == Status::RuntimeError;
         if !failed {
             return Ok(outcome);
         }
-        let holds = rest.running() && self.passes_unmutated_now(&outcome, job, log)?;
+        let wanted = rest.wanted();
+        let holds = wanted && rest.running() && self.passes_unmutated_now(&outcome, job, log)?;
         if holds && rest.running() {
             return Ok(outcome);
         }
-        let why = if rest.running() {
-            rest.stop();
-            "was stopped: beside it, the tests failed without the mutant too"
-        } else {
-            "was over: it ran beside the first try"
+        let why = match (rest.running(), wanted) {
+            (false, _) => "was over: it ran beside the first try",
+            (true, true) => "was stopped: beside it, the tests failed without the mutant too",
+            (true, false) => {
+                "was stopped: no mutant needed it yet, and a kill beside it is not believed unchecked"
+            }
         };
+        rest.stop();
         self.beside = None;
         let mut again = self.test_mutant(plan, job, log)?;
         again.reason = format!("{}; run again once the rest of the suite, begun beside, {why}", again.reason);
@@ -220,6 +229,17 @@ impl PythonWorker {
         }
         let rest = self.test_selection(file, job, log)?;
         Ok(continued(first, rest))
+    }
+}
+
+/// What selects `tests` of `job` on pytest's command line: the tests, or for the whole suite
+/// less the files the first round ran (`left_out`), those files deselected.
+fn selection_args(job: &Job<PythonJob>, tests: &[String]) -> Vec<String> {
+    if tests.is_empty() && !job.data.left_out.is_empty() {
+        // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
+        job.data.left_out.iter().map(|file| format!("--deselect={file}::")).collect()
+    } else {
+        tests.to_vec()
     }
 }
 
@@ -334,14 +354,7 @@ impl PythonWorker {
                     Ok(outcome) => return Ok(outcome),
                     Err(why) => (!matches!(self.swap, Swap::Off)).then_some(why),
                 };
-                let run = if tests.is_empty() && !job.data.left_out.is_empty() {
-                    // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
-                    let rest: Vec<String> =
-                        job.data.left_out.iter().map(|file| format!("--deselect={file}::")).collect();
-                    self.executor.run(&rest, job.timeout, log)?
-                } else {
-                    self.executor.run(tests, job.timeout, log)?
-                };
+                let run = self.executor.run(&selection_args(job, tests), job.timeout, log)?;
                 let mut outcome = if self.pytest {
                     pytest::read(&run, tests, job.timeout, &root)
                 } else {
@@ -363,7 +376,15 @@ impl PythonWorker {
 
     /// Whether the tests of a mutant whose run failed (those that failed, else its whole selection) pass
     /// unmutated here now: uncached, as what runs beside may take what they need at any moment.
+    /// A run that never got to a test (pytest could not start, or collect them) is asked
+    /// the same question by collecting its selection again: running it would cost the whole
+    /// test file, for code run at import, while only its collection failed.
     fn passes_unmutated_now(&mut self, outcome: &Outcome, job: &Job<PythonJob>, log: &Path) -> Result<bool> {
+        if self.pytest && outcome.record.as_ref().is_some_and(pytest::ran_no_test) {
+            let collect = ["--collect-only".to_string(), "-q".to_string()];
+            let args: Vec<String> = collect.into_iter().chain(selection_args(job, &job.tests)).collect();
+            return Ok(self.executor.run(&args, job.timeout, log)?.passed());
+        }
         let tests = if outcome.killed_by.is_empty() { &job.tests } else { &outcome.killed_by };
         self.run_unmutated(tests, job.timeout, log)
     }

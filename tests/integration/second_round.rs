@@ -601,3 +601,209 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
     );
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
+
+/// As above, with the port needed as the change's test file is imported: beside the rest of the
+/// suite, the mutants' runs fail to collect it. Such a kill is checked by collecting the tests
+/// again without the mutant (not by running them, which for code run at import is the whole
+/// file): that fails too, the rest of the suite is stopped, and GREETING's mutants survive.
+#[test]
+fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecting_again() {
+    let shared = tempfile::tempdir().unwrap();
+    let first = shared.path().join("first-coverage-run");
+    let held = shared.path().join("held");
+    let holder_pid = shared.path().join("holder-pid");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let header = format!(
+        "import os\nimport pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nHOLDER = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}",
+        first.to_str().unwrap(),
+        held.to_str().unwrap(),
+        holder_pid.to_str().unwrap()
+    );
+    let holder = format!(
+        "{header}\n\ndef test_holds_the_port():\n    \
+         if HELD.exists():\n        return\n    \
+         HOLDER.write_text(str(os.getpid()))\n    \
+         deadline = time.monotonic() + 120\n    \
+         while not FIRST.exists():\n        \
+         assert time.monotonic() < deadline, \"the first coverage run never ran\"\n        \
+         time.sleep(0.02)\n    \
+         sock = socket.socket()\n    \
+         while True:\n        \
+         try:\n            sock.bind((\"127.0.0.1\", PORT))\n            break\n        \
+         except OSError:\n            \
+         assert time.monotonic() < deadline\n            \
+         time.sleep(0.01)\n    \
+         sock.listen()\n    \
+         HELD.touch()\n    \
+         time.sleep(120)\n    \
+         sock.close()\n"
+    );
+    let repo = names_only_change(&holder);
+    // Imported by the first coverage run, it finds the port free; imported later, it waits while
+    // the holder lives and has not taken the port yet, then needs it.
+    let needs_the_port = format!(
+        "\n\n{header}\n\n\
+         def _holder_lives():\n    \
+         try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return True\n    \
+         except (OSError, ValueError):\n        return False\n\n\n\
+         _later = FIRST.exists()\n\
+         _deadline = time.monotonic() + 120\n\
+         while _later and not HELD.exists() and _holder_lives() and time.monotonic() < _deadline:\n    \
+         time.sleep(0.02)\n\
+         _sock = reusable()\n\
+         try:\n    _sock.bind((\"127.0.0.1\", PORT))\n\
+         finally:\n    _sock.close()\n\n\n\
+         def test_imported():\n    \
+         FIRST.touch()\n"
+    );
+    add_to_the_changes_tests(repo.path(), &needs_the_port);
+    // A line no test runs: a mutant needs the rest of the suite, so kills beside it are checked.
+    let names = repo.path().join("pkg/names.py");
+    let source = std::fs::read_to_string(&names).unwrap();
+    std::fs::write(&names, format!("{source}\n\ndef never_called():\n    return 0\n")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in &greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+    // A mutant whose first run could not collect the tests (pytest's exit status 2, or 4 for a
+    // test named in a file that failed to collect), checked by collecting them again without it:
+    // that failed too, so the rest of the suite was stopped and the mutant ran again.
+    let again = "run again once the rest of the suite, begun beside, was stopped: beside it, the tests failed without the mutant too";
+    let mutants = report["files"]["pkg/names.py"]["mutants"].as_array().unwrap();
+    let collected_again = mutants.iter().any(|mutant| {
+        let first_exit = mutant.get("run").and_then(|run| run["commands"][0]["exitCode"].as_i64());
+        matches!(first_exit, Some(2 | 4)) && mutant["statusReason"].as_str().unwrap_or("").contains(again)
+    });
+    assert!(collected_again, "a collection beside the rest of the suite failed, and ran again: {report}");
+    assert_eq!(
+        rest_of_suite_steps(&report),
+        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
+        "measured again after it was stopped"
+    );
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// When every line ran under the change's tests, the rest of the suite runs beside the mutants
+/// on idle CPU time for a survivor that may never come. A kill beside it is not believed
+/// unchecked: the rest of the suite is stopped (cheaper than running each killing test again)
+/// and the mutant runs again without it. Killed mutants stay killed; the rest of the suite,
+/// holding on, is never waited for.
+#[test]
+fn a_kill_beside_the_rest_of_the_suite_that_no_mutant_needs_stops_it() {
+    let shared = tempfile::tempdir().unwrap();
+    let finished = shared.path().join("finished");
+    let slow = format!(
+        "import pathlib\nimport time\n\n\ndef test_takes_its_time():\n    \
+         time.sleep(120)\n    \
+         pathlib.Path({:?}).touch()\n",
+        finished.to_str().unwrap()
+    );
+    let repo = names_change(&slow, false);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "every mutant killed: {run:?}");
+    let report = read_valid_report(&json);
+    let mutants = report["files"]["pkg/names.py"]["mutants"].as_array().unwrap();
+    assert!(!mutants.is_empty());
+    for mutant in mutants {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+    }
+    let stopped = "run again once the rest of the suite, begun beside, was stopped: no mutant needed it yet";
+    assert!(
+        mutants.iter().any(|mutant| mutant["statusReason"].as_str().unwrap_or("").contains(stopped)),
+        "a kill beside the rest of the suite stopped it: {report}"
+    );
+    assert!(
+        mutants.iter().all(|mutant| !mutant["statusReason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("beside it, the tests failed")),
+        "no kill was checked beside it: {report}"
+    );
+    assert!(!finished.exists(), "the rest of the suite was stopped, not waited for");
+    assert!(rest_of_suite_steps(&report).is_empty(), "no survivor: the rest of the suite is not measured");
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// A kill at import (shout's `+` made `-` raises as pkg/names.py is imported) is a failure to
+/// collect the whole test file. Beside the rest of the suite it is checked by collecting the
+/// file again unmutated, not by running every test in it: the kill holds, and no test of the
+/// file runs unmutated after the first coverage run.
+#[test]
+fn a_kill_at_import_beside_the_rest_of_the_suite_is_checked_by_collecting_not_running() {
+    let shared = tempfile::tempdir().unwrap();
+    let first = shared.path().join("first-coverage-run");
+    let collected = shared.path().join("collected-unmutated");
+    let ran = shared.path().join("ran-unmutated");
+    let paths = format!(
+        "import pathlib\n\nFIRST = pathlib.Path({:?})\nCOLLECTED = pathlib.Path({:?})\nRAN = pathlib.Path({:?})\n",
+        first.to_str().unwrap(),
+        collected.to_str().unwrap(),
+        ran.to_str().unwrap()
+    );
+    // The rest of the suite holds on until the kill at import was checked, one way or the other.
+    let rest = format!(
+        "import time\n\n{paths}\n\ndef test_waits_for_the_check():\n    \
+         deadline = time.monotonic() + 60\n    \
+         while not (COLLECTED.exists() or RAN.exists()) and time.monotonic() < deadline:\n        \
+         time.sleep(0.02)\n"
+    );
+    let repo = names_only_change(&rest);
+    // A line no test runs: a mutant needs the rest of the suite, so kills beside it are checked.
+    let names = repo.path().join("pkg/names.py");
+    let source = std::fs::read_to_string(&names).unwrap();
+    let unmutated = format!("{source}\n\ndef never_called():\n    return 0\n");
+    std::fs::write(&names, &unmutated).unwrap();
+    let is_unmutated = format!(
+        "def is_unmutated():\n    \
+         return pathlib.Path(\"pkg/names.py\").read_text() == {unmutated:?}\n"
+    );
+    std::fs::write(
+        repo.path().join("tests/conftest.py"),
+        format!(
+            "{paths}\n\n{is_unmutated}\n\ndef pytest_sessionstart(session):\n    \
+             if session.config.option.collectonly and FIRST.exists() and is_unmutated():\n        \
+             COLLECTED.touch()\n"
+        ),
+    )
+    .unwrap();
+    add_to_the_changes_tests(
+        repo.path(),
+        &format!(
+            "\n\n{paths}\n\n{is_unmutated}\n\ndef test_records_the_run():\n    \
+             if FIRST.exists() and is_unmutated():\n        RAN.touch()\n    \
+             FIRST.touch()\n"
+        ),
+    );
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "--amend", "--no-edit"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let at_import: Vec<&Value> = mutants_on_line(&report, "pkg/names.py", 6)
+        .into_iter()
+        .filter(|mutant| mutant["replacement"] == "-")
+        .collect();
+    assert_eq!(at_import.len(), 1, "{report}");
+    assert_eq!(at_import[0]["status"], "Killed", "{}", at_import[0]);
+    assert!(
+        !at_import[0]["statusReason"].as_str().unwrap_or("").contains("run again"),
+        "the kill held beside the rest of the suite: {}",
+        at_import[0]
+    );
+    assert!(collected.exists(), "the kill at import was checked by collecting the tests: {report}");
+    assert!(!ran.exists(), "no test of the file ran unmutated to check it: {report}");
+}
