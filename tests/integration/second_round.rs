@@ -254,6 +254,25 @@ fn names_change(rest_test: &str, greeting: bool) -> tempfile::TempDir {
     repo
 }
 
+/// `tested_elsewhere` with a change whose every mutant survives the change's tests: GREETING,
+/// run at import and read by no test, added to pkg/names.py (at `GREETING_ONLY_LINE`), and a
+/// test added to tests/test_names.py; the rest of the suite is `rest_test`. No kill is made
+/// beside the rest of the suite, so nothing stops it before the first survivor needs it.
+fn greeting_only_change(rest_test: &str) -> tempfile::TempDir {
+    let repo = names_change(rest_test, false);
+    let fixture = Path::new(FIXTURES).join("tested_elsewhere/before");
+    let names = std::fs::read_to_string(fixture.join("pkg/names.py")).unwrap();
+    std::fs::write(repo.path().join("pkg/names.py"), format!("{names}\n\nGREETING = \"hello\"\n")).unwrap();
+    let tests = std::fs::read_to_string(fixture.join("tests/test_names.py")).unwrap();
+    let one_name = "\n\ndef test_one_name():\n    assert initials(\"Ada\") == \"A\"\n";
+    std::fs::write(repo.path().join("tests/test_names.py"), format!("{tests}{one_name}")).unwrap();
+    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    repo
+}
+
+/// The line of GREETING in a `greeting_only_change`.
+const GREETING_ONLY_LINE: u64 = 5;
+
 /// Appends `source` to the change's test file (tests/test_names.py) of a `names_change`, within
 /// the change's commit.
 fn add_to_the_changes_tests(repo: &Path, source: &str) {
@@ -291,7 +310,7 @@ fn the_rest_of_the_suite_is_measured_beside_the_first_round() {
         // which only the first round's end tells.
         (
             "names only",
-            names_only_change(&fair),
+            greeting_only_change(&fair),
             "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
         ),
     ] {
@@ -470,7 +489,7 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
     // Long enough to be seen, where it runs beside the first round.
     let rest_test = "import os\nimport time\n\n\ndef test_a_while():\n    \
                      time.sleep(3 if os.path.basename(os.getcwd()) == \"copy-rest\" else 0)\n";
-    let repo = names_only_change(rest_test);
+    let repo = greeting_only_change(rest_test);
     // The first test keeps the first process busy past the second after which the others
     // start; the next one, in another, looks for the rest of the suite's process, once.
     let slow_then_look = format!(
@@ -512,7 +531,9 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
         2,
         "the first coverage run spread: {baseline}"
     );
-    for mutant in mutants_on_line(&report, "pkg/names.py", 9) {
+    let greeting = mutants_on_line(&report, "pkg/names.py", GREETING_ONLY_LINE);
+    assert!(!greeting.is_empty(), "{report}");
+    for mutant in greeting {
         assert_eq!(mutant["status"], "Survived", "{mutant}");
     }
 }
