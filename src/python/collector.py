@@ -97,7 +97,8 @@ def pytest_runtestloop(session):
         answer({"error": "collection failed"})
         return True
     items = {item.nodeid: item for item in session.items}
-    parent = os.getppid()
+    # mutdelta: this process's parent, or, forked from a warm worker, that worker's parent.
+    parent = int(os.environ.pop("MUTDELTA_COLLECTOR_PARENT", "") or os.getppid())
     # The mutated files as collected, read before any mutant is written into the copy.
     for path in json.loads(os.environ.get("MUTDELTA_COLLECTOR_FILES", "[]")):
         try:

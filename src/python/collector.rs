@@ -20,6 +20,9 @@ pub const PLUGIN_MODULE: &str = "mutdelta_collector";
 
 const NAME: &str = "the collector";
 
+/// The variable that names mutdelta's process to a collector forked from a warm worker.
+const PARENT_VARIABLE: &str = "MUTDELTA_COLLECTOR_PARENT";
+
 /// What a swap request came to.
 pub enum Swapped {
     /// The mutant cannot be swapped in: a fresh import must test it.
@@ -68,7 +71,9 @@ impl Collector {
             .args(plugin_args(pytest_args))
             .current_dir(root)
             .envs(env.iter().map(|(k, v)| (k, v)))
-            .env("MUTDELTA_COLLECTOR_FILES", serde_json::to_string(files)?);
+            .env("MUTDELTA_COLLECTOR_FILES", serde_json::to_string(files)?)
+            // Set only by a warm worker forking a collector: mutdelta, the process to outlive.
+            .env_remove(PARENT_VARIABLE);
         Ok(Collector { state: State::Served(Served::spawn(NAME, &mut command, log)?) })
     }
 

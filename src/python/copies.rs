@@ -112,10 +112,10 @@ impl PythonCheck {
         roots: &[PathBuf],
         preload: &[String],
         early: Vec<Warm>,
-    ) -> Result<(Executors, Option<String>)> {
+    ) -> Result<(Executors, Option<String>, Vec<Warm>)> {
         let fresh = || roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect();
         if !(self.pytest() && ctx.options.python.fork) {
-            return Ok((fresh(), None));
+            return Ok((fresh(), None, early));
         }
         let (warm, held) = if early.len() == roots.len() {
             take_over(early, preload)?
@@ -131,13 +131,14 @@ impl PythonCheck {
             .map(|file| file.path.display().to_string())
             .collect();
         if mutated.is_empty() {
-            return Ok((warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect(), None));
+            let executors = warm.into_iter().map(|warm| Box::new(warm) as Box<dyn Executor>).collect();
+            return Ok((executors, None, Vec::new()));
         }
         let why = format!(
             "every mutant imported in a new interpreter: importing pytest and the modules the tests share imports {} of the project, which a fork of that interpreter could not import afresh",
             mutated.join(", ")
         );
-        Ok((fresh(), Some(why)))
+        Ok((fresh(), Some(why), warm))
     }
 
     /// A warm worker per copy, importing their modules side by side.

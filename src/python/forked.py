@@ -51,7 +51,7 @@ def serve(request, parent, run, answer):
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 break
-            if os.getppid() != parent:
+            if not parent_alive(parent):
                 kill_group(pid)
                 os._exit(1)
             if time.monotonic() - start > request["timeout"]:
@@ -66,6 +66,20 @@ def serve(request, parent, run, answer):
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status), "duration": duration}
     return {"exit": os.WEXITSTATUS(status), "duration": duration}
+
+
+def parent_alive(parent):
+    """Whether mutdelta (`parent`) still runs: this process's parent, or for a collector forked
+    from a warm worker (and reparented when that worker ended) a process that still exists."""
+    if os.getppid() == parent:
+        return True
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class _ChildEnd:

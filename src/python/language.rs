@@ -143,7 +143,8 @@ impl LanguageCheck for PythonCheck {
             }
             _ => (Vec::new(), None),
         };
-        let (mut executors, fresh_why) = self.executors(ctx, &roots, &first_round.preload, early_warm)?;
+        let (mut executors, fresh_why, unused_warm) =
+            self.executors(ctx, &roots, &first_round.preload, early_warm)?;
         let collectors = match early_collectors {
             Some(collectors) => collectors,
             None if swapping => {
@@ -173,6 +174,8 @@ impl LanguageCheck for PythonCheck {
         if swapping {
             PythonCheck::attach_collectors(&mut workers, collectors);
         }
+        // The collectors forked from them have connected, or given up: they may end now.
+        drop(unused_warm);
         let mut steps: Vec<StepRecord> = fresh_why
             .map(|step| StepRecord { step, record: RunRecord::of(How::Fresh, &[]) })
             .into_iter()

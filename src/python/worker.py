@@ -63,7 +63,7 @@ def serve(request, parent):
     return forked.serve(request, parent, lambda: run_child(request["args"], request["log"]), answer)
 
 
-def fork_collector(request):
+def fork_collector(request, parent):
     """A collector forked from this worker, in its own process group. It does not die with this
     worker (mutdelta ends it), since mutdelta may stop the worker and keep the collector."""
     pid = os.fork()
@@ -88,6 +88,8 @@ def fork_collector(request):
         os.dup2(channel.fileno(), 1)
         channel.close()
         os.environ["MUTDELTA_COLLECTOR_FILES"] = json.dumps(request["files"])
+        # The collector outlives this worker: it watches mutdelta, this worker's parent.
+        os.environ["MUTDELTA_COLLECTOR_PARENT"] = str(parent)
 
     run_pytest(enter, request["args"])
 
@@ -157,7 +159,7 @@ def main():
             continue
         request = json.loads(line)
         if "collector" in request:
-            fork_collector(request["collector"])
+            fork_collector(request["collector"], parent)
         elif "preload" in request:
             preload(request["preload"], rewritten)
             answer({"project_files": project_files(root)})

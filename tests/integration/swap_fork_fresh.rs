@@ -121,6 +121,17 @@ fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_inter
         );
         assert_eq!(mutant["killedBy"], json!(["tests/test_core.py::test_triple"]), "{mutant}");
     }
+    // `triple`'s body runs only under the tests: its mutants are swapped into a collector forked
+    // from a warm worker, which outlives that worker (set aside as it holds the project).
+    let in_a_function = mutants_on_line(&report, "pkg/core.py", 9);
+    assert!(!in_a_function.is_empty(), "{report}");
+    for mutant in in_a_function {
+        assert_eq!(
+            (&mutant["run"]["how"], &mutant["status"]),
+            (&json!("swap"), &json!("Killed")),
+            "{mutant}"
+        );
+    }
 }
 
 #[test]
@@ -149,7 +160,7 @@ fn the_collectors_start_while_the_coverage_run_runs() {
 /// HOME elsewhere): how many mutants of `pkg/calc.py` were swapped in, what the fixture's
 /// `test_scale` wrote in `$HOME/collector-lineage` (a line per swapped run: the collector,
 /// what its parent runs, and whether the two work in the same copy), and the report.
-fn collector_lineage(repo: &Path, tmp: &Path) -> (usize, String, Value) {
+fn collector_lineage(repo: &Path, tmp: &Path, env: &[(&str, &str)]) -> (usize, String, Value) {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let home = tempfile::tempdir().unwrap();
@@ -158,6 +169,7 @@ fn collector_lineage(repo: &Path, tmp: &Path) -> (usize, String, Value) {
         .args(["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"])
         .args(["--json", json.to_str().unwrap()])
         .env("HOME", home.path())
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let run = Run::of(&output);
@@ -191,7 +203,7 @@ fn each_copys_collector_is_forked_from_its_warm_worker() {
             crate::common::git(repo.path(), &["commit", "-q", "-am", "product"]);
         }
         let tmp = tempfile::tempdir().unwrap();
-        let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path());
+        let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path(), &[]);
         assert!(swapped >= 2, "{change}: {report}");
         assert!(!lineage.is_empty(), "{change}: no swapped run of test_scale\n{report}");
         for line in lineage.lines() {
@@ -210,7 +222,7 @@ fn a_run_directory_too_long_for_a_socket_path_starts_each_collector_itself() {
     let tmp = tempfile::tempdir().unwrap();
     let long = tmp.path().join("a-temporary-directory-whose-path-is-too-long".repeat(3));
     std::fs::create_dir(&long).unwrap();
-    let (swapped, lineage, report) = collector_lineage(repo.path(), &long);
+    let (swapped, lineage, report) = collector_lineage(repo.path(), &long, &[]);
     assert!(swapped >= 2, "{report}");
     assert!(!lineage.is_empty(), "no swapped run of test_scale\n{report}");
     for line in lineage.lines() {
@@ -223,6 +235,27 @@ fn a_run_directory_too_long_for_a_socket_path_starts_each_collector_itself() {
         .map(|mutant| &mutant["status"])
         .collect();
     assert!(statuses.iter().all(|status| *status == "Killed"), "{statuses:?}");
+    assert_eq!(leftovers(&long), Vec::<String>::new());
+}
+
+#[test]
+fn a_collector_started_by_mutdelta_ignores_an_inherited_parent_variable() {
+    // A forked collector learns mutdelta's process from the warm worker that forks it, in a
+    // variable; one inherited from the user's environment (here naming a process that has
+    // ended) must not make a collector mutdelta starts itself think mutdelta is gone.
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let pid = ended.id().to_string();
+    ended.wait().unwrap();
+    let repo = fixture_repo("early_collector");
+    let tmp = tempfile::tempdir().unwrap();
+    let long = tmp.path().join("a-temporary-directory-whose-path-is-too-long".repeat(3));
+    std::fs::create_dir(&long).unwrap();
+    let (swapped, lineage, report) =
+        collector_lineage(repo.path(), &long, &[("MUTDELTA_COLLECTOR_PARENT", pid.as_str())]);
+    assert!(swapped >= 2, "{report}");
+    for line in lineage.lines() {
+        assert!(line.ends_with(" other same-copy=False"), "{line}\n{lineage}");
+    }
     assert_eq!(leftovers(&long), Vec::<String>::new());
 }
 
