@@ -58,8 +58,9 @@ pub struct RestOfSuite {
     wanted: Arc<AtomicBool>,
 }
 
-/// What a worker testing mutants beside the run sees of it: whether it still runs, and a way
-/// to stop it when a mutant's tests failed in a way that may be its doing.
+/// What a worker testing mutants beside the run sees of it: whether it still runs, whether a
+/// mutant needs it, a way to say one does, and a way to stop it when a mutant's tests failed in
+/// a way that may be its doing.
 #[derive(Clone)]
 pub struct Watch {
     cancel: Arc<AtomicBool>,
