@@ -538,101 +538,20 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
     }
 }
 
-/// The rest of the suite, begun beside the first round, takes a port a test of the change needs
-/// once the first coverage run is over, and holds it: the mutants' runs of that test fail beside
-/// it. Those kills do not hold (the test fails without the mutant too, there and then): the rest
-/// of the suite is stopped, the mutants run again without it, and GREETING's survive.
-#[test]
-fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
-    let shared = tempfile::tempdir().unwrap();
-    let first = shared.path().join("first-coverage-run");
-    let held = shared.path().join("held");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let header = format!(
-        "import pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}",
-        first.to_str().unwrap(),
-        held.to_str().unwrap()
-    );
-    // The first time it runs, waits for the first coverage run to be over, then holds the port
-    // for longer than the check should take.
-    let holder = format!(
-        "{header}\n\ndef test_holds_the_port():\n    \
-         if HELD.exists():\n        return\n    \
-         deadline = time.monotonic() + 120\n    \
-         while not FIRST.exists():\n        \
-         assert time.monotonic() < deadline, \"the first coverage run never ran\"\n        \
-         time.sleep(0.02)\n    \
-         sock = socket.socket()\n    \
-         while True:\n        \
-         try:\n            sock.bind((\"127.0.0.1\", PORT))\n            break\n        \
-         except OSError:\n            \
-         assert time.monotonic() < deadline\n            \
-         time.sleep(0.01)\n    \
-         sock.listen()\n    \
-         HELD.touch()\n    \
-         time.sleep(120)\n    \
-         sock.close()\n"
-    );
-    let repo = names_only_change(&holder);
-    // Its first run (the first coverage run) finds the port free; every later run waits until
-    // the holder has taken it once, then needs it.
-    let needs_the_port = format!(
-        "\n\n{header}\n\ndef test_binds_the_port():\n    \
-         later = FIRST.exists()\n    \
-         deadline = time.monotonic() + 120\n    \
-         while later and not HELD.exists() and time.monotonic() < deadline:\n        \
-         time.sleep(0.02)\n    \
-         sock = reusable()\n    \
-         try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
-         finally:\n        sock.close()\n    \
-         FIRST.touch()\n"
-    );
-    add_to_the_changes_tests(repo.path(), &needs_the_port);
-    // A line no test runs keeps the rest of the suite on its share of the CPU (not idle time, which
-    // a busy machine may never leave it), so that it gets to the port while the mutants wait.
-    let names = repo.path().join("pkg/names.py");
-    let source = std::fs::read_to_string(&names).unwrap();
-    std::fs::write(&names, format!("{source}\n\ndef never_called():\n    return 0\n")).unwrap();
-    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
-    let before = snapshot(repo.path());
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
-    assert!(held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
-    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
-    let report = read_valid_report(&json);
-    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
-    assert!(!greeting.is_empty());
-    for mutant in &greeting {
-        assert_eq!(mutant["status"], "Survived", "{mutant}");
-    }
-    let again = "run again once the rest of the suite, begun beside, was";
-    let tried_again: Vec<&Value> = report["files"]["pkg/names.py"]["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|mutant| mutant["statusReason"].as_str().unwrap_or("").contains(again))
-        .collect();
-    assert!(!tried_again.is_empty(), "a kill beside the rest of the suite was tried again: {report}");
-    // The rest of the suite, stopped, is measured again on its own for the second round.
-    assert_eq!(
-        rest_of_suite_steps(&report),
-        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
-        "measured again after it was stopped"
-    );
-    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+/// A test of the rest of the suite that takes a port a test of the change needs, once the first
+/// coverage run is over (the change's test touches `first` when it runs), and holds it for
+/// longer than a check should take. Its header (the paths, the port and `reusable()`) is for
+/// the change's test too, which may read the holder's pid from `holder_pid`.
+struct PortHolder {
+    held: std::path::PathBuf,
+    header: String,
+    test: String,
 }
 
-/// As above, with the port needed as the change's test file is imported: beside the rest of the
-/// suite, the mutants' runs fail to collect it. Such a kill is checked by collecting the tests
-/// again without the mutant (not by running them, which for code run at import is the whole
-/// file): that fails too, the rest of the suite is stopped, and GREETING's mutants survive.
-#[test]
-fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecting_again() {
-    let shared = tempfile::tempdir().unwrap();
-    let first = shared.path().join("first-coverage-run");
-    let held = shared.path().join("held");
-    let holder_pid = shared.path().join("holder-pid");
+fn port_holder(shared: &Path) -> PortHolder {
+    let first = shared.join("first-coverage-run");
+    let held = shared.join("held");
+    let holder_pid = shared.join("holder-pid");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let header = format!(
         "import os\nimport pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nHOLDER = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}",
@@ -640,7 +559,7 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
         held.to_str().unwrap(),
         holder_pid.to_str().unwrap()
     );
-    let holder = format!(
+    let test = format!(
         "{header}\n\ndef test_holds_the_port():\n    \
          if HELD.exists():\n        return\n    \
          HOLDER.write_text(str(os.getpid()))\n    \
@@ -659,11 +578,93 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
          time.sleep(120)\n    \
          sock.close()\n"
     );
-    let repo = names_only_change(&holder);
+    PortHolder { held, header, test }
+}
+
+/// Adds to the change's commit a function no test runs: a mutant then needs the rest of the
+/// suite from the start, which keeps its share of the CPU (not idle time, which a busy machine
+/// may never leave it), and kills beside it are checked.
+fn add_an_uncovered_line(repo: &Path) {
+    let names = repo.join("pkg/names.py");
+    let source = std::fs::read_to_string(&names).unwrap();
+    std::fs::write(&names, format!("{source}\n\ndef never_called():\n    return 0\n")).unwrap();
+    git(repo, &["commit", "-q", "-a", "--amend", "--no-edit"]);
+}
+
+/// A check of a `port_holder` change: the rest of the suite took the port, GREETING's mutants
+/// survived, and the rest of the suite, stopped, was measured again on its own for the second
+/// round; the checkout is untouched. The report, for what else the test looks at.
+fn check_the_port_holders_change(repo: &Path, holder: &PortHolder) -> Value {
+    let before = snapshot(repo);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo, &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    assert!(holder.held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
+    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
+    let report = read_valid_report(&json);
+    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
+    assert!(!greeting.is_empty());
+    for mutant in &greeting {
+        assert_eq!(mutant["status"], "Survived", "{mutant}");
+    }
+    assert_eq!(
+        rest_of_suite_steps(&report),
+        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
+        "measured again after it was stopped"
+    );
+    assert_eq!(snapshot(repo), before, "the checkout is untouched");
+    report
+}
+
+/// The rest of the suite, begun beside the first round, takes a port a test of the change needs
+/// once the first coverage run is over, and holds it: the mutants' runs of that test fail beside
+/// it. Those kills do not hold (the test fails without the mutant too, there and then): the rest
+/// of the suite is stopped, the mutants run again without it, and GREETING's survive.
+#[test]
+fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
+    let shared = tempfile::tempdir().unwrap();
+    let holder = port_holder(shared.path());
+    let repo = names_only_change(&holder.test);
+    // Its first run (the first coverage run) finds the port free; every later run waits until
+    // the holder has taken it once, then needs it.
+    let needs_the_port = format!(
+        "\n\n{}\n\ndef test_binds_the_port():\n    \
+         later = FIRST.exists()\n    \
+         deadline = time.monotonic() + 120\n    \
+         while later and not HELD.exists() and time.monotonic() < deadline:\n        \
+         time.sleep(0.02)\n    \
+         sock = reusable()\n    \
+         try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
+         finally:\n        sock.close()\n    \
+         FIRST.touch()\n",
+        holder.header
+    );
+    add_to_the_changes_tests(repo.path(), &needs_the_port);
+    add_an_uncovered_line(repo.path());
+    let report = check_the_port_holders_change(repo.path(), &holder);
+    let again = "run again once the rest of the suite, begun beside, was";
+    let tried_again: Vec<&Value> = report["files"]["pkg/names.py"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|mutant| mutant["statusReason"].as_str().unwrap_or("").contains(again))
+        .collect();
+    assert!(!tried_again.is_empty(), "a kill beside the rest of the suite was tried again: {report}");
+}
+
+/// As above, with the port needed as the change's test file is imported: beside the rest of the
+/// suite, the mutants' runs fail to collect it. Such a kill is checked by collecting the tests
+/// again without the mutant (not by running them, which for code run at import is the whole
+/// file): that fails too, the rest of the suite is stopped, and GREETING's mutants survive.
+#[test]
+fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecting_again() {
+    let shared = tempfile::tempdir().unwrap();
+    let holder = port_holder(shared.path());
+    let repo = names_only_change(&holder.test);
     // Imported by the first coverage run, it finds the port free; imported later, it waits while
     // the holder lives and has not taken the port yet, then needs it.
     let needs_the_port = format!(
-        "\n\n{header}\n\n\
+        "\n\n{}\n\n\
          def _holder_lives():\n    \
          try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return True\n    \
          except (OSError, ValueError):\n        return False\n\n\n\
@@ -675,26 +676,12 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
          try:\n    _sock.bind((\"127.0.0.1\", PORT))\n\
          finally:\n    _sock.close()\n\n\n\
          def test_imported():\n    \
-         FIRST.touch()\n"
+         FIRST.touch()\n",
+        holder.header
     );
     add_to_the_changes_tests(repo.path(), &needs_the_port);
-    // A line no test runs: a mutant needs the rest of the suite, so kills beside it are checked.
-    let names = repo.path().join("pkg/names.py");
-    let source = std::fs::read_to_string(&names).unwrap();
-    std::fs::write(&names, format!("{source}\n\ndef never_called():\n    return 0\n")).unwrap();
-    git(repo.path(), &["commit", "-q", "-a", "--amend", "--no-edit"]);
-    let before = snapshot(repo.path());
-    let out = tempfile::tempdir().unwrap();
-    let json = out.path().join("r.json");
-    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
-    assert!(held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
-    assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
-    let report = read_valid_report(&json);
-    let greeting = mutants_on_line(&report, "pkg/names.py", 9);
-    assert!(!greeting.is_empty());
-    for mutant in &greeting {
-        assert_eq!(mutant["status"], "Survived", "{mutant}");
-    }
+    add_an_uncovered_line(repo.path());
+    let report = check_the_port_holders_change(repo.path(), &holder);
     // A mutant whose first run could not collect the tests (pytest's exit status 2, or 4 for a
     // test named in a file that failed to collect), checked by collecting them again without it:
     // that failed too, so the rest of the suite was stopped and the mutant ran again.
@@ -705,12 +692,6 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
         matches!(first_exit, Some(2 | 4)) && mutant["statusReason"].as_str().unwrap_or("").contains(again)
     });
     assert!(collected_again, "a collection beside the rest of the suite failed, and ran again: {report}");
-    assert_eq!(
-        rest_of_suite_steps(&report),
-        [("baseline of the rest of the suite".to_string(), "copy-0".to_string())],
-        "measured again after it was stopped"
-    );
-    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
 
 /// When every line ran under the change's tests, the rest of the suite runs beside the mutants
@@ -781,11 +762,8 @@ fn a_kill_at_import_beside_the_rest_of_the_suite_is_checked_by_collecting_not_ru
          time.sleep(0.02)\n"
     );
     let repo = names_only_change(&rest);
-    // A line no test runs: a mutant needs the rest of the suite, so kills beside it are checked.
-    let names = repo.path().join("pkg/names.py");
-    let source = std::fs::read_to_string(&names).unwrap();
-    let unmutated = format!("{source}\n\ndef never_called():\n    return 0\n");
-    std::fs::write(&names, &unmutated).unwrap();
+    add_an_uncovered_line(repo.path());
+    let unmutated = std::fs::read_to_string(repo.path().join("pkg/names.py")).unwrap();
     let is_unmutated = format!(
         "def is_unmutated():\n    \
          return pathlib.Path(\"pkg/names.py\").read_text() == {unmutated:?}\n"
