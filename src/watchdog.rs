@@ -307,6 +307,17 @@ mod tests {
         let mark = format!("test-{}", std::process::id());
         let mut marked = Command::new("sleep").arg("30").env(MARK, &mark).spawn().unwrap();
         let mut other = Command::new("sleep").arg("30").env(MARK, "another run").spawn().unwrap();
+        // `spawn` returns once the child has begun its exec, which sets up the new environment
+        // a moment later: until then /proc shows none.
+        for child in [&marked, &other] {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            let environ = format!("/proc/{}/environ", child.id());
+            while fs::read(&environ).map_or(true, |environ| environ.is_empty())
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
         let found = belonging(Some(&mark), &[]);
         marked.kill().unwrap();
         other.kill().unwrap();
