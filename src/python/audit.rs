@@ -319,7 +319,7 @@ fn after_change<'a>(
         cache: old_ctx.cache,
         verdicts: &new_verdicts,
     };
-    let side = PythonCheck::new(&ctx)?.confirming_survivors();
+    let side = PythonCheck::new(&ctx)?.confirming_survivors().rest_only_when_needed();
     let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
     let seemingly_lost = checked
         .results

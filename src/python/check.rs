@@ -36,6 +36,9 @@ pub struct PythonCheck {
     pub(super) memory: Arc<coverage::Memory>,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     pub(super) widens: bool,
+    /// Whether the rest of the suite is measured beside the first round, before a mutant is
+    /// known to need it (`begin_rest`).
+    pub(super) rest_beside: bool,
     /// Survivors face the whole suite, as it runs, after the last round (`confirm`).
     pub(super) confirm_survivors: bool,
     /// What the coverage runs watch, when not the plan's statements: every source line, for
@@ -79,6 +82,13 @@ impl PythonCheck {
         PythonCheck { confirm_survivors: true, ..self }
     }
 
+    /// The same check measuring the rest of the suite only once a mutant needs it, never
+    /// beside the first round (the audit's check after the change: the kills it carries seldom
+    /// survive, and the rest begun beside them would take the cores they need for nothing).
+    pub fn rest_only_when_needed(self) -> PythonCheck {
+        PythonCheck { rest_beside: false, ..self }
+    }
+
     /// A check that runs `tests` alone (never the rest of the suite), watching every source
     /// line of `ctx.base`: what they run, and what they kill.
     pub fn confined(ctx: &Context, tests: Vec<String>) -> Result<PythonCheck> {
@@ -119,6 +129,7 @@ impl PythonCheck {
             support,
             memory,
             widens,
+            rest_beside: true,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
             impact: impact::RuledOut::default(),

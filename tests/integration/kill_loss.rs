@@ -110,11 +110,11 @@ fn the_audit_measures_the_edited_tests_once_even_with_nothing_kept_between_runs(
         [
             "the edited tests before the change",
             "baseline (reused: an earlier run measured the same files, interpreter and tests)",
-            // After the change (other files, other questions; the rest of the suite begun as
-            // soon as lines are known to be left uncovered), and the confirmation of the losses
-            // in a copy of its own: measured afresh.
+            // After the change (other files, other questions; the rest of the suite measured
+            // once kills are seen lost there, never begun beside them: most kills hold), and
+            // the confirmation of the losses in a copy of its own: measured afresh.
             "baseline",
-            "baseline of the rest of the suite (begun beside the first round)",
+            "baseline of the rest of the suite",
             "baseline",
         ]
     );
