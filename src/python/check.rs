@@ -36,9 +36,9 @@ pub struct PythonCheck {
     pub(super) memory: Arc<coverage::Memory>,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     pub(super) widens: bool,
-    /// Whether the rest of the suite is measured beside the first round, before a mutant is
-    /// known to need it (`begin_rest`).
-    pub(super) rest_beside: bool,
+    /// Whether the rest of the suite may begin beside the first coverage run, before any
+    /// mutant is known to need it (else only once that run leaves a line uncovered).
+    pub(super) rest_before_needed: bool,
     /// Survivors face the whole suite, as it runs, after the last round (`confirm`).
     pub(super) confirm_survivors: bool,
     /// What the coverage runs watch, when not the plan's statements: every source line, for
@@ -82,11 +82,12 @@ impl PythonCheck {
         PythonCheck { confirm_survivors: true, ..self }
     }
 
-    /// The same check measuring the rest of the suite only once a mutant needs it, never
-    /// beside the first round (the audit's check after the change: the kills it carries seldom
-    /// survive, and the rest begun beside them would take the cores they need for nothing).
+    /// The same check beginning the rest of the suite only once a mutant is known to need it:
+    /// beside the first round when its coverage run leaves a line uncovered, else for the
+    /// second round (the audit's check after the change: most kills it carries hold, and the
+    /// rest begun on speculation would take the cores they need).
     pub fn rest_only_when_needed(self) -> PythonCheck {
-        PythonCheck { rest_beside: false, ..self }
+        PythonCheck { rest_before_needed: false, ..self }
     }
 
     /// A check that runs `tests` alone (never the rest of the suite), watching every source
@@ -129,7 +130,7 @@ impl PythonCheck {
             support,
             memory,
             widens,
-            rest_beside: true,
+            rest_before_needed: true,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
             impact: impact::RuledOut::default(),

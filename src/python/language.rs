@@ -45,10 +45,10 @@ impl LanguageCheck for PythonCheck {
         let mut early = self.start_early(ctx, candidates.len())?.or_else(|| self.take_begun());
         // The first coverage run is one process until it proves slow (then the rest of the
         // suite pauses until it ends): with a second core, the rest of the suite starts beside
-        // it. Begun or not, the second round measures what it needs: a failure to begin it
-        // costs only time.
+        // it, unless the check begins it only once a mutant needs it. Begun or not, the second
+        // round measures what it needs: a failure to begin it costs only time.
         let mut rest = None;
-        if ctx.options.jobs.get() > 1 {
+        if ctx.options.jobs.get() > 1 && self.rest_before_needed {
             rest = self.begin_rest(ctx, candidates.len(), false).unwrap_or(None);
         }
         // The compile check needs no tests: it overlaps the unmutated run.
@@ -98,7 +98,10 @@ impl LanguageCheck for PythonCheck {
                 }
                 begun.resume();
             }
-            None => rest = self.begin_rest(ctx, runnable.len(), uncovered.is_empty()).unwrap_or(None),
+            None if self.rest_before_needed || !uncovered.is_empty() => {
+                rest = self.begin_rest(ctx, runnable.len(), uncovered.is_empty()).unwrap_or(None)
+            }
+            None => {}
         }
         first_round.early = early;
         first_round.rest = rest;

@@ -44,8 +44,7 @@ impl PythonCheck {
     /// Begins measuring the rest of the suite beside the first round, in a copy no mutant is
     /// written to (made now, before any is), on the cores its `mutants` leave (at least one);
     /// on idle CPU time while only a survivor could need it. Not when an earlier run's
-    /// measurement answers the question already, nor in a check that measures it only once a
-    /// mutant needs it (`rest_only_when_needed`).
+    /// measurement answers the question already.
     pub(super) fn begin_rest(
         &self,
         ctx: &Context,
@@ -53,7 +52,7 @@ impl PythonCheck {
         idle: bool,
     ) -> Result<Option<RestOfSuite>> {
         let question = self.rest_probe(ctx);
-        if !self.second_round() || !self.rest_beside || self.memory.remembers(&question) {
+        if !self.second_round() || self.memory.remembers(&question) {
             return Ok(None);
         }
         let root = ctx.scratch.path().join("copy-rest");

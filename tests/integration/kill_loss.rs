@@ -110,11 +110,11 @@ fn the_audit_measures_the_edited_tests_once_even_with_nothing_kept_between_runs(
         [
             "the edited tests before the change",
             "baseline (reused: an earlier run measured the same files, interpreter and tests)",
-            // After the change (other files, other questions; the rest of the suite measured
-            // once kills are seen lost there, never begun beside them: most kills hold), and
-            // the confirmation of the losses in a copy of its own: measured afresh.
+            // After the change (other files, other questions; the rest of the suite begun as
+            // soon as lines are known to be left uncovered), and the confirmation of the losses
+            // in a copy of its own: measured afresh.
             "baseline",
-            "baseline of the rest of the suite",
+            "baseline of the rest of the suite (begun beside the first round)",
             "baseline",
         ]
     );
@@ -229,6 +229,46 @@ fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
     let lines = mutdelta(repo.path(), &["audit-tests", "--lines", "-", "--python", python]);
     assert_eq!(lines.code, 2, "{lines:?}");
     assert!(lines.stderr.contains("--lines names lines, not a change"), "{lines:?}");
+}
+
+#[test]
+fn the_check_after_the_change_does_not_begin_the_rest_of_the_suite_before_a_kill_needs_it() {
+    // The strengthened tests lose no kill, and every line they ran before they still run: no
+    // kill carried after the change needs the rest of the suite. A conftest.py the change
+    // leaves alone notes each directory pytest starts in; a rest of the suite begun beside the
+    // first round on speculation starts in a copy of its own.
+    let marks = tempfile::tempdir().unwrap();
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let fixture = std::path::Path::new(crate::common::FIXTURES).join("kill_loss");
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    crate::common::copy_tree(&fixture.join("before"), repo.path());
+    let conftest = format!(
+        "import os\nimport pathlib\n\npathlib.Path({:?}, str(os.getpid())).write_text(os.getcwd())\n",
+        marks.path().to_str().unwrap()
+    );
+    std::fs::write(repo.path().join("conftest.py"), conftest).unwrap();
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    crate::common::copy_tree(&fixture.join("strengthened"), repo.path());
+    git(repo.path(), &["commit", "-q", "-am", "the change"]);
+    let python = python();
+
+    let run = mutdelta(
+        repo.path(),
+        &["audit-tests", "--commit", "HEAD", "--python", python.to_str().unwrap(), "-j", "2"],
+    );
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("kill-loss audit: 0 of 14 kills by the edited tests lost"), "{run:?}");
+    let started_in: Vec<String> = std::fs::read_dir(marks.path())
+        .unwrap()
+        .map(|mark| std::fs::read_to_string(mark.unwrap().path()).unwrap())
+        .collect();
+    assert!(started_in.iter().any(|dir| dir.ends_with("copy-0")), "{started_in:?}");
+    assert!(
+        started_in.iter().all(|dir| !dir.ends_with("copy-rest")),
+        "the rest of the suite was begun beside the kills carried after the change: {started_in:?}"
+    );
 }
 
 #[test]
