@@ -90,19 +90,7 @@ impl LanguageCheck for PythonCheck {
             }
         }
         first_round.ran_whole_suite.extend(self.whole_suite(&runnable));
-        // With every line covered, only a survivor could need the rest of the suite.
-        match &rest {
-            Some(begun) => {
-                if uncovered.is_empty() {
-                    begun.yield_the_cpu();
-                }
-                begun.resume();
-            }
-            None if self.rest_before_needed || !uncovered.is_empty() => {
-                rest = self.begin_rest(ctx, runnable.len(), uncovered.is_empty()).unwrap_or(None)
-            }
-            None => {}
-        }
+        let rest = self.rest_once_covered(ctx, rest, runnable.len(), uncovered.is_empty());
         first_round.early = early;
         first_round.rest = rest;
         for planned in uncovered {

@@ -74,6 +74,32 @@ impl PythonCheck {
         Ok(Some(RestOfSuite::begin(spec, idle)?))
     }
 
+    /// The rest of the suite once the first coverage run said whether it left a line uncovered:
+    /// begun beside it, it goes on (on idle CPU time when `all_covered`: only a survivor could
+    /// need it); else it begins now beside the first round's `mutants`, unless the check begins
+    /// it only once a mutant needs it and none does yet.
+    pub(super) fn rest_once_covered(
+        &self,
+        ctx: &Context,
+        rest: Option<RestOfSuite>,
+        mutants: usize,
+        all_covered: bool,
+    ) -> Option<RestOfSuite> {
+        match rest {
+            Some(begun) => {
+                if all_covered {
+                    begun.yield_the_cpu();
+                }
+                begun.resume();
+                Some(begun)
+            }
+            None if self.rest_before_needed || !all_covered => {
+                self.begin_rest(ctx, mutants, all_covered).unwrap_or(None)
+            }
+            None => None,
+        }
+    }
+
     /// Leaves out of the rest of the suite (of the whole suite, when it is the first round) the
     /// tests the test-impact map proves cannot reach the change (`impact::rule_out`): those it
     /// recorded executing only blocks unchanged since, none holding an added line, and reading
