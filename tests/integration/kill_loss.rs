@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo, fixture_repo_variant, git, mutdelta, mutdelta_in_tmp, python, read_report,
-    read_valid_report, snapshot, Run,
+    check, copy_tree, fixture_repo, fixture_repo_variant, git, mutdelta, mutdelta_in_tmp, python,
+    read_report, read_valid_report, snapshot, Run, FIXTURES,
 };
 
 /// `[MUT-lost]` lines of a run: (line, description, test that killed it, what happens after).
@@ -239,9 +239,9 @@ fn the_check_after_the_change_does_not_begin_the_rest_of_the_suite_before_a_kill
     // first round on speculation starts in a copy of its own.
     let marks = tempfile::tempdir().unwrap();
     let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let fixture = std::path::Path::new(crate::common::FIXTURES).join("kill_loss");
+    let fixture = std::path::Path::new(FIXTURES).join("kill_loss");
     git(repo.path(), &["init", "-q", "-b", "main"]);
-    crate::common::copy_tree(&fixture.join("before"), repo.path());
+    copy_tree(&fixture.join("before"), repo.path());
     let conftest = format!(
         "import os\nimport pathlib\n\npathlib.Path({:?}, str(os.getpid())).write_text(os.getcwd())\n",
         marks.path().to_str().unwrap()
@@ -249,7 +249,7 @@ fn the_check_after_the_change_does_not_begin_the_rest_of_the_suite_before_a_kill
     std::fs::write(repo.path().join("conftest.py"), conftest).unwrap();
     git(repo.path(), &["add", "-A"]);
     git(repo.path(), &["commit", "-q", "-m", "before"]);
-    crate::common::copy_tree(&fixture.join("strengthened"), repo.path());
+    copy_tree(&fixture.join("strengthened"), repo.path());
     git(repo.path(), &["commit", "-q", "-am", "the change"]);
     let python = python();
 
