@@ -19,12 +19,14 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn create() -> Result<Scratch> {
+        // The owner is named in the directory's name, made by the one mkdir, so that a run
+        // killed before it wrote the owner file leaves no directory a next run cannot claim.
+        let owner = process_identity(std::process::id()).unwrap_or_default();
         let dir = tempfile::Builder::new()
-            .prefix(PREFIX)
+            .prefix(&format!("{PREFIX}{}-", owner.replace(' ', "-")))
             .tempdir()
             .context("could not create a temporary directory")?;
-        let owner = process_identity(std::process::id()).unwrap_or_default();
-        fs::write(dir.path().join(OWNER_FILE), owner)?;
+        fs::write(dir.path().join(OWNER_FILE), &owner)?;
         crate::watchdog::watch_dir(dir.path())?;
         Ok(Scratch { dir })
     }
@@ -96,18 +98,31 @@ fn owner_is_alive(marker: &str) -> bool {
     process_identity(pid).as_deref() == Some(marker.trim())
 }
 
+/// The owner ("pid start-time") a scratch directory's name gives, as `Scratch::create` named it.
+fn owner_in_name(name: &str) -> Option<String> {
+    let mut parts = name.strip_prefix(PREFIX)?.splitn(3, '-');
+    let (pid, start) = (parts.next()?, parts.next()?);
+    let numeric = |part: &str| !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
+    (numeric(pid) && numeric(start) && parts.next().is_some()).then(|| format!("{pid} {start}"))
+}
+
 /// Removes the scratch directories of runs that were killed before they could clean up, and
 /// kills the test processes still working in them. Returns how many directories it removed.
 pub fn sweep_stale() -> usize {
-    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else { return 0 };
+    sweep_stale_in(&std::env::temp_dir())
+}
+
+fn sweep_stale_in(temp_dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(temp_dir) else { return 0 };
     let mut removed = 0;
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().starts_with(PREFIX) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(PREFIX) {
             continue;
         }
         let dir = entry.path();
-        let Ok(marker) = fs::read_to_string(dir.join(OWNER_FILE)) else { continue };
+        let marker = owner_in_name(&name).or_else(|| fs::read_to_string(dir.join(OWNER_FILE)).ok());
+        let Some(marker) = marker else { continue };
         if owner_is_alive(&marker) {
             continue;
         }
@@ -174,6 +189,43 @@ mod tests {
         outside.current_dir(std::env::temp_dir());
         keep_temporary_files_inside(&mut outside);
         assert_eq!(tmpdir(&outside), None);
+    }
+
+    #[test]
+    fn a_run_killed_before_it_wrote_its_owner_file_is_swept_and_a_live_runs_directory_is_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead_owner = process_identity(gone.id()).unwrap();
+        gone.wait().unwrap();
+        // As `Scratch::create` names it, killed between the mkdir and the owner file's write.
+        let dead = temp.path().join(format!("{PREFIX}{}-AbC123", dead_owner.replace(' ', "-")));
+        fs::create_dir_all(dead.join("copy-0")).unwrap();
+        let me = process_identity(std::process::id()).unwrap();
+        let live = temp.path().join(format!("{PREFIX}{}-XyZ789", me.replace(' ', "-")));
+        fs::create_dir(&live).unwrap();
+        // An older run's name holds no owner: its owner file tells.
+        let older = temp.path().join(format!("{PREFIX}q1w2e3"));
+        fs::create_dir(&older).unwrap();
+        fs::write(older.join(OWNER_FILE), &dead_owner).unwrap();
+        let unclaimed = temp.path().join(format!("{PREFIX}r4t5y6"));
+        fs::create_dir(&unclaimed).unwrap();
+
+        assert_eq!(sweep_stale_in(temp.path()), 2);
+        assert!(!dead.exists() && !older.exists());
+        assert!(live.is_dir(), "a live run's directory, owner file or not, is its own");
+        assert!(unclaimed.is_dir(), "a directory no owner claims is left alone");
+    }
+
+    #[test]
+    fn the_owner_is_read_from_a_scratch_directorys_name() {
+        let scratch = Scratch::create().unwrap();
+        let name = scratch.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(owner_in_name(&name), process_identity(std::process::id()));
+        assert_eq!(owner_in_name(&format!("{PREFIX}12-34-Ab1")).as_deref(), Some("12 34"));
+        assert_eq!(owner_in_name(&format!("{PREFIX}12-Ab1")), None);
+        assert_eq!(owner_in_name(&format!("{PREFIX}12-34")), None, "the random part is missing");
+        assert_eq!(owner_in_name(&format!("{PREFIX}-34-Ab1")), None);
+        assert_eq!(owner_in_name("other-12-34-Ab1"), None);
     }
 
     #[test]
