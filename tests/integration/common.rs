@@ -515,11 +515,28 @@ fn toolchain_home(variable: &str, under_home: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(under_home))
 }
 
-/// The names in `tmp`: what a run left behind.
+/// The names in `tmp`: what a run left behind. One kind of file is the project's tests' own, not
+/// mutdelta's: Python's `tempfile` checks that TMPDIR is writable by making an empty file there
+/// (eight of `a-z0-9_`, mode 0600) and removing it at once, and a test process mutdelta kills
+/// between the two (a timeout, a run stopped unused, the watchdog) leaves it, as a killed
+/// `pytest` does without mutdelta.
 pub fn leftovers(tmp: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let pythons_writability_check = |name: &str, metadata: std::fs::Metadata| {
+        name.len() == 8
+            && name.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+            && metadata.is_file()
+            && metadata.len() <= 4
+            && metadata.permissions().mode() & 0o777 == 0o600
+    };
     std::fs::read_dir(tmp)
         .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|entry| entry.unwrap())
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            !entry.metadata().is_ok_and(|metadata| pythons_writability_check(&name, metadata))
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .collect()
 }
 
