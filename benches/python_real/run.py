@@ -129,6 +129,17 @@ def describe(report):
     return statuses, lines
 
 
+def conditions():
+    """What the ratios depend on beyond the code: whether Python writes bytecode (the suite
+    reuses what its first run wrote; mutdelta's copies are new each run), and the file system
+    of the temporary directory (the copies, and the files pytest keeps there while it runs:
+    on a disk, creating, truncating and removing them costs far more than in memory)."""
+    bytecode = "off (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
+    temp = tempfile.gettempdir()
+    kind = subprocess.run(["stat", "-f", "-c", "%T", temp], capture_output=True, text=True).stdout.strip()
+    return f"bytecode writing {bytecode}; temporary directory {temp} on {kind or 'an unknown file system'}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", required=True, help="a git repository (or mirror) of the project")
@@ -149,6 +160,7 @@ def main():
     added = run(["git", "diff", "--numstat", "HEAD~1", "HEAD"], repo).stdout
     print(f"commit: {subject}")
     print(f"  {sum(int(line.split()[0]) for line in added.splitlines() if line.split()[0].isdigit())} lines added")
+    print(f"conditions: {conditions()}")
     all_suite_runs = []
 
     store = repo / ".git" / "mutdelta"
