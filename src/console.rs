@@ -232,8 +232,17 @@ impl Console {
             extra += &format!("build {:.2} s (in the baseline), ", seconds(timings.build));
         }
         let mut audit = String::new();
-        if !timings.audit.is_zero() {
-            audit = format!(", of which the kill-loss audit {:.2} s", seconds(timings.audit));
+        if timings.audit_baseline.is_zero() && timings.audit_mutants.is_zero() {
+            if !timings.audit.is_zero() {
+                audit = format!(", kill-loss audit {:.2} s (no test run)", seconds(timings.audit));
+            }
+        } else {
+            audit = format!(
+                ", kill-loss audit {:.2} s (baseline {:.2} s, mutants tested {:.2} s)",
+                seconds(timings.audit),
+                seconds(timings.audit_baseline),
+                seconds(timings.audit_mutants)
+            );
         }
         eprintln!(
             "phases: diff {:.2} s, mutants made {:.3} s, {extra}baseline {:.2} s, mutants tested {:.2} s{audit}; total {:.2} s; peak memory {}",

@@ -68,12 +68,16 @@ pub struct Timings {
     pub compile: Duration,
     /// Building (Rust: the schema's or the unmutated build, within the baseline).
     pub build: Duration,
-    /// The unmutated run (under the coverage probe with pytest) and the canaries.
+    /// The check's unmutated runs (under the coverage probe with pytest) and canaries.
     pub baseline: Duration,
-    /// Testing the mutants.
+    /// Testing the check's mutants.
     pub mutants: Duration,
     /// The whole check, start to end (the compile check overlaps the baseline).
     pub wall: Duration,
-    /// The kill-loss audit, start to end (its runs count in `baseline` and `mutants` too).
+    /// The kill-loss audit, start to end.
     pub audit: Duration,
+    /// Of `audit`: its unmutated runs and canaries, and its mutants' runs (`baseline` and
+    /// `mutants` are the check's own).
+    pub audit_baseline: Duration,
+    pub audit_mutants: Duration,
 }

@@ -343,6 +343,7 @@ mod tests {
                 mutants: Duration::from_millis(5),
                 wall: Duration::from_millis(77),
                 audit: Duration::from_millis(9),
+                ..Timings::default()
             },
             steps: vec![StepRecord {
                 step: "canary x".into(),

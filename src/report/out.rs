@@ -90,13 +90,17 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
         "state": report.origin.as_ref().map(|origin| origin.state.to_text()),
         "options": options_json(options),
         "steps": steps,
-        "summary": text::summary_line(report),
+        // What the run printed last: the delta's line (none after `audit-tests`), the audit's.
+        "summary": text::summary(report).trim_end(),
         "timings": {
             "diff": t.diff.as_secs_f64(),
             "generate": t.generate.as_secs_f64(),
             "compile": t.compile.as_secs_f64(),
             "baseline": t.baseline.as_secs_f64(),
             "mutants": t.mutants.as_secs_f64(),
+            "audit": t.audit.as_secs_f64(),
+            "auditBaseline": t.audit_baseline.as_secs_f64(),
+            "auditMutants": t.audit_mutants.as_secs_f64(),
             "wall": t.wall.as_secs_f64(),
         },
     });

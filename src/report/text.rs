@@ -249,14 +249,19 @@ fn render_line(out: &mut String, report: &Report, results: &[&MutantResult], dif
         );
     }
     if let Some(first) = survivors.first().filter(|_| shared && diffs) {
-        ran_under(out, &first.outcome.covered_by);
+        // After the last survivor's diff, said to be all of theirs.
+        let whose = match survivors.len() {
+            1 => String::new(),
+            n => format!("the {n} survivors of line {} ", first.planned.mutant.line),
+        };
+        ran_under(out, &whose, &first.outcome.covered_by);
     }
 }
 
-/// `    ran under: a, b, c and 52 more` (the JSON report lists them all).
-fn ran_under(out: &mut String, tests: &[String]) {
+/// `    ran under: a, b, c and 52 more` (the JSON report lists them all), after `whose`.
+fn ran_under(out: &mut String, whose: &str, tests: &[String]) {
     if !tests.is_empty() {
-        let _ = writeln!(out, "    ran under: {}", shortened(tests, TESTS_SHOWN, ", "));
+        let _ = writeln!(out, "    {whose}ran under: {}", shortened(tests, TESTS_SHOWN, ", "));
     }
 }
 
@@ -325,7 +330,7 @@ fn render_result(out: &mut String, report: &Report, result: &MutantResult, own_t
         let _ = writeln!(out, "    {}", within_a_screen(line));
     }
     if own_tests {
-        ran_under(out, &result.outcome.covered_by);
+        ran_under(out, "", &result.outcome.covered_by);
     }
 }
 
@@ -344,12 +349,6 @@ pub fn within_a_screen(line: &str) -> std::borrow::Cow<'_, str> {
     let start: String = line.chars().take(head).collect();
     let end: String = line.chars().skip(count - tail).collect();
     format!("{start} … {} characters left out … {end}", count - head - tail).into()
-}
-
-/// `mutation delta: 14 of 16 mutants caught on 9 new lines; 2 lines with survivors, 1 line no
-/// test runs`.
-pub fn summary_line(report: &Report) -> String {
-    delta_line(&report.summary(), report.incomplete.is_some())
 }
 
 /// The mutation delta's line; a shard's says which shard and how much of the plan it holds. An
@@ -485,7 +484,10 @@ mod tests {
         let ran_under: Vec<&str> = text.lines().filter(|l| l.contains("ran under:")).collect();
         assert_eq!(
             ran_under,
-            ["    ran under: test_calc.py::test_1, test_calc.py::test_2, test_calc.py::test_3 and 4 more"],
+            [format!(
+                "    the {} survivors of line 2 ran under: test_calc.py::test_1, test_calc.py::test_2, test_calc.py::test_3 and 4 more",
+                headers.len()
+            )],
             "{text}"
         );
     }

@@ -291,9 +291,14 @@ fn run_audit(
 ) -> Result<Audit> {
     events(Event::Phase(Phase::Audit));
     let started = Instant::now();
+    // The audit's runs are timed as the check's are; they are told apart afterwards.
+    let (baseline, mutants) = (timings.baseline, timings.mutants);
     let audit = (auditor.run)(request, timings, events)
         .context("the kill-loss audit of the tests the change edits (--no-audit skips it)");
     timings.audit = started.elapsed();
+    timings.audit_baseline = timings.baseline.saturating_sub(baseline);
+    timings.audit_mutants = timings.mutants.saturating_sub(mutants);
+    (timings.baseline, timings.mutants) = (baseline, mutants);
     audit.map(|audit| Audit { took: timings.audit, ..audit })
 }
 

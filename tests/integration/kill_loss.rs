@@ -217,10 +217,36 @@ fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
     let python = python();
     let python = python.to_str().unwrap();
 
-    let run = mutdelta(repo.path(), &["audit-tests", "--commit", "HEAD", "--python", python, "-j", "2"]);
+    let out = tempfile::tempdir().unwrap();
+    let record = out.path().join("record");
+    let run = mutdelta(
+        repo.path(),
+        &[
+            "audit-tests",
+            "--commit",
+            "HEAD",
+            "--python",
+            python,
+            "-j",
+            "2",
+            "--out",
+            record.to_str().unwrap(),
+        ],
+    );
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(lost_lines(&run).len(), 2, "{run:?}");
     assert!(!run.stdout.contains("mutation delta"), "the added lines are not mutated: {run:?}");
+    // The run record says what the run said: the audit's line, no mutation delta.
+    let overview = read_report(record.join("run.json"));
+    let summary = overview["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("kill-loss audit: 2 of ") && !summary.contains("mutation delta"),
+        "{summary}"
+    );
+    assert!(run.stdout.contains(summary), "{summary}\n{run:?}");
+    let timings = &overview["timings"];
+    assert!(timings["audit"].as_f64().unwrap() > 0.0, "{timings}");
+    assert!(timings["auditMutants"].as_f64().unwrap() > 0.0, "{timings}");
 
     let skipped = check(repo.path(), &["--commit", "HEAD", "--no-audit"]);
     assert_eq!(skipped.code, 0, "{skipped:?}");
@@ -445,7 +471,29 @@ fn a_budget_smaller_than_the_audit_tries_one_mutant_per_line_first_and_says_what
     let lines: BTreeSet<String> = lost_lines(&run).into_iter().map(|(line, ..)| line).collect();
     assert_eq!(lines.len(), lost_lines(&run).len(), "{run:?}");
     assert!(audit["duration"].as_f64().unwrap() > 0.0);
-    assert!(run.stderr.contains("of which the kill-loss audit"), "{run:?}");
+    assert_phases_add_up(&run);
+}
+
+/// The phases line names the check's baseline and mutant time and the audit's apart, and the
+/// parts add up: the audit's baseline and mutants within the audit, and check and audit within
+/// the total.
+fn assert_phases_add_up(run: &Run) {
+    let line = run.stderr.lines().find(|line| line.starts_with("phases: ")).expect("a phases line");
+    let seconds = |label: &str, from: usize| -> f64 {
+        let at =
+            line[from..].find(&format!("{label} ")).unwrap_or_else(|| panic!("{label} in {line}")) + from;
+        let rest = &line[at + label.len() + 1..];
+        rest[..rest.find(' ').unwrap()].parse().unwrap_or_else(|_| panic!("{label} in {line}"))
+    };
+    let audit_at = line.find("kill-loss audit").unwrap_or_else(|| panic!("no audit in {line}"));
+    let (baseline, mutants) = (seconds("baseline", 0), seconds("mutants tested", 0));
+    let audit = seconds("kill-loss audit", 0);
+    let (audit_baseline, audit_mutants) =
+        (seconds("baseline", audit_at), seconds("mutants tested", audit_at));
+    let total = seconds("total", 0);
+    assert!(audit_baseline > 0.0 && audit_mutants > 0.0, "{line}");
+    assert!(audit_baseline + audit_mutants <= audit + 0.02, "{line}");
+    assert!(baseline + mutants + audit <= total + 0.02, "{line}");
 }
 
 #[test]
