@@ -313,7 +313,9 @@ pub struct CheckArgs {
     /// Number of parallel workers (each with its own temporary copy); default: the number of cores.
     #[arg(short = 'j', long = "jobs", value_name = "N", help_heading = "Speed")]
     pub jobs: Option<usize>,
-    /// Seconds a mutant's tests may take; default max(10, 5 x the baseline run).
+    /// Seconds a mutant's tests may take; default max(10, 5 x what they took unmutated). Unset,
+    /// a mutant swapped into a warm process first gets max(1, 10 x that): past it, it is a
+    /// Timeout once its tests, unmutated, finish well within it.
     #[arg(long, value_name = "SECONDS", help_heading = "Speed")]
     pub timeout: Option<f64>,
     /// Memory a mutant's tests may hold (all their processes), as 4G, 512M or none; default:

@@ -341,7 +341,9 @@ impl Options {
         let test_cmd = resolve_test_cmd(args, &config, &mut settings);
         let interpreter = resolve_interpreter(args, &config, &mut settings);
         let timeout = settings.value("timeout", cli_timeout.map(Some), config.timeout.map(Some), None, |t| {
-            t.map_or("(not set: max(10, 5 x the baseline run))".into(), |t| t.to_string())
+            t.map_or("(not set: max(10, 5 x what the mutant's tests took unmutated))".into(), |t| {
+                t.to_string()
+            })
         });
         let jobs = settings.value("jobs", cli_jobs, config.jobs, default_jobs(), |n| n.to_string());
         let memory_limit = resolve_memory_limit(args, &config, &mut settings, jobs)?;
