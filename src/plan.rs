@@ -174,8 +174,13 @@ fn count_notes(plan: &Plan) -> Vec<String> {
     }
     let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
     if reformatted > 0 {
+        let (lines, verb) = if reformatted == 1 {
+            ("line only reformats or moves", "was")
+        } else {
+            ("lines only reformat or move", "were")
+        };
         notes.push(format!(
-            "{reformatted} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"
+            "{reformatted} added executable {lines} removed code and {verb} passed over (--include-reformatted keeps them)"
         ));
     }
     notes
@@ -247,6 +252,21 @@ mod tests {
         assert_eq!(
             passed_over(&files(&["a.txt", "b.md"]), "excluded", "that are excluded").as_deref(),
             Some("2 files that are excluded skipped: a.txt, b.md")
+        );
+    }
+
+    #[test]
+    fn one_reformatted_line_is_said_in_the_singular_and_more_in_the_plural() {
+        let mut plan = Plan::default();
+        plan.reformatted.insert(PathBuf::from("a.py"), vec![3]);
+        assert_eq!(
+            count_notes(&plan),
+            ["1 added executable line only reformats or moves removed code and was passed over (--include-reformatted keeps them)"]
+        );
+        plan.reformatted.insert(PathBuf::from("b.py"), vec![4, 9]);
+        assert_eq!(
+            count_notes(&plan),
+            ["3 added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"]
         );
     }
 }

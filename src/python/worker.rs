@@ -203,7 +203,7 @@ impl Worker for PythonWorker {
             (false, _) => "was over: it ran beside the first try",
             (true, true) => "was stopped: beside it, the tests failed without the mutant too",
             (true, false) => {
-                "was stopped: no mutant needed it yet, and a kill beside it is not believed unchecked"
+                "was stopped: no mutant needed it yet (a kill made while it ran counts once made again without it)"
             }
         };
         rest.stop();
