@@ -322,7 +322,7 @@ pub const EQUIVALENT: &[Marker] = &[
     marker("bool-return-none", "not made (Python): `return True`/`return False` to `return None`, beside the flip of the literal", "return False → only return True"),
     marker("identity-operand", "not made (Rust): an operator swap that keeps the value, its right operand an integer literal: `x + 0` and `x - 0`, `x << 0` and `x >> 0`, `x * 1` and `x / 1` (and their assignments)", "buf[OFFSET + 0] → buf[OFFSET - 0]"),
     marker("literal-fold", "not made (Rust): inside arithmetic of unsuffixed integer literals alone (`60 * 60`), a mutant whose value, folded as the compiler folds it, is the original's or an earlier mutant's (only where every step stays within 0 to i32::MAX)", "60 * 60 → 1 * 60 made, 60 * 1 not"),
-    marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false (in Rust, also its `return` deleted): the rest of the function usually gives the same answer", "if self is other: return True"),
+    marker("fast-path-guard", "labelled when it survives: a guard whose body only returns, after an identity test of two names (Python `a is b`, neither a `__class__` nor a capitalised name: a type or a constant makes it a dispatch) or a pointer-equality test (Rust `ptr::eq`, `Rc::ptr_eq`, `Arc::ptr_eq`, `.ptr_eq(..)`), forced to false (in Rust, also its `return` deleted): the rest of the function usually gives the same answer", "if self is other: return True"),
 ];
 
 /// The markers as an aligned, human-readable table.

@@ -156,7 +156,8 @@ const ROWS: &[Row] = &[
     Row {
         family: "fast-path-guard is likely equivalent",
         source: "def __eq__(self, other):\n    if self is other:\n        return True\n    if other is None:\n        return False\n    \
-                 if self.items is other.items: return True\n    if self is not other:\n        return self.items == other.items\n",
+                 if self.items is other.items: return True\n    if self is not other:\n        return self.items == other.items\n\
+                 def base(cl):\n    if cl.__class__ is _GenericAlias:\n        return cl.__origin__\n    if cl is NOTHING:\n        return None\n",
     },
     Row {
         family: "NumberLiteral outside annotations",

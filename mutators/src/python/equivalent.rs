@@ -20,7 +20,9 @@ pub(crate) fn find(code: &Code, marks: &mut Marks) {
 }
 
 /// `a is b` where `a` and `b` are names or attributes (`self`, `other.items`), not `None`,
-/// `True` or `False`: a test of one object against another, not of a sentinel.
+/// `True` or `False`: a test of one object against another, not of a sentinel. Nor of a type
+/// or a constant: a side that ends in `__class__` or in a capitalised name (`_GenericAlias`,
+/// `NOTHING`) makes it a dispatch on the type or a sentinel, whose other branch differs.
 fn is_identity_test(code: &Code, condition: Range<usize>) -> bool {
     let Some(is) = condition.clone().find(|&i| code.is(i, "is")) else { return false };
     let dotted_name = |part: Range<usize>| {
@@ -36,7 +38,12 @@ fn is_identity_test(code: &Code, condition: Range<usize>) -> bool {
                     && !matches!(text, "None" | "True" | "False")
             })
     };
-    dotted_name(condition.start..is) && dotted_name(is + 1..condition.end)
+    let an_object = |part: Range<usize>| {
+        let last = code.text(part.end - 1);
+        let capitalised = last.trim_start_matches('_').starts_with(|c: char| c.is_ascii_uppercase());
+        dotted_name(part) && last != "__class__" && !capitalised
+    };
+    an_object(condition.start..is) && an_object(is + 1..condition.end)
 }
 
 /// Whether the body of the header on line `index` is one `return` statement.
