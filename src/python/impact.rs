@@ -466,7 +466,9 @@ pub fn now(python: &Path, support: &Path, root: &Path, map: &ImpactMap) -> Resul
     let request = support.join("impact-request.json");
     let answer = support.join("impact-now.json");
     std::fs::write(&request, serde_json::to_vec(&map.data_paths())?)?;
-    let status = std::process::Command::new(python)
+    // What it prints (a warning the parser gives of the project's code) is no line of
+    // mutdelta's own: said only when it fails.
+    let output = std::process::Command::new(python)
         .arg("-I")
         .arg(support.join(format!("{IMPACT_MODULE}.py")))
         .arg(root)
@@ -475,9 +477,15 @@ pub fn now(python: &Path, support: &Path, root: &Path, map: &ImpactMap) -> Resul
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .status()
+        .stderr(std::process::Stdio::piped())
+        .output()
         .context("the interpreter could not read the project's blocks")?;
-    anyhow::ensure!(status.success(), "reading the project's blocks failed ({status})");
+    anyhow::ensure!(
+        output.status.success(),
+        "reading the project's blocks failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
     Ok(serde_json::from_slice(&std::fs::read(&answer)?)?)
 }
 
