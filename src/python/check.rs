@@ -163,6 +163,15 @@ impl PythonCheck {
         }
     }
 
+    /// Per file, the tests the test-impact map saw run its functions (empty without a map).
+    pub(super) fn users_of_files(&self, ctx: &Context) -> BTreeMap<String, BTreeSet<String>> {
+        let Some(store) = &self.memory.impact else { return BTreeMap::new() };
+        match store.chosen(&ctx.options.python.impact_map) {
+            Ok(Some(map)) => map.users_of_files(),
+            _ => BTreeMap::new(),
+        }
+    }
+
     pub(super) fn spawn(&self, root: &Path) -> Spawn {
         Spawn {
             runner: self.runner.clone(),

@@ -13,7 +13,7 @@ use super::job::{Fresh, PythonJob};
 use super::proof::refuse_imports_from_checkout;
 use super::rest::RestOfSuite;
 use super::select::Selection;
-use super::{compile, coverage, pytest, select};
+use super::{compile, coverage, pytest, select, tried_first};
 use crate::model::plan::PlannedMutant;
 use crate::model::record::{Finished, How, RunRecord, StepRecord};
 use crate::run::job::Job;
@@ -106,7 +106,8 @@ impl PythonCheck {
             None => (baseline_step("baseline", &measured), self.describe_tests()),
         };
         refuse_imports_from_checkout(ctx, &map)?;
-        let (jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
+        let (mut jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
+        self.try_likely_first(ctx, &mut jobs, &map);
         let whole_files =
             jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
         let first_round =
@@ -165,6 +166,18 @@ impl PythonCheck {
         let parents = warm.iter_mut().map(|warm| warm.warm_worker()).collect();
         let collectors = self.spawn_collectors(ctx, &roots, &files, parents);
         Ok(Some(EarlyStart { roots, files, warm, collectors }))
+    }
+}
+
+impl PythonCheck {
+    /// `tried_first::try_likely_first` for the mutants whose line ran at import: the tests whose
+    /// files import its module, or that the test-impact map saw run its file's functions.
+    pub(super) fn try_likely_first(&self, ctx: &Context, jobs: &mut [Job<PythonJob>], map: &CoverageMap) {
+        if jobs.iter().any(|job| job.data.fresh == Some(Fresh::AtImport)) {
+            let users = self.users_of_files(ctx);
+            let mut likely = tried_first::importers_and_users(ctx.base, &users);
+            tried_first::try_likely_first(jobs, ctx.plan, map, &mut likely);
+        }
     }
 }
 

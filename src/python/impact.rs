@@ -179,6 +179,20 @@ impl ImpactMap {
         self.tests.retain(|_, entry| kept.contains(&entry.state));
     }
 
+    /// Per file, the tests recorded running one of its functions or methods (a block other
+    /// than its module-level code, which every test that imports the file ran, at import).
+    pub fn users_of_files(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (test, entry) in &self.tests {
+            for (file, block) in &entry.reach.blocks {
+                if block != SKELETON {
+                    out.entry(file.clone()).or_default().insert(test.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// Every file a recorded test or collection read: what `impact.py` digests now. A path
     /// that leaves the project (absolute, or through `..`; a map may come from elsewhere) is
     /// never read: it counts as changed.

@@ -283,6 +283,7 @@ impl LanguageCheck for PythonCheck {
                 job.data.left_out = files.clone();
             }
         }
+        self.try_likely_first(ctx, &mut jobs, &map);
         first_round.ran_whole_suite.extend(self.whole_suite(&jobs));
         Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: false, steps: vec![step] }))
     }

@@ -23,5 +23,6 @@ pub mod select;
 pub mod served;
 pub mod spec;
 pub mod touched;
+pub mod tried_first;
 pub mod warm;
 pub mod worker;

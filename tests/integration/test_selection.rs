@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{check, fixture_repo, fixture_repo_variant, mutants_on_line, read_valid_report};
+use crate::common::{check, fixture_repo, fixture_repo_variant, git, mutants_on_line, read_valid_report};
 
 #[test]
 fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
@@ -168,5 +168,59 @@ fn a_test_that_fails_without_the_mutant_in_its_selection_kills_nothing() {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert!(mutant["statusReason"].as_str().unwrap().contains("run in the suite's order"), "{mutant}");
         assert_eq!(mutant["killedBy"][0], "tests/test_state.py::test_fill_slowly", "{mutant}");
+    }
+}
+
+#[test]
+fn module_level_code_tries_first_the_test_files_that_import_its_module() {
+    // `LIMIT` is set at import; `capped` reads it. The change edits no test, so the whole suite
+    // is the first round, and the line ran outside every test: each mutant meets every test.
+    // `tests/test_capping.py` imports `pkg.bounds` and is tried first, alone: it kills them, and
+    // the other files (which import none of it) need not run.
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    write("pkg/__init__.py", "");
+    write("pkg/bounds.py", "LIMIT = 3\n\n\ndef capped(x):\n    return min(x, LIMIT)\n");
+    write(
+        "tests/test_capping.py",
+        "from pkg.bounds import capped\n\n\ndef test_capped():\n    assert capped(10) == 3\n",
+    );
+    for name in ["alpha", "beta", "gamma"] {
+        write(
+            &format!("tests/test_{name}.py"),
+            &format!("def test_{name}():\n    assert len('{name}') > 3\n"),
+        );
+    }
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    write("pkg/bounds.py", "LIMIT = 1 + 2\n\n\ndef capped(x):\n    return min(x, LIMIT)\n");
+    git(repo.path(), &["commit", "-q", "-a", "-m", "the change"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = read_valid_report(&json);
+    // Mutants that compile to another's code are not run.
+    let limit: Vec<&Value> = mutants_on_line(&report, "pkg/bounds.py", 1)
+        .into_iter()
+        .filter(|m| m["status"] != "Ignored")
+        .collect();
+    assert!(limit.len() >= 3, "{report}");
+    for mutant in limit {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+        assert_eq!(mutant["killedBy"], json!(["tests/test_capping.py::test_capped"]), "{mutant}");
+        let commands = mutant["run"]["commands"].as_array().unwrap();
+        let first: Vec<&str> =
+            commands[0]["argv"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(first.ends_with(&["tests/test_capping.py::test_capped"]), "tried alone first: {mutant}");
+        let others = |command: &Value| command["argv"].to_string().contains("test_alpha");
+        assert!(!commands.iter().any(others), "the other files never ran: {mutant}");
     }
 }
