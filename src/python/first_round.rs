@@ -167,9 +167,7 @@ impl PythonCheck {
         let collectors = self.spawn_collectors(ctx, &roots, &files, parents);
         Ok(Some(EarlyStart { roots, files, warm, collectors }))
     }
-}
 
-impl PythonCheck {
     /// `tried_first::try_likely_first` for the mutants whose line ran at import: the tests whose
     /// files import its module, or that the test-impact map saw run its file's functions.
     pub(super) fn try_likely_first(&self, ctx: &Context, jobs: &mut [Job<PythonJob>], map: &CoverageMap) {

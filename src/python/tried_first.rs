@@ -114,7 +114,8 @@ pub fn try_likely_first(
 
 /// `likely` for `try_likely_first`: a test whose file, in the copy at `root`, imports the
 /// mutated module by name, or that `users` (the test-impact map's, per file) saw run one of
-/// the file's functions. Each test file is read once.
+/// the file's functions. Each test file is read once; a test id naming a file outside the copy
+/// (the project's tests name them) reads nothing.
 pub fn importers_and_users<'a>(
     root: &'a Path,
     users: &'a BTreeMap<String, BTreeSet<String>>,
@@ -124,9 +125,10 @@ pub fn importers_and_users<'a>(
         let used = users.get(mutated.to_string_lossy().as_ref()).is_some_and(|tests| tests.contains(test));
         let file = select::file_of(test).to_string();
         let imported = imports.entry(file.clone()).or_insert_with(|| {
-            std::fs::read_to_string(root.join(&file))
-                .map(|source| imported_modules(&source))
-                .unwrap_or_default()
+            let inside =
+                Path::new(&file).components().all(|part| matches!(part, std::path::Component::Normal(_)));
+            let source = if inside { std::fs::read_to_string(root.join(&file)).ok() } else { None };
+            source.map(|source| imported_modules(&source)).unwrap_or_default()
         });
         let module = module_of(mutated);
         used || imported.iter().any(|name| names_module(name, &module))
@@ -175,6 +177,22 @@ mod tests {
         assert!(!names_module("semver", "src.semver.version"), "the package is not its module");
         assert!(!names_module("operator", "toolz.curried.operator"), "the standard library's");
         assert!(names_module("tool", "src.tool"));
+    }
+
+    #[test]
+    fn a_test_file_is_read_inside_the_copy_only() {
+        let outside = tempfile::tempdir().unwrap();
+        let copy = outside.path().join("copy");
+        std::fs::create_dir_all(copy.join("tests")).unwrap();
+        std::fs::write(copy.join("tests/test_a.py"), "import pkg.mod\n").unwrap();
+        std::fs::write(outside.path().join("test_b.py"), "import pkg.mod\n").unwrap();
+        let users = BTreeMap::new();
+        let mut likely = importers_and_users(&copy, &users);
+        let mutated = Path::new("pkg/mod.py");
+        assert!(likely(mutated, "tests/test_a.py::test_one"));
+        assert!(!likely(mutated, "../test_b.py::test_two"), "outside the copy");
+        let absolute = format!("{}::test_two", outside.path().join("test_b.py").display());
+        assert!(!likely(mutated, &absolute), "outside the copy");
     }
 
     fn job(id: usize, fresh: Option<Fresh>, tests: &[&str]) -> Job<PythonJob> {
