@@ -41,9 +41,11 @@ pub fn imported_modules(source: &str) -> BTreeSet<String> {
     let mut lines = source.lines().map(|line| line.split('#').next().unwrap_or("").trim());
     while let Some(line) = lines.next() {
         let mut statement = line.to_string();
-        // Its names go on until the parenthesis closes, or while a line ends in a backslash.
+        // An import's names go on until the parenthesis closes, or while a line ends in a
+        // backslash; no other statement is read.
+        let import = statement.starts_with("import ") || statement.starts_with("from ");
         let open = |text: &str| text.contains('(') && !text.contains(')');
-        while open(&statement) || statement.ends_with('\\') {
+        while import && (open(&statement) || statement.ends_with('\\')) {
             let Some(next) = lines.next() else { break };
             statement = format!("{} {next}", statement.trim_end_matches('\\'));
         }
@@ -150,11 +152,13 @@ mod tests {
     fn imports_are_read_in_each_form_and_other_lines_are_not() {
         let source = "import toolz\nimport toolz.curried.operator as cop, os\nfrom semver.version import Version\n\
                       from toolz.curried import (take,\n    operator as cop)\nfrom . import sibling\n# import commented.out\n\
-                      x = 'import not.this'\nfrom a import b as c  # why\nfrom p.q import r, \\\n    s\n";
+                      x = 'import not.this'\nfrom a import b as c  # why\nfrom p.q import r, \\\n    s\n\
+                      call = f(\"(\"\nimport after.paren\n";
         let found = imported_modules(source);
         let expected = [
             "a",
             "a.b",
+            "after.paren",
             "os",
             "p.q",
             "p.q.r",
