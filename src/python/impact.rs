@@ -204,7 +204,7 @@ impl ImpactMap {
 }
 
 /// Whether `path` names something under the project's root.
-fn inside_project(path: &str) -> bool {
+pub(super) fn inside_project(path: &str) -> bool {
     let path = Path::new(path.trim_end_matches('/'));
     path.is_relative() && path.components().all(|part| matches!(part, std::path::Component::Normal(_)))
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::coverage::{self, CoverageMap, TestCoverage};
 use super::job::{Fresh, PythonJob};
-use super::select;
+use super::{impact, select};
 use crate::model::plan::Plan;
 use crate::run::job::Job;
 
@@ -127,9 +127,11 @@ pub fn importers_and_users<'a>(
         let used = users.get(mutated.to_string_lossy().as_ref()).is_some_and(|tests| tests.contains(test));
         let file = select::file_of(test).to_string();
         let imported = imports.entry(file.clone()).or_insert_with(|| {
-            let inside =
-                Path::new(&file).components().all(|part| matches!(part, std::path::Component::Normal(_)));
-            let source = if inside { std::fs::read_to_string(root.join(&file)).ok() } else { None };
+            let source = if impact::inside_project(&file) {
+                std::fs::read_to_string(root.join(&file)).ok()
+            } else {
+                None
+            };
             source.map(|source| imported_modules(&source)).unwrap_or_default()
         });
         let module = module_of(mutated);
