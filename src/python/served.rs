@@ -85,8 +85,8 @@ impl Served {
     }
 
     /// Waits up to `limit` for a child of the process `parent` (a warm worker asked to fork
-    /// this helper) to connect to `listener`, which then closes; connections from any other
-    /// process are refused. The helper's standard error goes to `log`.
+    /// this helper; see `forked_by`) to connect to `listener`, which then closes; connections
+    /// from any other process are refused. The helper's standard error goes to `log`.
     pub fn accept(
         name: &'static str,
         listener: UnixListener,
@@ -99,7 +99,7 @@ impl Served {
         let (stream, pid) = loop {
             match listener.accept() {
                 Ok((stream, _)) => {
-                    if let Some(pid) = peer_pid(&stream).filter(|&pid| parent_of(pid) == Some(parent)) {
+                    if let Some(pid) = peer_pid(&stream).filter(|&pid| forked_by(pid, parent)) {
                         break (stream, pid);
                     }
                     // Any other process is hung up on.
@@ -230,7 +230,7 @@ pub fn end_waiting(listener: &UnixListener, parent: u32) {
         return;
     }
     while let Ok((stream, _)) = listener.accept() {
-        if let Some(pid) = peer_pid(&stream).filter(|&pid| parent_of(pid) == Some(parent)) {
+        if let Some(pid) = peer_pid(&stream).filter(|&pid| forked_by(pid, parent)) {
             kill_group(pid as i32);
         }
     }
@@ -292,6 +292,23 @@ fn parent_of(pid: u32) -> Option<u32> {
     stat_fields(pid)?.get(1)?.parse().ok()
 }
 
+fn group_of(pid: u32) -> Option<u32> {
+    stat_fields(pid)?.get(2)?.parse().ok()
+}
+
+/// Whether `pid` was forked by the warm worker mutdelta started as `worker`: its child, or,
+/// when `worker` is a wrapper that runs the interpreter without `exec` (a shell script naming
+/// the real one), the child of that interpreter, which the wrapper started in its own process
+/// group. What a forked run starts is never such a process: the run has a group of its own,
+/// and what it starts descends from it.
+fn forked_by(pid: u32, worker: u32) -> bool {
+    match parent_of(pid) {
+        Some(parent) if parent == worker => true,
+        Some(parent) => parent_of(parent) == Some(worker) && group_of(parent) == Some(worker),
+        None => false,
+    }
+}
+
 /// Whether `pid` is alive (not ended, nor a zombie waiting to be reaped).
 fn is_running(pid: u32) -> bool {
     stat_fields(pid)
@@ -350,6 +367,48 @@ mod tests {
         assert_eq!(answer.map(|ready| ready["who"].clone()), Some(serde_json::json!("child")));
         assert_eq!(pid, Some(child.id()));
         assert_eq!(second, Some(serde_json::json!({ "exit": 0, "duration": 0.2 })));
+    }
+
+    #[test]
+    fn a_child_of_an_interpreter_that_a_wrapper_started_is_accepted_and_its_grandchild_is_not() {
+        // `sh` stands for a wrapper that runs the interpreter without `exec`. The interpreter
+        // forks a run, whose own child connects first; then it forks the helper, in a group
+        // of its own, as a warm worker forks a collector. The helper is the one served.
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("collector.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let interpreter = "import os, socket, sys, time\n\
+            def connect(who):\n\
+            \x20   s = socket.socket(socket.AF_UNIX)\n\
+            \x20   s.connect(sys.argv[1])\n\
+            \x20   s.sendall(('{\"ready\": true, \"who\": \"%s\"}\\n' % who).encode())\n\
+            \x20   time.sleep(30)\n\
+            if os.fork() == 0:\n\
+            \x20   if os.fork() == 0:\n\
+            \x20       connect('grandchild')\n\
+            \x20   time.sleep(30)\n\
+            time.sleep(0.5)\n\
+            if os.fork() == 0:\n\
+            \x20   os.setpgid(0, 0)\n\
+            \x20   connect('helper')\n\
+            time.sleep(30)\n";
+        let script = dir.path().join("interpreter.py");
+        std::fs::write(&script, interpreter).unwrap();
+        let mut wrapper = Command::new("sh")
+            .arg("-c")
+            .arg(r#"python3 "$0" "$1"; true"#)
+            .arg(&script)
+            .arg(&socket)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let log = dir.path().join("log");
+        let served = Served::accept("the test helper", listener, wrapper.id(), log, Duration::from_secs(20));
+        let answer = served.as_ref().ok().and_then(|served| served.ready(Duration::from_secs(20)).ok());
+        drop(served);
+        kill_group(wrapper.id() as i32);
+        let _ = wrapper.wait();
+        assert_eq!(answer.map(|ready| ready["who"].clone()), Some(serde_json::json!("helper")));
     }
 
     #[test]

@@ -157,14 +157,13 @@ fn the_collectors_start_while_the_coverage_run_runs() {
 }
 
 /// `check --commit HEAD -j 2 --no-audit` of `repo` with its temporary files in `tmp` (and
-/// HOME elsewhere): how many mutants of `pkg/calc.py` were swapped in, what the fixture's
+/// HOME elsewhere), under the interpreter `python`: how many mutants of `pkg/calc.py` were swapped in, what the fixture's
 /// `test_scale` wrote in `$HOME/collector-lineage` (a line per swapped run: the collector,
 /// what its parent runs, and whether the two work in the same copy), and the report.
-fn collector_lineage(repo: &Path, tmp: &Path, env: &[(&str, &str)]) -> (usize, String, Value) {
+fn collector_lineage(repo: &Path, tmp: &Path, python: &Path, env: &[(&str, &str)]) -> (usize, String, Value) {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let home = tempfile::tempdir().unwrap();
-    let python = python();
     let output = hermetic(repo, tmp)
         .args(["check", "--python", python.to_str().unwrap(), "-j", "2", "--commit", "HEAD", "--no-audit"])
         .args(["--json", json.to_str().unwrap()])
@@ -203,7 +202,7 @@ fn each_copys_collector_is_forked_from_its_warm_worker() {
             crate::common::git(repo.path(), &["commit", "-q", "-am", "product"]);
         }
         let tmp = tempfile::tempdir().unwrap();
-        let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path(), &[]);
+        let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path(), &python(), &[]);
         assert!(swapped >= 2, "{change}: {report}");
         assert!(!lineage.is_empty(), "{change}: no swapped run of test_scale\n{report}");
         for line in lineage.lines() {
@@ -211,6 +210,28 @@ fn each_copys_collector_is_forked_from_its_warm_worker() {
         }
         assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{change}");
     }
+}
+
+#[test]
+fn an_interpreter_a_wrapper_runs_without_exec_still_forks_each_collector_from_its_warm_worker() {
+    // `--python` names a shell script that runs the real interpreter as its child: the warm
+    // worker is then not the process mutdelta started, and its collectors are that process's
+    // grandchildren. They are taken all the same (a refused one, waited for until the start
+    // limit, would leave its copy's mutants to fresh interpreters).
+    let repo = fixture_repo("early_collector");
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let wrapper = bin.path().join("python-wrapper");
+    let script = format!("#!/bin/sh\n'{}' \"$@\"\nexit $?\n", python().display());
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path(), &wrapper, &[]);
+    assert!(swapped >= 2, "{report}");
+    assert!(!lineage.is_empty(), "no swapped run of test_scale\n{report}");
+    for line in lineage.lines() {
+        assert!(line.ends_with(" warm-worker same-copy=True"), "{line}\n{lineage}");
+    }
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
 }
 
 #[test]
@@ -222,7 +243,7 @@ fn a_run_directory_too_long_for_a_socket_path_starts_each_collector_itself() {
     let tmp = tempfile::tempdir().unwrap();
     let long = tmp.path().join("a-temporary-directory-whose-path-is-too-long".repeat(3));
     std::fs::create_dir(&long).unwrap();
-    let (swapped, lineage, report) = collector_lineage(repo.path(), &long, &[]);
+    let (swapped, lineage, report) = collector_lineage(repo.path(), &long, &python(), &[]);
     assert!(swapped >= 2, "{report}");
     assert!(!lineage.is_empty(), "no swapped run of test_scale\n{report}");
     for line in lineage.lines() {
@@ -251,7 +272,7 @@ fn a_collector_started_by_mutdelta_ignores_an_inherited_parent_variable() {
     let long = tmp.path().join("a-temporary-directory-whose-path-is-too-long".repeat(3));
     std::fs::create_dir(&long).unwrap();
     let (swapped, lineage, report) =
-        collector_lineage(repo.path(), &long, &[("MUTDELTA_COLLECTOR_PARENT", pid.as_str())]);
+        collector_lineage(repo.path(), &long, &python(), &[("MUTDELTA_COLLECTOR_PARENT", pid.as_str())]);
     assert!(swapped >= 2, "{report}");
     for line in lineage.lines() {
         assert!(line.ends_with(" other same-copy=False"), "{line}\n{lineage}");
