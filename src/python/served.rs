@@ -412,6 +412,50 @@ mod tests {
     }
 
     #[test]
+    fn a_process_a_forked_run_started_and_one_that_has_ended_are_refused() {
+        // This process stands for the warm worker. A run it forks has a group of its own, and
+        // the process that run starts connects first; so does a child that connects and ends
+        // before it is looked at. Then the helper, a child in a group of its own, connects.
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("collector.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let connect = "import socket, sys, time\n\
+            s = socket.socket(socket.AF_UNIX)\n\
+            s.connect(sys.argv[1])\n\
+            s.sendall(('{\"ready\": true, \"who\": \"%s\"}\\n' % sys.argv[2]).encode())\n\
+            time.sleep(float(sys.argv[3]))\n";
+        let mut ended =
+            Command::new("python3").args(["-c", connect]).arg(&socket).args(["ended", "0"]).spawn().unwrap();
+        ended.wait().unwrap();
+        let mut run = Command::new("sh")
+            .arg("-c")
+            .arg(r#"python3 -c "$0" "$1" started-by-a-run 30; true"#)
+            .arg(connect)
+            .arg(&socket)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let mut helper = Command::new("python3")
+            .args(["-c", connect])
+            .arg(&socket)
+            .args(["helper", "30"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let log = dir.path().join("log");
+        let served =
+            Served::accept("the test helper", listener, std::process::id(), log, Duration::from_secs(20));
+        let answer = served.as_ref().ok().and_then(|served| served.ready(Duration::from_secs(20)).ok());
+        drop(served);
+        kill_group(run.id() as i32);
+        let _ = run.wait();
+        let _ = helper.kill();
+        let _ = helper.wait();
+        assert_eq!(answer.map(|ready| ready["who"].clone()), Some(serde_json::json!("helper")));
+    }
+
+    #[test]
     fn a_child_waiting_to_be_accepted_is_killed_when_its_connection_is_not_taken() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("collector.sock");
