@@ -49,7 +49,10 @@ impl WarmWorker {
             .arg(&spec.script)
             .current_dir(&spec.root)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?);
+            .env("MUTDELTA_PRELOAD", serde_json::to_string(&spec.preload)?)
+            // Who the worker and the collectors it forks watch: mutdelta, which is not the
+            // worker's parent when `--python` is a wrapper that does not exec.
+            .env("MUTDELTA_WORKER_PARENT", std::process::id().to_string());
         Ok(WarmWorker { served: Served::spawn(NAME, &mut command, spec.log.clone())? })
     }
 

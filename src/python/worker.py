@@ -88,7 +88,7 @@ def fork_collector(request, parent):
         os.dup2(channel.fileno(), 1)
         channel.close()
         os.environ["MUTDELTA_COLLECTOR_FILES"] = json.dumps(request["files"])
-        # The collector outlives this worker: it watches mutdelta, this worker's parent.
+        # The collector outlives this worker: it watches mutdelta.
         os.environ["MUTDELTA_COLLECTOR_PARENT"] = str(parent)
 
     run_pytest(enter, request["args"])
@@ -147,7 +147,9 @@ def project_files(root):
 
 
 def main():
-    parent = os.getppid()
+    # mutdelta: this process's parent, unless `--python` names a wrapper that runs this
+    # interpreter as its child (then mutdelta says who it is).
+    parent = int(os.environ.pop("MUTDELTA_WORKER_PARENT", "") or os.getppid())
     import pytest  # noqa: F401  (imported once here, shared by every child)
 
     rewritten = rewritten_plugins()

@@ -86,14 +86,34 @@ fn a_mutant_that_breaks_what_a_conftest_imports_is_killed() {
 
 #[test]
 fn a_project_a_shared_outside_module_imports_runs_its_fresh_mutants_in_new_interpreters() {
-    // The tests import `helperlib`, from outside the project, which imports `pkg.core`: a warm
-    // worker that preloads it has the project imported, and its forks could not import a
-    // mutant of it afresh. The canary would say the tests do not import the copy.
+    shared_outside_module(&python());
+}
+
+#[test]
+fn collectors_outlive_their_warm_worker_under_an_interpreter_a_wrapper_runs_without_exec() {
+    // The warm workers are set aside, their collectors kept: those must watch mutdelta, not
+    // the wrapper, which ends with its worker.
+    let bin = tempfile::tempdir().unwrap();
+    shared_outside_module(&wrapper_of(&python(), bin.path()));
+}
+
+/// A shell script in `dir` that runs `python` as its child, without `exec`.
+fn wrapper_of(python: &Path, dir: &Path) -> std::path::PathBuf {
+    let wrapper = dir.join("python-wrapper");
+    let script = format!("#!/bin/sh\n'{}' \"$@\"\nexit $?\n", python.display());
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// The check of the fixture whose tests import `helperlib`, from outside the project, which
+/// imports `pkg.core`: a warm worker that preloads it has the project imported, and its forks
+/// could not import a mutant of it afresh. The canary would say the tests do not import the copy.
+fn shared_outside_module(python: &Path) {
     let repo = fixture_repo("imported_by_helper");
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-    let python = python();
 
     let output = hermetic(repo.path(), tmp.path())
         .env("PYTHONPATH", Path::new(FIXTURES).join("imported_by_helper/outside"))
@@ -221,10 +241,7 @@ fn an_interpreter_a_wrapper_runs_without_exec_still_forks_each_collector_from_it
     let repo = fixture_repo("early_collector");
     let tmp = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();
-    let wrapper = bin.path().join("python-wrapper");
-    let script = format!("#!/bin/sh\n'{}' \"$@\"\nexit $?\n", python().display());
-    std::fs::write(&wrapper, script).unwrap();
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let wrapper = wrapper_of(&python(), bin.path());
     let (swapped, lineage, report) = collector_lineage(repo.path(), tmp.path(), &wrapper, &[]);
     assert!(swapped >= 2, "{report}");
     assert!(!lineage.is_empty(), "no swapped run of test_scale\n{report}");
