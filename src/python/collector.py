@@ -44,6 +44,7 @@ import time
 import types
 
 import mutdelta_forked as forked
+import mutdelta_rewritten
 import pytest
 from mutdelta_forked import enter_child
 
@@ -55,6 +56,7 @@ _answers = os.fdopen(os.dup(1), "w")
 # `filterwarnings = error` those warnings bury the error the collector ended with.
 atexit.register(_answers.close)
 atexit.register(_requests.close)
+mutdelta_rewritten.install()
 _files = {}
 # Why a mutated file was not read, by path.
 _unread = {}

@@ -26,6 +26,10 @@ pub const PROBE_MAIN_MODULE: &str = "mutdelta_probe_main";
 /// The probe plugin's hooks.
 pub const PROBE_HOOKS_SOURCE: &str = include_str!("probe_hooks.py");
 pub const PROBE_HOOKS_MODULE: &str = "mutdelta_probe_hooks";
+/// Has pytest keep the test modules it rewrites in the copy though bytecode writing is off;
+/// installed by the coverage runs, warm workers and collectors.
+pub const REWRITTEN_SOURCE: &str = include_str!("rewritten.py");
+pub const REWRITTEN_MODULE: &str = "mutdelta_rewritten";
 /// The `sitecustomize` that lets the probe watch the Python processes a test starts; alone in
 /// its directory (`SUBPROCESSES`), first on the coverage runs' path.
 pub const PROBE_CHILD_SOURCE: &str = include_str!("probe_child.py");
@@ -36,6 +40,7 @@ pub fn write_probe(support: &Path) -> Result<()> {
     std::fs::write(support.join(format!("{PROBE_MODULE}.py")), PROBE_SOURCE)?;
     std::fs::write(support.join(format!("{PROBE_MAIN_MODULE}.py")), PROBE_MAIN_SOURCE)?;
     std::fs::write(support.join(format!("{PROBE_HOOKS_MODULE}.py")), PROBE_HOOKS_SOURCE)?;
+    std::fs::write(support.join(format!("{REWRITTEN_MODULE}.py")), REWRITTEN_SOURCE)?;
     std::fs::create_dir_all(support.join(SUBPROCESSES))?;
     std::fs::write(support.join(SUBPROCESSES).join("sitecustomize.py"), PROBE_CHILD_SOURCE)?;
     std::fs::write(support.join(format!("{}.py", impact::IMPACT_MODULE)), impact::IMPACT_SOURCE)?;

@@ -298,7 +298,8 @@ pub fn environment(python: &Path, root: &Path, support: Option<&Path>) -> Vec<(S
     }
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     // Bytecode is cached as usual (in the copies' __pycache__): `worktree::replace_file` gives
-    // every mutant a fresh mtime, so it never meets its original's bytecode.
+    // every mutant a fresh mtime, so it never meets its original's bytecode. With writing off,
+    // mutdelta's helpers keep it in the copy themselves (`rewritten.py`), hash-checked.
     vec![("PYTHONPATH".to_string(), join(&python_path)), ("PATH".to_string(), join(&path))]
 }
 

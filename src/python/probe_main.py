@@ -6,7 +6,10 @@ watched like the rest."""
 import sys
 
 import mutdelta_probe  # noqa: F401  (puts the probe's finder in place)
+import mutdelta_rewritten
 import pytest
+
+mutdelta_rewritten.install()
 
 if __name__ == "__main__":
     # Not `console_main`, which pytest 9.2 deprecates for use outside its own entry point.

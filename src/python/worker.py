@@ -18,6 +18,7 @@ import os
 import sys
 
 import mutdelta_forked as forked
+import mutdelta_rewritten
 from mutdelta_forked import enter_child
 
 
@@ -151,6 +152,8 @@ def main():
     # interpreter as its child (then mutdelta says who it is).
     parent = int(os.environ.pop("MUTDELTA_WORKER_PARENT", "") or os.getppid())
     import pytest  # noqa: F401  (imported once here, shared by every child)
+
+    mutdelta_rewritten.install()
 
     rewritten = rewritten_plugins()
     root = os.path.realpath(os.getcwd())

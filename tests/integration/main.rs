@@ -3,6 +3,7 @@
 mod action;
 mod arid;
 mod bad_input;
+mod bytecode;
 mod changes;
 mod cli;
 mod common;
