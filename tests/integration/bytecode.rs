@@ -51,11 +51,19 @@ fn compiled_and_rewritten_modules_are_kept_in_the_copy_only_and_taken_only_for_t
     )
     .unwrap();
     std::fs::write(outside.join("outer.py"), "X = 1\n").unwrap();
+    // A package of the copy whose cache directory leads out of it (as a hostile test could
+    // leave it): nothing is written through it.
+    std::fs::create_dir_all(copy.join("linked")).unwrap();
+    std::fs::write(copy.join("linked/__init__.py"), "Y = 1\n").unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, copy.join("linked/__pycache__")).unwrap();
     std::fs::write(outside.join("test_outer.py"), "def test_outer():\n    assert True\n").unwrap();
     let tests =
         format!("['-q', '-p', 'no:cacheprovider', 'tests/test_mod.py', {:?}]", outside.join("test_outer.py"));
 
-    let first = run_in(&copy, &support, &outside, &format!("import outer\nsys.exit(pytest.main({tests}))"));
+    let first =
+        run_in(&copy, &support, &outside, &format!("import outer, linked\nsys.exit(pytest.main({tests}))"));
     assert!(first.status.success(), "{first:?}");
     let kept = cached(&copy.join("pkg"));
     assert!(kept.iter().any(|name| name.starts_with("mod.cpython-")), "{kept:?}");
@@ -65,6 +73,7 @@ fn compiled_and_rewritten_modules_are_kept_in_the_copy_only_and_taken_only_for_t
         "{rewritten:?}"
     );
     assert_eq!(cached(&outside), Vec::<String>::new(), "nothing is written outside the copy");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nor through a link out of it");
 
     // The module changes to source of the same size and the same modification time (as a
     // mutant written within the same second would): its kept bytecode must not be taken.

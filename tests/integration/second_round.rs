@@ -409,6 +409,16 @@ const REUSABLE: &str = "def reusable():\n    \
 /// again once it is stopped. Either way the verdicts are those of a check without it.
 #[test]
 fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothing() {
+    // Whether a run of the change's test meets the holder at all depends on timing (the rest
+    // of the suite may be paused, or stopped, before it holds the port): a check in which none
+    // did proves nothing here, and is made again. Its verdicts are checked all the same.
+    let missed = (0..3).map(|_| check_beside_a_port_holder()).take_while(|clashed| !clashed).count();
+    assert!(missed < 3, "no run of the change's test met the rest of the suite holding the port in 3 checks");
+}
+
+/// One check of the change whose test needs a port that a test of the rest of the suite holds;
+/// whether a run of the change's test met it held.
+fn check_beside_a_port_holder() -> bool {
     let shared = tempfile::tempdir().unwrap();
     let clashed = shared.path().join("clashed");
     let held = shared.path().join("held");
@@ -469,7 +479,6 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
     let run = check(repo.path(), &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
     let events = std::fs::read_to_string(shared.path().join("events")).unwrap_or_default();
     let shown = format!("{run:?}\n--- events\n{events}");
-    assert!(clashed.exists(), "the rest of the suite ran beside the first coverage run: {shown}");
     assert_eq!(run.code, 1, "GREETING's survivors, not a failing baseline: {shown}");
     let report = read_valid_report(&json);
     let greeting = mutants_on_line(&report, "pkg/names.py", 9);
@@ -478,6 +487,7 @@ fn a_test_of_the_change_failing_only_beside_the_rest_of_the_suite_decides_nothin
         assert_eq!(mutant["status"], "Survived", "{mutant}\n{shown}");
     }
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+    clashed.exists()
 }
 
 /// While the first coverage run is spread over every core (its tests prove slow), the rest of
