@@ -101,13 +101,14 @@ fn compiled_and_rewritten_modules_are_kept_in_the_copy_only_and_taken_only_for_t
     assert_eq!(cached(&outside), Vec::<String>::new());
 }
 
-/// Each mutant's status and killers, by file, line and replacement.
-fn verdicts(report: &Value) -> BTreeMap<String, (Value, Value)> {
+/// Each mutant's status, by file, line and replacement. (Which test is named as its killer
+/// may differ from run to run when several fail on it: the fastest first is measured anew.)
+fn verdicts(report: &Value) -> BTreeMap<String, Value> {
     let mut verdicts = BTreeMap::new();
     for (path, file) in report["files"].as_object().unwrap() {
         for mutant in file["mutants"].as_array().unwrap() {
             let key = format!("{path}:{}:{}", mutant["location"]["start"]["line"], mutant["replacement"]);
-            verdicts.insert(key, (mutant["status"].clone(), mutant["killedBy"].clone()));
+            verdicts.insert(key, mutant["status"].clone());
         }
     }
     verdicts
@@ -149,11 +150,10 @@ fn with_bytecode_writing_off_the_verdicts_are_those_of_a_run_that_writes_it() {
             let run = Run::of(&command.output().unwrap());
             assert!(run.code == 0 || run.code == 1, "{fixture}: {run:?}");
             let report = read_valid_report(&json);
-            let lost = report["mutdelta"]["audit"]["lostKills"].clone();
+            let lost = report["mutdelta"]["audit"]["lostKills"].as_array().map_or(0, Vec::len);
             runs.push((run.code, verdicts(&report), lost));
         }
-        let lost_any = runs[0].2.as_array().is_some_and(|lost| !lost.is_empty());
-        assert!(!runs[0].1.is_empty() || lost_any, "{fixture}: nothing to compare");
+        assert!(!runs[0].1.is_empty() || runs[0].2 > 0, "{fixture}: nothing to compare");
         assert_eq!(runs[0], runs[1], "{fixture}");
     }
 }
