@@ -26,8 +26,8 @@ pub const PROBE_MAIN_MODULE: &str = "mutdelta_probe_main";
 /// The probe plugin's hooks.
 pub const PROBE_HOOKS_SOURCE: &str = include_str!("probe_hooks.py");
 pub const PROBE_HOOKS_MODULE: &str = "mutdelta_probe_hooks";
-/// Has pytest keep the test modules it rewrites in the copy though bytecode writing is off;
-/// installed by the coverage runs, warm workers and collectors.
+/// Keeps the modules compiled and the test modules pytest rewrites inside the copy, though
+/// bytecode writing is off; installed by the coverage runs, warm workers and collectors.
 pub const REWRITTEN_SOURCE: &str = include_str!("rewritten.py");
 pub const REWRITTEN_MODULE: &str = "mutdelta_rewritten";
 /// The `sitecustomize` that lets the probe watch the Python processes a test starts; alone in
