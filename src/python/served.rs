@@ -292,21 +292,20 @@ fn parent_of(pid: u32) -> Option<u32> {
     stat_fields(pid)?.get(1)?.parse().ok()
 }
 
-fn group_of(pid: u32) -> Option<u32> {
-    stat_fields(pid)?.get(2)?.parse().ok()
-}
-
 /// Whether `pid` was forked by the warm worker mutdelta started as `worker`: its child, or,
 /// when `worker` is a wrapper that runs the interpreter without `exec` (a shell script naming
 /// the real one), the child of that interpreter, which the wrapper started in its own process
 /// group. What a forked run starts is never such a process: the run has a group of its own,
 /// and what it starts descends from it.
 fn forked_by(pid: u32, worker: u32) -> bool {
-    match parent_of(pid) {
-        Some(parent) if parent == worker => true,
-        Some(parent) => parent_of(parent) == Some(worker) && group_of(parent) == Some(worker),
-        None => false,
+    let Some(parent) = parent_of(pid) else { return false };
+    if parent == worker {
+        return true;
     }
+    // The parent's own parent and process group, from one reading of its stat.
+    let Some(fields) = stat_fields(parent) else { return false };
+    let id = |index: usize| fields.get(index).and_then(|field| field.parse::<u32>().ok());
+    id(1) == Some(worker) && id(2) == Some(worker)
 }
 
 /// Whether `pid` is alive (not ended, nor a zombie waiting to be reaped).
