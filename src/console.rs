@@ -155,6 +155,7 @@ impl Console {
                 state.start(&phase_label(Phase::Audit), None);
                 state.prefix = "kill-loss audit, ";
             }
+            Event::Phase(Phase::Check) => state.prefix = "",
             Event::Phase(phase) => {
                 state.start(&phase_label(phase), None);
                 let line = format!("{}{}", state.prefix, phase_line(phase));
@@ -285,6 +286,7 @@ fn phase_label(phase: Phase) -> String {
         Phase::SecondRound { .. } => "second round".to_string(),
         Phase::Confirming { .. } => "confirming survivors".to_string(),
         Phase::Audit => "kill-loss audit".to_string(),
+        Phase::Check => "mutants".to_string(),
     }
 }
 
@@ -303,6 +305,7 @@ fn phase_line(phase: Phase) -> String {
             if count == 1 { "survivor" } else { "survivors" }
         ),
         Phase::Audit => "kill-loss audit".to_string(), // its own notes say what it does
+        Phase::Check => String::new(), // never said
     }
 }
 

@@ -206,6 +206,9 @@ pub struct Plan {
     pub not_made: BTreeMap<&'static str, usize>,
     /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
     pub share: Option<crate::model::plan::Share>,
+    /// The ids of the kills the kill-loss audit carried after the change and tests with the
+    /// check's own mutants (`with_carried`): none in a plan of the change alone.
+    pub carried: BTreeSet<usize>,
 }
 
 impl Plan {
@@ -243,6 +246,51 @@ impl Plan {
 
     pub fn line_count(&self) -> usize {
         self.files.iter().map(|file| file.lines.len()).sum()
+    }
+
+    /// This plan with `carried`'s lines added, and `mutants` (of `carried`, on the same state)
+    /// numbered after this plan's own: the kills the kill-loss audit carries after the change,
+    /// tested with the change's mutants in the same copies, against the same coverage run.
+    /// A file of both gets `carried`'s lines, so that the probe watches them; the carried
+    /// mutants stay out of `FilePlan::mutants`, so `all_mutants` still numbers the plan's own
+    /// alone. Returns the joined plan and the carried mutants as it numbers them, each id
+    /// being this plan's mutant count plus its id in `carried`.
+    pub fn with_carried(&self, carried: &Plan, mutants: &[PlannedMutant]) -> (Plan, Vec<PlannedMutant>) {
+        let mut joined = self.clone();
+        let offset = self.mutant_count();
+        let mut file_of = BTreeMap::new();
+        for (index, file) in carried.files.iter().enumerate() {
+            let at = match joined.files.iter().position(|own| own.path == file.path) {
+                Some(at) => {
+                    let own = &mut joined.files[at];
+                    let mut lines: BTreeMap<usize, std::ops::RangeInclusive<usize>> =
+                        own.lines.iter().copied().zip(own.statements.iter().cloned()).collect();
+                    for (&line, statement) in file.lines.iter().zip(&file.statements) {
+                        lines.entry(line).or_insert_with(|| statement.clone());
+                    }
+                    (own.lines, own.statements) = lines.into_iter().unzip();
+                    at
+                }
+                None => {
+                    joined.files.push(FilePlan { mutants: Vec::new(), ..file.clone() });
+                    joined.files.len() - 1
+                }
+            };
+            file_of.insert(index, at);
+        }
+        let mutants: Vec<PlannedMutant> = mutants
+            .iter()
+            .map(|planned| PlannedMutant {
+                id: offset + planned.id,
+                file: file_of[&planned.file],
+                mutant: planned.mutant.clone(),
+            })
+            .collect();
+        joined.carried = mutants.iter().map(|planned| planned.id).collect();
+        if let Some(share) = &mut joined.share {
+            share.ids.extend(joined.carried.iter().copied());
+        }
+        (joined, mutants)
     }
 }
 
@@ -288,4 +336,70 @@ pub struct Share {
     pub ids: BTreeSet<usize>,
     /// How many mutants the whole plan has.
     pub planned: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, source: &str, lines: &[usize]) -> FilePlan {
+        let found = mutators::python::mutate(source, lines).expect("mutants");
+        FilePlan {
+            path: path.into(),
+            language: crate::python::spec::LANGUAGE,
+            source: source.to_string(),
+            lines: found.executable_lines,
+            statements: found.statements,
+            mutants: found.mutants,
+        }
+    }
+
+    #[test]
+    fn carried_kills_join_the_plan_numbered_after_its_own_mutants_and_watched_in_their_files() {
+        let calc = "def f(a):\n    x = a + 1\n    return x * 2\n";
+        let own = Plan { files: vec![file("calc.py", calc, &[2])], ..Plan::default() };
+        let carried = Plan {
+            files: vec![file("other.py", "def g(b):\n    return b - 1\n", &[2]), file("calc.py", calc, &[3])],
+            ..Plan::default()
+        };
+        let carried_mutants = carried.all_mutants();
+        let own_count = own.mutant_count();
+
+        let (joined, mutants) = own.with_carried(&carried, &carried_mutants);
+
+        // The plan's own mutants keep their numbers and files; the carried ones come after.
+        let own_ids: Vec<usize> = joined.all_mutants().iter().map(|planned| planned.id).collect();
+        assert_eq!(own_ids, (1..=own_count).collect::<Vec<_>>());
+        assert_eq!(mutants.len(), carried_mutants.len());
+        for (joined_mutant, original) in mutants.iter().zip(&carried_mutants) {
+            assert_eq!(joined_mutant.id, own_count + original.id);
+            assert_eq!(joined.files[joined_mutant.file].path, carried.files[original.file].path);
+            assert_eq!(joined_mutant.mutant.replacement, original.mutant.replacement);
+        }
+        assert_eq!(joined.carried, mutants.iter().map(|planned| planned.id).collect());
+        // A file of both holds one entry, watching both lines; a new file is added.
+        let paths: Vec<&str> = joined.files.iter().map(|file| file.path.to_str().unwrap()).collect();
+        assert_eq!(paths, ["calc.py", "other.py"]);
+        assert_eq!(joined.files[0].lines, [2, 3]);
+        assert_eq!(joined.files[0].statement_of(3), 3..=3);
+        assert_eq!(joined.files[0].mutants.len(), own.files[0].mutants.len(), "carried mutants stay out");
+        assert!(joined.files[1].mutants.is_empty());
+        assert!(own.carried.is_empty());
+    }
+
+    #[test]
+    fn a_shards_share_takes_the_carried_kills_too() {
+        let own = Plan {
+            files: vec![file("calc.py", "x = 1 + 2\n", &[1])],
+            share: Some(Share { shard: Shard { index: 0, count: 2 }, ids: [1].into(), planned: 2 }),
+            ..Plan::default()
+        };
+        let carried = Plan { files: vec![file("other.py", "y = 3 - 4\n", &[1])], ..Plan::default() };
+
+        let (joined, mutants) = own.with_carried(&carried, &carried.all_mutants());
+
+        let share = joined.share.expect("the shard's share");
+        assert!(mutants.iter().all(|planned| share.ids.contains(&planned.id)));
+        assert!(share.ids.contains(&1));
+    }
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use git2::{Oid, Repository};
+use git2::Oid;
 
 use super::check::PythonCheck;
 use super::first_round::{LinesRun, TestsRun};
@@ -18,9 +18,10 @@ use crate::model::outcome::MutantResult;
 use crate::model::plan::{FilePlan, Language, Plan, PlannedMutant, State};
 use crate::model::record::StepRecord;
 use crate::model::report::Timings;
+use crate::options::Options;
 use crate::run::event::Event;
 use crate::run::language::Context;
-use crate::run::plugin::{AuditRequest, Change};
+use crate::run::plugin::{AuditBegun, AuditRequest, CarriedKills};
 use crate::run::verdicts::Verdicts;
 use crate::run::{check_language, split_ignored};
 use crate::scratch::Scratch;
@@ -139,100 +140,127 @@ fn unread_test_code(added: &AddedLines, unaudited: &[String]) -> Vec<String> {
     notes
 }
 
-/// Runs the audit of `change`. A change that edits no test before it reports no edited test.
-pub fn audit(request: &AuditRequest, timings: &mut Timings, events: &mut dyn FnMut(Event)) -> Result<Audit> {
+/// Begins the audit of `change`: the edited tests before it, the source they ran there
+/// mutated, and the kills they make, carried after the change for the check to test with its
+/// own mutants. A change that edits no test before it reports no edited test.
+pub fn begin(
+    request: &AuditRequest,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<AuditBegun> {
     let AuditRequest { options, change, unaudited } = request;
     let added = change.added;
     let mut notes = unread_test_code(added, unaudited);
     let files = touched_files(added);
+    let done = |notes, edited| Ok(AuditBegun::Done(Audit { notes, edited, ..Audit::default() }));
     if files.is_empty() {
-        return Ok(Audit { notes, ..Audit::default() });
+        return done(notes, Vec::new());
     }
-    let Some(before) = added.before else {
+    let Some(commit) = added.before else {
         notes.push(
             "the change has no commit before it, so no test of it existed before: nothing to audit"
                 .to_string(),
         );
-        return Ok(Audit { notes, ..Audit::default() });
+        return done(notes, Vec::new());
     };
     if options.test_cmd.is_some() {
         notes.push("a test command (--test-cmd, or `test-cmd` in the configuration) runs the tests: the audit needs pytest to run the edited tests alone, so it did not run".to_string());
-        return Ok(Audit { notes, ..Audit::default() });
+        return done(notes, Vec::new());
     }
     let repo = lines::open_repository(change.repo_root)?;
 
     // Before the change: the edited tests, the source they ran, and what they kill there.
-    let old_scratch = Scratch::create()?;
-    let old_base = old_scratch.path().join("copy-0");
-    worktree::materialize(&repo, State::Commit(before), &old_base)?;
+    let scratch = Scratch::create()?;
+    let base = scratch.path().join("copy-0");
+    worktree::materialize(&repo, State::Commit(commit), &base)?;
     let python = interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?.path;
-    let edited = touched::edited_tests(&python, &old_base, change.after, &files)?;
+    let edited = touched::edited_tests(&python, &base, change.after, &files)?;
     if edited.is_empty() {
-        return Ok(Audit { notes, ..Audit::default() });
+        return done(notes, Vec::new());
     }
+    let logs = scratch.subdir("logs")?;
     let cache = crate::cache::Cache::open(change.repo_root, options.cache);
+    let old = OldState { scratch, base, logs, cache, commit };
     // Verdicts of the same mutants of the same state against the same edited tests, from an
     // earlier audit (read before any test runs in the copy).
-    let memory = Verdicts::open(&cache, &old_base);
+    let memory = Verdicts::open(&old.cache, &old.base);
     // The edited tests' first run keeps no verdict.
     let unkept = Verdicts::default();
-    let old_logs = old_scratch.subdir("logs")?;
     let empty = Plan::default();
-    let ctx = Context {
-        options,
-        plan: &empty,
-        repo_root: change.repo_root,
-        base: &old_base,
-        state: State::Commit(before),
-        scratch: &old_scratch,
-        logs: &old_logs,
-        cache: &cache,
-        verdicts: &unkept,
-    };
-    let (edited, old_side, ran) = match run_edited_tests(&ctx, edited)? {
+    let ctx = old.context(options, change.repo_root, &empty, &unkept);
+    let (edited, side, ran) = match run_edited_tests(&ctx, edited)? {
         EditedRun::Passed { edited, side, run, widened } => {
             notes.extend(widened);
             (edited, *side, run)
         }
         EditedRun::Unusable { edited, why } => {
             notes.push(why);
-            return Ok(Audit { edited, notes, ..Audit::default() });
+            return done(notes, edited);
         }
     };
-    let old_verdicts =
+    let verdicts =
         memory.for_purpose(format!("kill-loss audit before the change, of the edited tests {edited:?}"));
-    let ctx = Context { verdicts: &old_verdicts, ..ctx };
-    let old = Before { ctx, side: &old_side, repo: &repo, commit: before };
-    audit_kills(&old, change, ran, Audit { edited, notes, ..Audit::default() }, timings, events)
+    let audit = Audit { edited, notes, ..Audit::default() };
+    audit_kills(request, Before { old, side, verdicts }, ran, audit, timings, events)
 }
 
-/// The state before the change, the audit's check of the edited tests there and its context.
-#[derive(Clone, Copy)]
-struct Before<'a> {
-    ctx: Context<'a>,
-    side: &'a PythonCheck,
-    repo: &'a Repository,
+/// The state before the change, written to a copy of its own.
+struct OldState {
+    scratch: Scratch,
+    base: PathBuf,
+    logs: PathBuf,
+    cache: crate::cache::Cache,
     commit: Oid,
 }
 
-/// The kills of the edited tests before the change (on the source they ran) that no test makes
-/// after it, each confirmed by happening again before it.
+impl OldState {
+    fn context<'a>(
+        &'a self,
+        options: &'a Options,
+        repo_root: &'a Path,
+        plan: &'a Plan,
+        verdicts: &'a Verdicts,
+    ) -> Context<'a> {
+        Context {
+            options,
+            plan,
+            repo_root,
+            base: &self.base,
+            state: State::Commit(self.commit),
+            scratch: &self.scratch,
+            logs: &self.logs,
+            cache: &self.cache,
+            verdicts,
+        }
+    }
+}
+
+/// The state before the change, the audit's check of the edited tests there, and the verdicts
+/// it remembers.
+struct Before {
+    old: OldState,
+    side: PythonCheck,
+    verdicts: Verdicts,
+}
+
+/// The kills of the edited tests before the change (on the source they ran), carried after it;
+/// none carried ends the audit.
 fn audit_kills(
-    old: &Before,
-    change: &Change,
+    request: &AuditRequest,
+    before: Before,
     ran: LinesRun,
     mut audit: Audit,
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
-) -> Result<Audit> {
-    let options = old.ctx.options;
+) -> Result<AuditBegun> {
+    let AuditRequest { options, change, .. } = request;
     let LinesRun { lines: ran, step: first_step } = ran;
     events(Event::Note(format!(
         "kill-loss audit: the change edits or deletes {}; mutating the source they ran before it",
         crate::words::describe_tests(&audit.edited)
     )));
     let ran_lines = AddedLines {
-        state: State::Commit(old.commit),
+        state: State::Commit(before.old.commit),
         files: ran,
         deleted: Vec::new(),
         binary: Vec::new(),
@@ -241,9 +269,11 @@ fn audit_kills(
         before: None,
     };
     let every_line = Choice { include_reformatted: true, ..options.choice.clone() };
-    let mut old_plan = Plan::make(&ran_lines, old.ctx.base, &every_line, &[LANGUAGE])?;
+    let mut old_plan = Plan::make(&ran_lines, &before.old.base, &every_line, &[LANGUAGE])?;
+    let empty = Plan::default();
     if let Some(budget) = options.audit_budget {
-        audit_budget::keep_within(budget, old.side, &old.ctx, &mut old_plan, &mut audit);
+        let ctx = before.old.context(options, change.repo_root, &empty, &before.verdicts);
+        audit_budget::keep_within(budget, &before.side, &ctx, &mut old_plan, &mut audit);
     }
     if let Some(shard) = options.shard {
         crate::shard::restrict(&mut old_plan, shard);
@@ -253,89 +283,94 @@ fn audit_kills(
     audit.tried = candidates.len() + ignored.len();
     audit.steps = vec![first_step];
     if candidates.is_empty() {
-        return Ok(audit);
+        return Ok(AuditBegun::Done(audit));
     }
-    let old_ctx = Context { plan: &old_plan, ..old.ctx };
-    let before_results = check_language(old.side, &old_ctx, candidates, timings, events)?.complete()?;
+    let old_ctx = before.old.context(options, change.repo_root, &old_plan, &before.verdicts);
+    let before_results = check_language(&before.side, &old_ctx, candidates, timings, events)?.complete()?;
     audit.steps.extend(before_results.steps);
-    let killed: Vec<&MutantResult> =
-        before_results.results.iter().filter(|result| result.outcome.status.is_caught()).collect();
+    let killed: Vec<MutantResult> =
+        before_results.results.into_iter().filter(|result| result.outcome.status.is_caught()).collect();
     audit.killed_before = killed.len();
     if killed.is_empty() {
-        return Ok(audit);
+        return Ok(AuditBegun::Done(audit));
     }
 
     // After the change: the same mutants on the same code, against every test that runs it.
-    let carried = carry(&old_plan, &killed, change.added, change.after, &options.choice)?;
+    let carried = carry(&old_plan, killed, change.added, change.after, &options.choice)?;
     audit.dropped = carried.dropped;
     if carried.mutants.is_empty() {
-        return Ok(audit);
+        return Ok(AuditBegun::Done(audit));
     }
     events(Event::Note(format!(
-        "kill-loss audit: the edited tests killed {} of {} {}; testing those after the change",
-        killed.len(),
+        "kill-loss audit: the edited tests killed {} of {} {}; testing those after the change, with the change's own mutants",
+        audit.killed_before,
         audit.tried,
         if audit.tried == 1 { "mutant" } else { "mutants" }
     )));
-    let (seemingly_lost, steps) = after_change(&old_ctx, change, carried, timings, events)?;
-    audit.steps.extend(steps);
-    if seemingly_lost.is_empty() {
-        return Ok(audit);
+    let Before { old, side, .. } = before;
+    Ok(AuditBegun::Carrying(Box::new(Pending { old, side, old_plan, carried, audit })))
+}
+
+/// An audit waiting for the kills it carried to be tested after the change.
+struct Pending {
+    old: OldState,
+    side: PythonCheck,
+    old_plan: Plan,
+    carried: Carried,
+    audit: Audit,
+}
+
+impl CarriedKills for Pending {
+    fn plan(&self) -> &Plan {
+        &self.carried.plan
     }
-    let old = Before { ctx: old_ctx, ..*old };
-    confirm_lost(&old, &old_plan, seemingly_lost, &mut audit, timings, events)?;
-    Ok(audit)
+
+    fn mutants(&self) -> Vec<PlannedMutant> {
+        self.carried.mutants.clone()
+    }
+
+    /// A carried kill that no test makes after the change (its survivors faced the whole
+    /// suite, as it runs: a test that does not run the line may still fail on what it made)
+    /// is confirmed before the change, then reported lost.
+    fn finish(
+        self: Box<Self>,
+        request: &AuditRequest,
+        results: Vec<MutantResult>,
+        steps: Vec<StepRecord>,
+        timings: &mut Timings,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<Audit> {
+        let Pending { old, side, old_plan, mut carried, mut audit } = *self;
+        audit.steps.extend(steps);
+        let seemingly_lost: Vec<SeeminglyLost> = results
+            .into_iter()
+            .filter(|result| result.outcome.status.is_missed())
+            .filter_map(|result| Some((carried.origins.remove(&result.planned.id)?, result)))
+            .collect();
+        if !seemingly_lost.is_empty() {
+            let before = Lost { request, old: &old, side: &side, plan: &old_plan };
+            confirm_lost(&before, seemingly_lost, &mut audit, timings, events)?;
+        }
+        Ok(audit)
+    }
 }
 
 /// A kill no test makes after the change: its result before it, and after.
-type SeeminglyLost<'a> = (&'a MutantResult, MutantResult);
+type SeeminglyLost = (MutantResult, MutantResult);
 
-/// The carried mutants tested after the change against every test that runs them: those no
-/// test kills there (each with its result before the change), and the runs before them.
-fn after_change<'a>(
-    old_ctx: &Context,
-    change: &Change,
-    carried: Carried<'a>,
-    timings: &mut Timings,
-    events: &mut dyn FnMut(Event),
-) -> Result<(Vec<SeeminglyLost<'a>>, Vec<StepRecord>)> {
-    let new_scratch = Scratch::create()?;
-    let new_base = new_scratch.path().join("copy-0");
-    worktree::duplicate(change.after, &new_base)?;
-    let new_verdicts =
-        Verdicts::open(old_ctx.cache, &new_base).for_purpose("kill-loss audit after the change".to_string());
-    let new_logs = new_scratch.subdir("logs")?;
-    // A kill the change seems to lose faces the whole suite, as it runs, before it is called
-    // lost: a test that does not run the line may still fail on what it made (a memo built by
-    // the test the change put first). Few kills seem lost; each costs a suite run at most.
-    let ctx = Context {
-        options: old_ctx.options,
-        plan: &carried.plan,
-        repo_root: change.repo_root,
-        base: &new_base,
-        state: change.added.state,
-        scratch: &new_scratch,
-        logs: &new_logs,
-        cache: old_ctx.cache,
-        verdicts: &new_verdicts,
-    };
-    let side = PythonCheck::new(&ctx)?.confirming_survivors().rest_only_when_needed();
-    let checked = check_language(&side, &ctx, carried.mutants, timings, events)?.complete()?;
-    let seemingly_lost = checked
-        .results
-        .into_iter()
-        .filter(|result| result.outcome.status.is_missed())
-        .map(|result| (carried.origins[&result.planned.id], result))
-        .collect();
-    Ok((seemingly_lost, checked.steps))
+/// What confirming a lost kill needs: the state before the change and the audit's plan there.
+struct Lost<'a> {
+    request: &'a AuditRequest<'a>,
+    old: &'a OldState,
+    side: &'a PythonCheck,
+    plan: &'a Plan,
 }
 
 /// A kill is reported lost only if it happens again before the change: a test that depends on
 /// timing or on other tests can fail once by chance, and that kill was never the tests'. Adds
 /// those that do to `audit.lost`, and counts the others.
 fn confirm_lost(
-    old: &Before,
-    old_plan: &Plan,
+    before: &Lost,
     seemingly_lost: Vec<SeeminglyLost>,
     audit: &mut Audit,
     timings: &mut Timings,
@@ -345,16 +380,18 @@ fn confirm_lost(
         "kill-loss audit: {} of those kills no test makes after the change; running them again before it to confirm them",
         seemingly_lost.len()
     )));
+    let repo = lines::open_repository(before.request.change.repo_root)?;
     let again = Scratch::create()?;
     let again_base = again.path().join("copy-0");
-    worktree::materialize(old.repo, State::Commit(old.commit), &again_base)?;
+    worktree::materialize(&repo, State::Commit(before.old.commit), &again_base)?;
     let again_logs = again.subdir("logs")?;
     // Run again, never recalled: a kill that happens once by chance must not confirm itself.
     let fresh = Verdicts::default();
-    let again_ctx =
-        Context { base: &again_base, scratch: &again, logs: &again_logs, verdicts: &fresh, ..old.ctx };
+    let old_ctx =
+        before.old.context(before.request.options, before.request.change.repo_root, before.plan, &fresh);
+    let again_ctx = Context { base: &again_base, scratch: &again, logs: &again_logs, ..old_ctx };
     let rerun: Vec<PlannedMutant> = seemingly_lost.iter().map(|(old, _)| old.planned.clone()).collect();
-    let confirmed = check_language(old.side, &again_ctx, rerun, timings, events)?.complete()?;
+    let confirmed = check_language(before.side, &again_ctx, rerun, timings, events)?.complete()?;
     audit.steps.extend(confirmed.steps);
     let held: BTreeSet<usize> = confirmed
         .results
@@ -367,7 +404,7 @@ fn confirm_lost(
         if !held.contains(&old.planned.id) {
             continue;
         }
-        let old_file = &old_plan.files[old.planned.file];
+        let old_file = &before.plan.files[old.planned.file];
         let killed_by = if old.outcome.killed_by.is_empty() {
             old.outcome.covered_by.clone()
         } else {
@@ -387,27 +424,27 @@ fn confirm_lost(
 }
 
 /// The killed mutants made again after the change, on the lines it left as they were.
-struct Carried<'a> {
+struct Carried {
     plan: Plan,
     mutants: Vec<PlannedMutant>,
     /// The old result of each carried mutant, by its new id.
-    origins: BTreeMap<usize, &'a MutantResult>,
+    origins: BTreeMap<usize, MutantResult>,
     /// Kills on lines the change edits, moves or deletes.
     dropped: usize,
 }
 
-fn carry<'a>(
+fn carry(
     old_plan: &Plan,
-    killed: &[&'a MutantResult],
+    killed: Vec<MutantResult>,
     added: &AddedLines,
     after: &Path,
     choice: &Choice,
-) -> Result<Carried<'a>> {
+) -> Result<Carried> {
     let nothing = BTreeSet::new();
     let mut wanted: BTreeMap<PathBuf, BTreeSet<usize>> = BTreeMap::new();
-    let mut placed: Vec<(&'a MutantResult, PathBuf, usize)> = Vec::new();
+    let mut placed: Vec<(MutantResult, PathBuf, usize)> = Vec::new();
     let mut dropped = 0;
-    for &result in killed {
+    for result in killed {
         let file = &old_plan.files[result.planned.file];
         let removed: BTreeSet<usize> =
             added.removed.get(&file.path).map(|lines| lines.keys().copied().collect()).unwrap_or_default();
@@ -415,7 +452,8 @@ fn carry<'a>(
         match carry_line(result.planned.mutant.line, &removed, gained) {
             Some(line) if after.join(&file.path).is_file() => {
                 wanted.entry(file.path.clone()).or_default().insert(line);
-                placed.push((result, file.path.clone(), line));
+                let path = file.path.clone();
+                placed.push((result, path, line));
             }
             _ => dropped += 1,
         }

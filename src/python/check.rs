@@ -37,9 +37,11 @@ pub struct PythonCheck {
     /// Whether mutants the relevant tests let through face the rest of the suite.
     pub(super) widens: bool,
     /// Whether the rest of the suite may begin beside the first coverage run, before any
-    /// mutant is known to need it (else only once that run leaves a line uncovered).
+    /// mutant is known to need it (else only once that run leaves a line uncovered, or for
+    /// the second round).
     pub(super) rest_before_needed: bool,
-    /// Survivors face the whole suite, as it runs, after the last round (`confirm`).
+    /// Survivors face the whole suite, as it runs, after the last round (`confirm`); those of
+    /// the kills the audit carried always do.
     pub(super) confirm_survivors: bool,
     /// What the coverage runs watch, when not the plan's statements: every source line, for
     /// a check confined to some tests (its first coverage run, `lines_run`, is then the same
@@ -74,20 +76,6 @@ impl PythonCheck {
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
         let tests = select::relevant_tests(ctx.plan, &ctx.options.python.extra_tests);
         PythonCheck::with_tests(ctx, tests, true, None)
-    }
-
-    /// The same check confirming its survivors against the whole suite, as it runs, whatever
-    /// `--confirm-survivors` says (the audit's check after the change).
-    pub fn confirming_survivors(self) -> PythonCheck {
-        PythonCheck { confirm_survivors: true, ..self }
-    }
-
-    /// The same check beginning the rest of the suite only once a mutant is known to need it:
-    /// beside the first round when its coverage run leaves a line uncovered, else for the
-    /// second round (the audit's check after the change: most kills it carries hold, and the
-    /// rest begun on speculation would take the cores they need).
-    pub fn rest_only_when_needed(self) -> PythonCheck {
-        PythonCheck { rest_before_needed: false, ..self }
     }
 
     /// A check that runs `tests` alone (never the rest of the suite), watching every source
@@ -130,7 +118,9 @@ impl PythonCheck {
             support,
             memory,
             widens,
-            rest_before_needed: true,
+            // Most kills the audit carries hold: with no mutant of the change's own, the rest
+            // of the suite begun on speculation would take the cores they need.
+            rest_before_needed: ctx.plan.carried.is_empty() || ctx.plan.mutant_count() > 0,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
             impact: impact::RuledOut::default(),

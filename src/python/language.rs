@@ -298,11 +298,14 @@ impl LanguageCheck for PythonCheck {
         results: &[MutantResult],
         baseline: Duration,
     ) -> Vec<Job<PythonJob>> {
-        if !(self.confirm_survivors && self.pytest() && self.widens) {
+        if !(self.pytest() && self.widens) {
             return Vec::new(); // the user's command is the whole suite; an audit is confined
         }
+        // A kill the audit carried that seems lost is confirmed whatever the option says.
+        let confirms =
+            |planned: &PlannedMutant| self.confirm_survivors || ctx.plan.carried.contains(&planned.id);
         language::survivors(results)
-            .filter(|planned| !first_round.ran_whole_suite.contains(&planned.id))
+            .filter(|planned| confirms(planned) && !first_round.ran_whole_suite.contains(&planned.id))
             .map(|planned| {
                 let timeout = mutant_timeout(ctx.options.timeout, baseline);
                 let fresh = PythonJob { fresh: Some(Fresh::Confirming), ..PythonJob::default() };

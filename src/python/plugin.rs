@@ -12,5 +12,5 @@ pub const PLUGIN: Plugin = Plugin {
     check: |ctx, candidates, timings, events| {
         check_language(&PythonCheck::new(ctx)?, ctx, candidates, timings, events)
     },
-    audit: Some(Auditor { touches_tests: audit::touches_tests, run: audit::audit }),
+    audit: Some(Auditor { touches_tests: audit::touches_tests, begin: audit::begin }),
 };

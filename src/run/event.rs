@@ -17,8 +17,10 @@ pub enum Phase {
     SecondRound { open: usize },
     /// `--confirm-survivors`: the survivors face the whole suite.
     Confirming { count: usize },
-    /// The kill-loss audit of the tests the change edits.
+    /// A stage of the kill-loss audit of the tests the change edits.
     Audit,
+    /// Back to the check of the change after a stage of the audit.
+    Check,
 }
 
 /// What the runner tells its reporters, in order.

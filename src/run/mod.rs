@@ -19,11 +19,10 @@ use anyhow::{Context as _, Result};
 
 use self::event::{Event, Phase};
 use self::language::{Context, LanguageCheck, Proven, Started, Widened};
-use self::plugin::{auditor, unaudited, AuditRequest, Auditor, Change, Checked, Plugin};
+use self::plugin::{auditor, unaudited, AuditBegun, AuditRequest, CarriedKills, Change, Checked, Plugin};
 use crate::choose::Choice;
 use crate::interrupt::{is_interruption, INTERRUPTED};
 use crate::lines::Target;
-use crate::model::audit::Audit;
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant, Shard};
 use crate::model::record::StepRecord;
@@ -181,39 +180,39 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
         Origin { repository: repo_root.clone(), state: added.state, scratch: scratch.path().to_path_buf() };
     let audit_only = options.audit == AuditMode::Only;
     let mut report = Report { tests, origin: Some(origin), audit_only, ..Report::default() };
-    let (mut results, candidates) = split_ignored(mutants);
+    let (mut results, mut candidates) = split_ignored(mutants);
     if audit_only {
         results.clear();
+        candidates.clear();
     }
-    if !candidates.is_empty() && !audit_only {
-        let logs = scratch.subdir("logs")?;
-        let cache = crate::cache::Cache::open(&repo_root, options.cache);
-        let verdicts = verdicts::Verdicts::open(&cache, &base);
-        let ctx = Context {
-            options,
-            plan: &plan,
-            repo_root: &repo_root,
-            base: &base,
-            state: added.state,
-            scratch: &scratch,
-            logs: &logs,
-            cache: &cache,
-            verdicts: &verdicts,
-        };
-        let checked = check_languages(&ctx, languages, candidates, &mut timings, events)?;
-        results.extend(checked.results);
-        report.steps.extend(checked.steps);
-        report.baseline = checked.baseline;
-        if checked.interrupted {
-            let undecided = checked.undecided;
-            report.incomplete =
-                Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off: false });
+    // The audit's side before the change runs first: the kills it carries after the change are
+    // tested with the change's own mutants, in the same copies, against the same coverage run.
+    let change = Change { repo_root: &repo_root, added: &added, after: &base };
+    let request = AuditRequest { options, change, unaudited: unaudited(languages, &added) };
+    let mut carrying = None;
+    if let Some(auditor) = auditor(languages, options, &added) {
+        match audit_stage(&mut timings, events, |timings, events| (auditor.begin)(&request, timings, events))?
+        {
+            AuditBegun::Done(audit) => report.audit = Some(audit),
+            AuditBegun::Carrying(carried) => carrying = Some(carried),
         }
     }
-    if let Some(auditor) = auditor(languages, options, &added).filter(|_| report.incomplete.is_none()) {
-        let change = Change { repo_root: &repo_root, added: &added, after: &base };
-        let request = AuditRequest { options, change, unaudited: unaudited(languages, &added) };
-        match run_audit(auditor, &request, &mut timings, events) {
+    let site = Site { options, repo_root: &repo_root, scratch: &scratch, base: &base, added: &added };
+    let together =
+        test_together(&site, languages, &plan, candidates, carrying.as_deref(), &mut timings, events)?;
+    results.extend(together.own.results);
+    report.steps.extend(together.own.steps);
+    report.baseline = together.own.baseline;
+    if together.own.interrupted {
+        let undecided = together.own.undecided;
+        let audit_cut_off = carrying.is_some();
+        report.incomplete = Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off });
+    }
+    if let Some(carried) = carrying.filter(|_| report.incomplete.is_none()) {
+        let finished = audit_stage(&mut timings, events, |timings, events| {
+            carried.finish(&request, together.carried, together.carried_steps, timings, events)
+        });
+        match finished {
             // The mutants' verdicts are all there; only the audit's are missing.
             Err(err) if !audit_only && is_interruption(&err) => {
                 report.incomplete =
@@ -221,6 +220,9 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
             }
             audit => report.audit = Some(audit?),
         }
+    }
+    if let Some(audit) = &mut report.audit {
+        audit.took = timings.audit;
     }
     timings.wall = start.elapsed();
     report.timings = timings;
@@ -230,7 +232,86 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     Ok(report)
 }
 
+/// Where a check runs: its settings, the repository, and the state under test in its copy.
+struct Site<'a> {
+    options: &'a Options,
+    repo_root: &'a Path,
+    scratch: &'a Scratch,
+    base: &'a Path,
+    added: &'a lines::AddedLines,
+}
+
+/// The change's own mutants and the kills the audit carried, tested together.
+struct Together {
+    /// The change's own verdicts, and the runs that reached them (those of the carried kills
+    /// too, when the change has no mutant of its own to run).
+    own: AllChecked,
+    /// The carried kills' verdicts, each numbered as the audit's plan numbers it.
+    carried: Vec<MutantResult>,
+    /// The runs that reached them, when they ran without the change's own mutants.
+    carried_steps: Vec<StepRecord>,
+}
+
+/// Tests `candidates` of `plan` and the kills `carrying` holds in the same copies, against the
+/// same coverage run, then tells their verdicts apart.
+fn test_together(
+    site: &Site,
+    languages: &[Plugin],
+    plan: &Plan,
+    mut candidates: Vec<PlannedMutant>,
+    carrying: Option<&dyn CarriedKills>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Together> {
+    let originals = carrying.map(|carried| carried.mutants()).unwrap_or_default();
+    let (run_plan, carried_mutants) = match carrying {
+        Some(carried) => plan.with_carried(carried.plan(), &originals),
+        None => (plan.clone(), Vec::new()),
+    };
+    let own = !candidates.is_empty();
+    let mut together =
+        Together { own: AllChecked::default(), carried: Vec::new(), carried_steps: Vec::new() };
+    if !own && carried_mutants.is_empty() {
+        return Ok(together);
+    }
+    let logs = site.scratch.subdir("logs")?;
+    let cache = crate::cache::Cache::open(site.repo_root, site.options.cache);
+    let verdicts = verdicts::Verdicts::open(&cache, site.base);
+    let ctx = Context {
+        options: site.options,
+        plan: &run_plan,
+        repo_root: site.repo_root,
+        base: site.base,
+        state: site.added.state,
+        scratch: site.scratch,
+        logs: &logs,
+        cache: &cache,
+        verdicts: &verdicts,
+    };
+    candidates.extend(carried_mutants);
+    let mut checked = check_languages(&ctx, languages, candidates, timings, events)?;
+    let offset = plan.mutant_count();
+    let (carried, mine): (Vec<MutantResult>, Vec<MutantResult>) =
+        checked.results.drain(..).partition(|result| run_plan.carried.contains(&result.planned.id));
+    together.carried = carried
+        .into_iter()
+        .filter_map(|mut result| {
+            let original = originals.iter().find(|planned| planned.id + offset == result.planned.id)?;
+            result.planned = original.clone();
+            Some(result)
+        })
+        .collect();
+    checked.results = mine;
+    if !own {
+        together.carried_steps = std::mem::take(&mut checked.steps);
+        checked.baseline = None;
+    }
+    together.own = checked;
+    Ok(together)
+}
+
 /// What the languages' checks came to, together.
+#[derive(Default)]
 struct AllChecked {
     results: Vec<MutantResult>,
     steps: Vec<StepRecord>,
@@ -282,24 +363,25 @@ fn check_languages(
     Ok(all)
 }
 
-/// The kill-loss audit, said as it starts; its error says what failed.
-fn run_audit(
-    auditor: &Auditor,
-    request: &AuditRequest,
+/// A stage of the kill-loss audit (its side before the change, or its end), said as it
+/// starts; its error says what failed. Its runs are timed as the check's are, then counted as
+/// the audit's.
+fn audit_stage<T>(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
-) -> Result<Audit> {
+    stage: impl FnOnce(&mut Timings, &mut dyn FnMut(Event)) -> Result<T>,
+) -> Result<T> {
     events(Event::Phase(Phase::Audit));
     let started = Instant::now();
-    // The audit's runs are timed as the check's are; they are told apart afterwards.
     let (baseline, mutants) = (timings.baseline, timings.mutants);
-    let audit = (auditor.run)(request, timings, events)
+    let done = stage(timings, events)
         .context("the kill-loss audit of the tests the change edits (--no-audit skips it)");
-    timings.audit = started.elapsed();
-    timings.audit_baseline = timings.baseline.saturating_sub(baseline);
-    timings.audit_mutants = timings.mutants.saturating_sub(mutants);
+    timings.audit += started.elapsed();
+    timings.audit_baseline += timings.baseline.saturating_sub(baseline);
+    timings.audit_mutants += timings.mutants.saturating_sub(mutants);
     (timings.baseline, timings.mutants) = (baseline, mutants);
-    audit.map(|audit| Audit { took: timings.audit, ..audit })
+    events(Event::Phase(Phase::Check));
+    done
 }
 
 /// One language's mutants, from its baseline to the last verdict. Interrupted during the

@@ -34,14 +34,42 @@ pub struct Plugin {
 pub type CheckMutants =
     fn(&Context, Vec<PlannedMutant>, &mut Timings, &mut dyn FnMut(Event)) -> Result<Checked>;
 
-/// How a language audits the tests a change edits.
-pub type RunAudit = fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<Audit>;
+/// How a language begins the audit of the tests a change edits: the state before the change.
+pub type BeginAudit = fn(&AuditRequest, &mut Timings, &mut dyn FnMut(Event)) -> Result<AuditBegun>;
 
 /// A language's kill-loss audit.
 pub struct Auditor {
     /// Whether the change edits test code the audit reads.
     pub touches_tests: fn(&lines::AddedLines) -> bool,
-    pub run: RunAudit,
+    pub begin: BeginAudit,
+}
+
+/// What the audit's side before the change came to.
+pub enum AuditBegun {
+    /// The audit is over: no kill of the edited tests is left to test after the change.
+    Done(Audit),
+    /// Kills of the edited tests before the change, to be tested after it, with the change's
+    /// own mutants, before the audit can end.
+    Carrying(Box<dyn CarriedKills>),
+}
+
+/// The kills an audit carries after the change, and how it ends once they were tested there
+/// against every test that runs their lines (their survivors against the whole suite too).
+pub trait CarriedKills {
+    /// Their plan, on the state after the change (the check's copy).
+    fn plan(&self) -> &Plan;
+    /// The mutants to test, numbered as `plan` numbers them.
+    fn mutants(&self) -> Vec<PlannedMutant>;
+    /// The audit, from `results` (one per mutant, numbered as `plan` numbers them) and the
+    /// `steps` of the runs that reached them when they ran apart from the check's own mutants.
+    fn finish(
+        self: Box<Self>,
+        request: &AuditRequest,
+        results: Vec<MutantResult>,
+        steps: Vec<StepRecord>,
+        timings: &mut Timings,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<Audit>;
 }
 
 /// What an audit is asked: the change, the settings, and the notes on the test code the change

@@ -146,11 +146,15 @@ impl Verdicts {
         );
         let tests =
             serde_json::to_string(&(&job.tests, in_suite_order, tried_first, left_out)).unwrap_or_default();
+        // A kill the audit carried is confirmed against the whole suite when it survives.
+        let carried =
+            if plan.carried.contains(&job.planned.id) { "carried by the kill-loss audit" } else { "" };
         let digest = cache::key(&[
             env!("CARGO_PKG_VERSION").as_bytes(),
             scope.identity.as_bytes(),
             settings.as_bytes(),
             self.purpose.as_bytes(),
+            carried.as_bytes(),
             files.as_bytes(),
             what.as_bytes(),
             tests.as_bytes(),

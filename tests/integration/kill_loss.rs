@@ -212,6 +212,58 @@ fn a_change_that_adds_source_and_weakens_a_test_gets_both_checks() {
 }
 
 #[test]
+fn the_kills_the_audit_carries_run_with_the_changes_own_mutants_and_leave_their_verdicts_alone() {
+    // The change adds two source lines and loosens test_rate. The audit's side before the change
+    // runs first; the 8 kills it carries after the change join the change's 3 mutants in one
+    // coverage run of the change's test file and one set of copies.
+    let repo = fixture_repo_variant("kill_loss", "both");
+    let out = tempfile::tempdir().unwrap();
+    let (audited_json, plain_json) = (out.path().join("audited.json"), out.path().join("plain.json"));
+
+    let audited =
+        check(repo.path(), &["--commit", "HEAD", "--no-cache", "--json", audited_json.to_str().unwrap()]);
+    let plain = check(
+        repo.path(),
+        &["--commit", "HEAD", "--no-cache", "--no-audit", "--json", plain_json.to_str().unwrap()],
+    );
+
+    assert_eq!((audited.code, plain.code), (1, 0), "{audited:?}\n{plain:?}");
+    let (audited_report, plain_report) = (read_valid_report(&audited_json), read_valid_report(&plain_json));
+    let statuses = |report: &Value| -> BTreeSet<(String, u64, u64, String)> {
+        let mut statuses = BTreeSet::new();
+        for (path, file) in report["files"].as_object().unwrap() {
+            for mutant in file["mutants"].as_array().unwrap() {
+                let start = &mutant["location"]["start"];
+                statuses.insert((
+                    format!("{path}:{}", mutant["mutatorName"].as_str().unwrap()),
+                    start["line"].as_u64().unwrap(),
+                    start["column"].as_u64().unwrap(),
+                    mutant["status"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+        statuses
+    };
+    // The report holds the change's own mutants alone, with the verdicts a check without the
+    // audit reaches.
+    assert_eq!(statuses(&audited_report).len(), 3, "{audited:?}");
+    assert_eq!(statuses(&audited_report), statuses(&plain_report), "{audited:?}\n{plain:?}");
+    assert_eq!(audit_of(&audited_report)["killedBefore"], 8, "{audited:?}");
+    assert!(audited.stderr.contains("testing 11 mutants in 2 parallel copies"), "{audited:?}");
+    assert!(plain.stderr.contains("testing 3 mutants in 2 parallel copies"), "{plain:?}");
+    let change_file_runs =
+        |run: &Run| run.stderr.matches("baseline: tests/test_invoice.py passed unmutated").count();
+    assert_eq!(change_file_runs(&audited), 1, "one coverage run of the change's tests: {audited:?}");
+    // Each carried kill that seemed lost faced the whole suite before it counted.
+    assert!(
+        audited.stderr.contains("confirming 2 survivors against the whole test suite, as it runs"),
+        "{audited:?}"
+    );
+    assert!(!plain.stderr.contains("confirming"), "{plain:?}");
+    assert_phases_add_up(&audited);
+}
+
+#[test]
 fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
     let repo = fixture_repo_variant("kill_loss", "both");
     let python = python();
