@@ -198,8 +198,14 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
         }
     }
     let site = Site { options, repo_root: &repo_root, scratch: &scratch, base: &base, added: &added };
-    let together =
-        test_together(&site, languages, &plan, candidates, carrying.as_deref(), &mut timings, events)?;
+    // Without mutants of the change's own to test, the carried kills' runs are the audit's.
+    let together = if candidates.is_empty() && carrying.is_some() {
+        audit_stage(&mut timings, events, |timings, events| {
+            test_together(&site, languages, &plan, Vec::new(), carrying.as_deref(), timings, events)
+        })?
+    } else {
+        test_together(&site, languages, &plan, candidates, carrying.as_deref(), &mut timings, events)?
+    };
     results.extend(together.own.results);
     report.steps.extend(together.own.steps);
     report.baseline = together.own.baseline;
