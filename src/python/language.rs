@@ -1,6 +1,6 @@
 //! `PythonCheck` as the runner's `LanguageCheck`: each phase (prove, workers, a later round's proof, the second round, the confirmation) from the state the one before returned.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -171,11 +171,31 @@ impl LanguageCheck for PythonCheck {
             .map(|step| StepRecord { step, record: RunRecord::of(How::Fresh, &[]) })
             .into_iter()
             .collect();
-        steps.extend(prove_canaries(ctx, &mut workers[0], jobs)?);
+        // The canaries run after the round, for the files with no kill (`prove_unseen`).
         if swapping {
             steps.extend(prove_swap(ctx, &mut workers, jobs)?);
         }
         Ok(Started { workers, steps })
+    }
+
+    /// A kill shows the tests saw the mutants of its file; each file with none (all its
+    /// mutants survived, timed out or broke) has its canary: its tests must fail when it is
+    /// broken, or no survivor of it can be believed.
+    fn prove_unseen(
+        &self,
+        ctx: &Context,
+        workers: &mut [PythonWorker],
+        jobs: &[Job<PythonJob>],
+        ran: &[MutantResult],
+    ) -> Result<Vec<StepRecord>> {
+        let seen: BTreeSet<usize> = ran
+            .iter()
+            .filter(|result| result.outcome.status == Status::Killed)
+            .map(|result| result.planned.file)
+            .collect();
+        let unseen: Vec<Job<PythonJob>> =
+            jobs.iter().filter(|job| !seen.contains(&job.planned.file)).cloned().collect();
+        prove_canaries(ctx, &mut workers[0], &unseen)
     }
 
     /// The first round's collectors collected the change's tests only: when enough of the

@@ -103,13 +103,26 @@ pub trait LanguageCheck {
 
     /// Readies the workers of an earlier round for `jobs`, and proves that they see mutants of
     /// the files `jobs` mutate, with their tests (a canary), where the language needs that;
-    /// `workers` does it for its first round.
+    /// `workers` or `prove_unseen` does it for its first round.
     fn prove_round(
         &self,
         ctx: &Context,
         workers: &mut [Self::Worker],
         jobs: &[Job<Self::Data>],
     ) -> Result<Vec<StepRecord>>;
+
+    /// After the first round ran `jobs` (`ran`: their verdicts), before any is kept: proves
+    /// that the workers saw the mutants of each file where the language needs that and no
+    /// mutant of the file was killed (a kill proves it for its file).
+    fn prove_unseen(
+        &self,
+        _ctx: &Context,
+        _workers: &mut [Self::Worker],
+        _jobs: &[Job<Self::Data>],
+        _ran: &[MutantResult],
+    ) -> Result<Vec<StepRecord>> {
+        Ok(Vec::new())
+    }
 
     /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
     /// has, they are not final.

@@ -424,7 +424,14 @@ pub fn check_language<L: LanguageCheck>(
         workers = started;
         steps.extend(more);
         timings.baseline += started_at.elapsed();
-        results.extend(run_round(ctx, &mut workers, &recalled, timings, events)?);
+        match first_round(side, ctx, &mut workers, &recalled, timings, events) {
+            Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
+            ran => {
+                let (ran, proofs) = ran?;
+                results.extend(ran);
+                steps.extend(proofs);
+            }
+        }
     } else {
         timings.baseline += started_at.elapsed();
     }
@@ -594,10 +601,41 @@ fn run_round<W: language::Worker>(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Vec<MutantResult>> {
+    let ran = run_unkept(ctx, workers, recalled, timings, events)?;
+    ctx.verdicts.remember(recalled, &ran);
+    Ok(ran)
+}
+
+/// The first round's jobs, then what their kills did not prove (`prove_unseen`): only then are
+/// its verdicts kept. Returns the verdicts and the proofs' records.
+fn first_round<L: LanguageCheck>(
+    side: &L,
+    ctx: &Context,
+    workers: &mut [L::Worker],
+    recalled: &verdicts::Recalled<L::Data>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<(Vec<MutantResult>, Vec<StepRecord>)> {
+    let ran = run_unkept(ctx, workers, recalled, timings, events)?;
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Ok((ran, Vec::new()));
+    }
+    let proofs = side.prove_unseen(ctx, workers, &recalled.jobs, &ran)?;
+    ctx.verdicts.remember(recalled, &ran);
+    Ok((ran, proofs))
+}
+
+/// `run_round` without keeping its verdicts.
+fn run_unkept<W: language::Worker>(
+    ctx: &Context,
+    workers: &mut [W],
+    recalled: &verdicts::Recalled<W::Data>,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<Vec<MutantResult>> {
     let started = Instant::now();
     events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
     let ran = pool::run_all(ctx.plan, workers, ctx.logs, recalled.jobs.clone(), events)?;
-    ctx.verdicts.remember(recalled, &ran);
     timings.mutants += started.elapsed();
     Ok(ran)
 }

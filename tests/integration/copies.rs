@@ -2,7 +2,9 @@
 //! build generated that git ignores are carried in, and node ids stay the copy's own under another
 //! project's directory.
 
-use crate::common::{check, fixture_repo, mutants_on_line, python, read_valid_report, snapshot, statuses};
+use crate::common::{
+    check, fixture_repo, git, mutants_on_line, python, read_report, read_valid_report, snapshot, statuses,
+};
 
 #[test]
 fn tests_that_import_another_copy_are_refused_by_the_canary() {
@@ -19,6 +21,73 @@ fn tests_that_import_another_copy_are_refused_by_the_canary() {
 
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("do not import the copy under test"), "{run:?}");
+}
+
+#[test]
+fn a_refused_run_keeps_no_verdict_for_the_next_run_to_reuse() {
+    // The mutants run before the canary (a kill would have shown the tests see the file): the
+    // survivors they reached here must not outlive the refusal.
+    let repo = fixture_repo("model_client");
+    let python = python();
+    let cmd = format!(
+        "cd {} && PYTHONDONTWRITEBYTECODE=1 {} -m pytest -q -p no:cacheprovider",
+        repo.path().display(),
+        python.display()
+    );
+
+    let first = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
+    let again = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
+
+    for run in [&first, &again] {
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stderr.contains("do not import the copy under test"), "{run:?}");
+    }
+    assert!(!again.stderr.contains("reused "), "{again:?}");
+}
+
+#[test]
+fn a_file_none_of_whose_mutants_is_killed_gets_its_canary_and_one_with_a_kill_needs_none() {
+    // test_weak calls weak() and looks at nothing: every mutant of weak.py survives, so only
+    // its canary (the file made to raise) shows that the tests see it. A kill shows it for
+    // strong.py.
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    write("weak.py", "def weak(a):\n    return a\n");
+    write("strong.py", "def strong(a):\n    return a + 1\n");
+    write(
+        "tests/test_both.py",
+        "from strong import strong\nfrom weak import weak\n\n\ndef test_weak():\n    weak(1)\n\n\ndef test_strong():\n    assert strong(2) == 3\n",
+    );
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    write("weak.py", "def weak(a):\n    return a * 2\n");
+    write("strong.py", "def strong(a):\n    return 1 + a\n");
+    git(repo.path(), &["commit", "-q", "-am", "the change"]);
+    let out = tempfile::tempdir().unwrap();
+    let record = out.path().join("record");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--out", record.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(record.join("report.json"));
+    assert!(statuses(&report, "weak.py").iter().all(|(_, status)| status == "Survived"), "{report}");
+    assert!(statuses(&report, "strong.py").iter().any(|(_, status)| status == "Killed"), "{report}");
+    let overview = read_report(record.join("run.json"));
+    let steps = overview["steps"].as_array().unwrap();
+    let canaries: Vec<&str> = steps
+        .iter()
+        .map(|step| step["step"].as_str().unwrap())
+        .filter(|name| name.starts_with("canary "))
+        .collect();
+    assert_eq!(canaries, ["canary weak.py"], "{steps:?}");
+    let canary = steps.iter().find(|step| step["step"] == "canary weak.py").unwrap();
+    assert_ne!(canary["commands"][0]["exitCode"], 0, "the canary made the tests fail: {canary}");
+    assert!(canary["outputTail"].as_str().unwrap().contains("mutdelta canary"), "{canary}");
 }
 
 #[test]

@@ -105,9 +105,9 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
     assert!(argv.windows(2).any(|pair| pair == ["-m", "mutdelta_probe_main"]), "{argv:?}");
     assert!(argv.windows(2).any(|pair| pair == ["-p", "mutdelta_probe"]), "{argv:?}");
     assert_eq!(baseline["commands"][0]["exitCode"], 0);
-    let canary = steps.iter().find(|s| s["step"] == "canary model_client.py").expect("the canary's record");
-    assert_ne!(canary["commands"][0]["exitCode"], 0, "the canary made the tests fail");
-    assert!(canary["outputTail"].as_str().unwrap().contains("mutdelta canary"), "{canary}");
+    // A mutant of model_client.py was killed: that shows the tests see it, and no canary ran
+    // (copies.rs has a file whose canary runs).
+    assert!(steps.iter().all(|s| s["step"] != "canary model_client.py"), "{steps:?}");
 
     let report = read_report(record.join("report.json"));
     for mutant in mutants(&report) {
