@@ -1,4 +1,4 @@
-//! The kill-loss audit: the source lines the tests a change edits or deletes ran before it, mutated; each mutant those tests killed is tested again after the change, against every test that runs its line.
+//! The kill-loss audit: the source lines the tests a change edits or deletes ran before it, mutated; each mutant those tests killed is carried after the change, for the check to test with its own mutants against every test that runs its line, and each kill lost there confirmed before it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
