@@ -7,28 +7,10 @@ use crate::common::{
 };
 
 #[test]
-fn tests_that_import_another_copy_are_refused_by_the_canary() {
+fn tests_that_import_another_copy_are_refused_by_the_canary_and_leave_no_verdict_to_reuse() {
     let repo = fixture_repo("model_client");
     let python = python();
     // The tests run against the user's checkout instead of the copy under test.
-    let cmd = format!(
-        "cd {} && PYTHONDONTWRITEBYTECODE=1 {} -m pytest -q -p no:cacheprovider",
-        repo.path().display(),
-        python.display()
-    );
-
-    let run = check(repo.path(), &["--commit", "HEAD", "--test-cmd", &cmd]);
-
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("do not import the copy under test"), "{run:?}");
-}
-
-#[test]
-fn a_refused_run_keeps_no_verdict_for_the_next_run_to_reuse() {
-    // The mutants run before the canary (a kill would have shown the tests see the file): the
-    // survivors they reached here must not outlive the refusal.
-    let repo = fixture_repo("model_client");
-    let python = python();
     let cmd = format!(
         "cd {} && PYTHONDONTWRITEBYTECODE=1 {} -m pytest -q -p no:cacheprovider",
         repo.path().display(),
@@ -42,6 +24,8 @@ fn a_refused_run_keeps_no_verdict_for_the_next_run_to_reuse() {
         assert_eq!(run.code, 2, "{run:?}");
         assert!(run.stderr.contains("do not import the copy under test"), "{run:?}");
     }
+    // The mutants ran before the canary (a kill would have shown that the tests see the
+    // file): the survivors they reached must not outlive the refusal.
     assert!(!again.stderr.contains("reused "), "{again:?}");
 }
 

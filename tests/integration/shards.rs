@@ -215,7 +215,15 @@ fn merged_shards_equal_the_unsharded_report() {
     let shown = mutdelta(&checked.repo, &["show", merged.to_str().unwrap(), &survivor.to_string()]);
     assert_eq!(shown.code, 0, "{shown:?}");
     let reproduce = shown.stdout.lines().last().unwrap();
-    assert!(reproduce.contains("PYTHONPATH=. ") && !reproduce.contains("mutdelta-run-"), "{shown:?}");
+    assert!(reproduce.contains("PYTHONPATH=. "), "{shown:?}");
+    // (Named by each shard's own temporary directory, not by the word `mutdelta-run-`: the
+    // interpreter and the binary may live in another run's directory when mutdelta checks
+    // itself.)
+    for shard in ["half-0", "half-1"] {
+        let scratch = read_report(checked.report(shard))["mutdelta"]["scratch"].as_str().unwrap().to_string();
+        assert!(scratch.contains("mutdelta-run-"), "{scratch}");
+        assert!(!reproduce.contains(&scratch), "{scratch} in {shown:?}");
+    }
 }
 
 #[test]
