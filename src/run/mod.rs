@@ -10,7 +10,7 @@ pub mod require;
 pub mod timeouts;
 pub mod verdicts;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -269,12 +269,24 @@ fn test_together(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Together> {
-    let originals = carrying.map(|carried| carried.mutants()).unwrap_or_default();
+    let own = !candidates.is_empty();
+    // With no mutant of its own to run (`audit-tests`, or all Ignored), the change's plan lends
+    // the run its tests alone: a plan of carried kills only, which begins the rest of the suite
+    // only once a kill needs it.
+    let lent;
+    let plan = if own {
+        plan
+    } else {
+        lent = Plan { files: Vec::new(), ..plan.clone() };
+        &lent
+    };
+    let carried_originals = carrying.map(|carried| carried.mutants()).unwrap_or_default();
     let (run_plan, carried_mutants) = match carrying {
-        Some(carried) => plan.with_carried(carried.plan(), &originals),
+        Some(carried) => plan.with_carried(carried.plan(), &carried_originals),
         None => (plan.clone(), Vec::new()),
     };
-    let own = !candidates.is_empty();
+    let originals: BTreeMap<usize, &PlannedMutant> =
+        carried_originals.iter().map(|planned| (planned.id, planned)).collect();
     let mut together =
         Together { own: AllChecked::default(), carried: Vec::new(), carried_steps: Vec::new() };
     if !own && carried_mutants.is_empty() {
@@ -302,8 +314,7 @@ fn test_together(
     together.carried = carried
         .into_iter()
         .filter_map(|mut result| {
-            let original = originals.iter().find(|planned| planned.id + offset == result.planned.id)?;
-            result.planned = original.clone();
+            result.planned = (*originals.get(&(result.planned.id - offset))?).clone();
             Some(result)
         })
         .collect();

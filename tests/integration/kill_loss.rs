@@ -299,6 +299,17 @@ fn audit_tests_audits_the_test_edits_alone_and_no_audit_skips_them() {
     let timings = &overview["timings"];
     assert!(timings["audit"].as_f64().unwrap() > 0.0, "{timings}");
     assert!(timings["auditMutants"].as_f64().unwrap() > 0.0, "{timings}");
+    // With no mutant of the change's own to run beside them, the carried kills begin the rest
+    // of the suite only once a kill seems lost, not beside their first round on speculation.
+    let report = read_report(record.join("report.json"));
+    let steps: Vec<&str> = audit_of(&report)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| step["step"].as_str().unwrap())
+        .collect();
+    assert!(steps.contains(&"baseline of the rest of the suite"), "{steps:?}");
+    assert!(!steps.iter().any(|step| step.contains("begun beside")), "{steps:?}");
 
     let skipped = check(repo.path(), &["--commit", "HEAD", "--no-audit"]);
     assert_eq!(skipped.code, 0, "{skipped:?}");
