@@ -112,7 +112,15 @@ fn code_run_at_import_meets_the_tests_that_ran_it_first_and_each_test_file_once(
     for mutant in shout {
         assert_eq!(mutant["status"], "Killed", "{mutant}");
         assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
-        assert_eq!(runs(mutant), [["tests/test_names.py::test_shout"]], "{mutant}");
+        // A kill made while the rest of the suite, begun beside, still runs is made again once
+        // it is over (timing decides whether it meets it): the same run, and the reason says so.
+        let runs = runs(mutant);
+        let again = mutant["statusReason"]
+            .as_str()
+            .unwrap()
+            .contains("run again once the rest of the suite, begun beside, was over");
+        let expected = vec![vec!["tests/test_names.py::test_shout".to_string()]; if again { 2 } else { 1 }];
+        assert_eq!(runs, expected, "{mutant}");
     }
     // Survivors of the change's test file, run at import: the second round runs the rest of
     // the suite, without that file, which already ran against them in full.
