@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::check::PythonCheck;
-use super::{coverage, impact};
+use super::{coverage, impact, invalidate};
 use crate::model::audit::Audit;
 use crate::model::plan::Plan;
 use crate::run::language::Context;
@@ -32,7 +32,7 @@ pub(super) fn others_running(
         let path = file.path.to_string_lossy().into_owned();
         let Some(blocks) = now.table.get(&path) else { continue };
         for &line in &file.lines {
-            let block = (path.clone(), impact::block_of(blocks, line));
+            let block = (path.clone(), invalidate::block_of(blocks, line));
             let count = unedited.iter().filter(|entry| entry.reach.blocks.contains(&block)).count();
             out.insert((file.path.clone(), line), count);
         }

@@ -11,7 +11,7 @@ use super::executor::{Executor, Spawn, Warm};
 use super::interpreter::Runner;
 use super::rest::RestOfSuite;
 use super::worker::Equivalent;
-use super::{collector, coverage, impact, interpreter, select, spec};
+use super::{collector, coverage, interpreter, invalidate, select, spec};
 use crate::run::language::Context;
 
 pub(super) const WORKER_SCRIPT: &str = include_str!("worker.py");
@@ -48,7 +48,7 @@ pub struct PythonCheck {
     /// question as its baseline's, which reuses it).
     pub(super) watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     /// What the test-impact map proved, or why it was not used.
-    pub(super) impact: impact::RuledOut,
+    pub(super) impact: invalidate::RuledOut,
     /// Copies, warm workers and collectors a confined check's `lines_run` started beside its
     /// coverage run: the round after it takes them, its own coverage run being that one, reused.
     pub(super) begun: Mutex<Option<EarlyStart>>,
@@ -123,7 +123,7 @@ impl PythonCheck {
             rest_before_needed: ctx.plan.carried.is_empty() || ctx.plan.mutant_count() > 0,
             confirm_survivors: ctx.options.python.confirm_survivors,
             watch,
-            impact: impact::RuledOut::default(),
+            impact: invalidate::RuledOut::default(),
             begun: Mutex::default(),
         };
         check.tests = tests;
@@ -180,12 +180,9 @@ impl PythonCheck {
             files: &self.support,
             tests: &self.tests,
             deselect: &[],
-            // The whole suite (no test file edited) leaves out what the map rules out.
-            ruled_out: if self.tests.is_empty() && self.watch.is_none() {
-                &self.impact.tests
-            } else {
-                &coverage::NONE_RULED_OUT
-            },
+            // The whole suite (no test file edited), or the change's test files, leave out what
+            // the map rules out: their new and edited tests, and those that ran changed code, run.
+            ruled_out: if self.watch.is_none() { &self.impact.tests } else { &coverage::NONE_RULED_OUT },
             targets: self.watch.clone().unwrap_or_else(|| coverage::plan_targets(ctx.plan)),
         }
     }

@@ -96,8 +96,8 @@ impl PythonCheck {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
         let map = measured.map.take().expect("a passing probe run has a map");
-        // The map leaves tests out of the first round only when it is the whole suite.
-        let words = if self.tests.is_empty() { self.impact_words(&map.deselected) } else { None };
+        // Of the change's test files, the map leaves out the tests it proves, as of the rest.
+        let words = self.impact_words(&map.deselected, self.tests.is_empty());
         let (step, what) = match words {
             Some(words) => (
                 baseline_step(&format!("baseline; {words}"), &measured),

@@ -5,7 +5,9 @@ body, nested functions included), each module- or class-level binding of one nam
 file's skeleton (everything else that runs at import: imports, other module-level code, class
 headers, the decorators and signatures of functions decorated by more than a wrapper).
 A block's fingerprint is a digest of its syntax tree without positions, so a block that moves,
-or whose comments or spacing change, keeps it.
+or whose comments or spacing change, keeps it. In a test module, a test's definition (a `test*`
+function or method, not a fixture) is its own block whatever decorates it: adding, editing or
+removing one test reaches that test alone, and the names of a file's tests are listed apart.
 
 Imported by `mutdelta_probe` (Python 3.12 and later: sys.monitoring), which records, per test,
 the code objects it started and the files under the project it opened, listed or started a
@@ -54,18 +56,21 @@ def _scoped_fixture(node):
 _PLAIN = (ast.Import, ast.ImportFrom, ast.Pass)
 
 
-def _plain(statements):
+def _plain(statements, tests=False):
     """Whether running `statements` only binds names: imports, definitions decorated by
-    wrappers and pytest marks alone, classes of such statements, docstrings and assignments
-    that call nothing but pytest's marks."""
+    wrappers and pytest marks alone (in a test module, `tests`: test definitions, whatever
+    decorates them), classes of such statements, docstrings and assignments that call nothing
+    but pytest's marks."""
     for statement in statements:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if all(_plain_decorator(decorator) for decorator in statement.decorator_list):
                 continue
+            if tests and _test_definition(statement):
+                continue
             return False
         if isinstance(statement, _PLAIN):
             continue
-        if isinstance(statement, ast.ClassDef) and not statement.decorator_list and _plain(statement.body):
+        if isinstance(statement, ast.ClassDef) and not statement.decorator_list and _plain(statement.body, tests):
             continue
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
             continue
@@ -139,17 +144,40 @@ def _plain_decorator(decorator):
     return _dump(target).startswith(_MARK) or _wraps_only(decorator)
 
 
+def is_test_module(path):
+    """A module that defines tests (`test_*.py`, `*_test.py`), as mutdelta tells them."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _test_definition(node):
+    """Whether a function of a test module, at its module's level or in a class there, is a
+    test's definition: named `test*` and no fixture. Its decorators (marks, patches, a clock
+    frozen) reach the test alone."""
+    if not node.name.startswith("test"):
+        return False
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("fixture", "yield_fixture"):
+            return False
+    return True
+
+
 def blocks(source, path):
     """The blocks of one file: {"skeleton": the digest of what runs at import and is not a
     binding, "bindings": {qualname: digest} for each module- or class-level assignment of one
     name, "functions": {qualname: [digest, first line, last line]}, "fixtures": whether it holds
-    fixtures shared between tests, "plain": whether its module-level code only binds names}.
-    A function whose decorators only wrap it is no part of the skeleton (its whole definition
-    is its block): adding one, or a binding, leaves the skeleton as it was."""
+    fixtures shared between tests, "plain": whether its module-level code only binds names,
+    "tests": the qualnames of a test module's test definitions}. A function whose decorators
+    only wrap it, or a test's definition, is no part of the skeleton (its whole definition is
+    its block): adding one, or a binding, leaves the skeleton as it was."""
     try:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError):
-        return {"skeleton": _digest(source), "imports": [], "bindings": {}, "functions": {}, "fixtures": True, "plain": False}
+        return {"skeleton": _digest(source), "imports": [], "bindings": {}, "functions": {}, "fixtures": True, "plain": False, "tests": []}
+    test_module = is_test_module(path)
+    tests = []
     functions = {}
     bindings = {}
     core = []
@@ -198,7 +226,9 @@ def blocks(source, path):
         for node in statements:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = function(node, prefix)
-                if not all(_plain_decorator(decorator) for decorator in node.decorator_list):
+                if test_module and _test_definition(node):
+                    tests.append(name)
+                elif not all(_plain_decorator(decorator) for decorator in node.decorator_list):
                     core.append(name + ":" + stripped(node))
             elif isinstance(node, ast.ClassDef):
                 body = node.body
@@ -219,7 +249,8 @@ def blocks(source, path):
         "bindings": bindings,
         "functions": functions,
         "fixtures": shared,
-        "plain": _plain(tree.body),
+        "plain": _plain(tree.body, test_module),
+        "tests": tests,
     }
 
 

@@ -1,20 +1,14 @@
-//! The test-impact map: per test, the blocks of the project it executed and the files it read, kept across commits, and the tests it proves cannot reach a change.
+//! The test-impact map: per test, the blocks of the project it executed and the files it read, kept across commits per environment; the project's blocks now.
 //!
 //! A block is a function or method (its whole definition) or a file's skeleton (all the rest:
 //! module-level code, class bodies, definitions' signatures), known by a fingerprint of its
-//! syntax tree (`impact.py`). A coverage run of the suite as it collects (every test file
-//! collected) records, per test, the blocks it started and what it read under the project. At a
-//! later state, a test whose blocks are all unchanged, whose file is unchanged and whose reads
-//! read the same executes what it executed then: unless one of its blocks holds an added line,
-//! it cannot reach the change, and the rest of the suite need not run it. A recorded state is
-//! not used at all when what runs outside the tests may differ: a skeleton changed (a definition
-//! added, moved between files or removed, module-level code edited), a Python file added (but a
-//! new test file that only defines tests) or removed, a file of fixtures shared between tests
-//! changed, or the collection ran changed code, read a changed file or started a process. A
-//! test that started a process is never ruled out: what the process ran is not recorded.
+//! syntax tree (`impact.py`); in a test module, each test's definition is a block of its own,
+//! decorators and all. A coverage run of the suite as it collects (every test file collected)
+//! records, per test, the blocks it started, what it read under the project and what it took.
+//! Which tests a later change invalidates is `invalidate`'s to judge.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -26,7 +20,7 @@ pub const IMPACT_MODULE: &str = "mutdelta_impact";
 /// The name a file's skeleton goes by among its blocks.
 pub const SKELETON: &str = "<module>";
 /// Bumped whenever what a map holds, or what its fingerprints mean, changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// Recorded states kept in the map: each holds the blocks of the whole project.
 const KEPT_STATES: usize = 6;
 
@@ -51,6 +45,10 @@ pub struct FileBlocks {
     /// The modules its module-level code imports, by absolute name.
     #[serde(default)]
     pub imports: Vec<String>,
+    /// In a test module, the qualified names of its tests' definitions: each its own test's
+    /// alone.
+    #[serde(default)]
+    pub tests: Vec<String>,
 }
 
 /// Every Python file of the project, by path relative to its root.
@@ -73,6 +71,9 @@ pub struct Reach {
     /// probe leaves a test out only when they are the same now.
     #[serde(default)]
     pub params: Option<String>,
+    /// What it took, in seconds, when it was recorded.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 impl Reach {
@@ -218,185 +219,6 @@ pub struct Now {
     pub data: BTreeMap<String, Option<String>>,
 }
 
-/// What the map proves for a change.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RuledOut {
-    /// The tests that cannot reach an added line, with their parameters' digest: each is one
-    /// only while its parameters are those recorded.
-    pub tests: BTreeMap<String, String>,
-    /// The recorded states they were proven from, in words.
-    pub at: Vec<String>,
-    /// Why a recorded state was not used, for each one that was not (or why the map was not).
-    pub unused: Vec<String>,
-}
-
-/// The tests of `map` that cannot reach the lines `added` (per file relative to the root) of
-/// the project as it is `now`. `is_test_file` tells the files a new test file may be.
-pub fn rule_out(
-    map: &ImpactMap,
-    now: &Now,
-    added: &BTreeMap<PathBuf, Vec<usize>>,
-    is_test_file: &dyn Fn(&Path) -> bool,
-) -> RuledOut {
-    let mut reaching: BTreeSet<(String, String)> = BTreeSet::new();
-    for (path, lines) in added {
-        let path = path.to_string_lossy().into_owned();
-        if let Some(blocks) = now.table.get(&path) {
-            reaching.extend(lines.iter().map(|&line| (path.clone(), block_of(blocks, line))));
-        }
-    }
-    let mut out = RuledOut::default();
-    let mut usable: BTreeMap<&String, Changes> = BTreeMap::new();
-    let mut states: Vec<(&String, &RecordedState)> = map.states.iter().collect();
-    states.sort_by_key(|(_, state)| std::cmp::Reverse(state.order));
-    for (id, state) in states {
-        match changed_since(state, now, is_test_file) {
-            Ok(changed) => {
-                usable.insert(id, changed);
-            }
-            Err(why) => {
-                out.unused.push(format!("the test-impact map's record of {} was not used: {why}", state.at))
-            }
-        }
-    }
-    for (test, entry) in &map.tests {
-        let Some(changed) = usable.get(&entry.state) else { continue };
-        let own_file = test.split("::").next().unwrap_or(test);
-        let reach = &entry.reach;
-        let touches = |block: &(String, String)| {
-            changed.blocks.contains(block) || changed.grown.contains(&block.0) || reaching.contains(block)
-        };
-        let kept = reach.spawned
-            || reach.blocks.iter().any(touches)
-            || changed.blocks.iter().any(|(file, _)| file == own_file)
-            || changed.grown.contains(own_file)
-            || reach.data.iter().any(|(path, digest)| now.data.get(path) != Some(digest));
-        if let (false, Some(params)) = (kept, &reach.params) {
-            out.tests.insert(test.clone(), params.clone());
-        }
-    }
-    // The states that decided, even when they ruled nothing out: the map was consulted. Two
-    // records of one state (a first round's and a second's) are said once.
-    let consulted: BTreeSet<&String> =
-        map.tests.values().map(|entry| &entry.state).filter(|state| usable.contains_key(state)).collect();
-    let at: BTreeSet<&String> = consulted.iter().map(|id| &map.states[*id].at).collect();
-    out.at = at.into_iter().cloned().collect();
-    out
-}
-
-/// What changed between a recorded state and now, where the state can be used.
-#[derive(Debug, Default)]
-struct Changes {
-    /// Functions whose definition changed or went.
-    blocks: BTreeSet<(String, String)>,
-    /// Files that gained a function or a binding: code elsewhere reaches a new name only through
-    /// a changed block, or by looking names up (`getattr`, `dir`) in that file's module or
-    /// classes, which a test does only with some of the file's code run.
-    grown: BTreeSet<String>,
-}
-
-/// What changed between `state` and `now`; an error saying why the state cannot be used at all.
-fn changed_since(
-    state: &RecordedState,
-    now: &Now,
-    is_test_file: &dyn Fn(&Path) -> bool,
-) -> std::result::Result<Changes, String> {
-    let mut changes = Changes::default();
-    if let Some((name, _)) = state.config.iter().find(|(name, digest)| now.config.get(*name) != Some(digest))
-    {
-        return Err(format!("pytest's configuration file {name} changed"));
-    }
-    for (path, then) in &state.table {
-        let Some(current) = now.table.get(path) else {
-            if is_test_file(Path::new(path)) && then.plain && !then.fixtures {
-                continue; // its tests are gone, and no other test ran what it bound
-            }
-            return Err(format!("{path} was removed"));
-        };
-        let binding = then.bindings.iter().find(|(name, digest)| current.bindings.get(*name) != Some(digest));
-        if current.skeleton != then.skeleton || binding.is_some() {
-            if is_test_file(Path::new(path))
-                && then.plain
-                && current.plain
-                && imports_ran(current, state, now)
-            {
-                // A test file whose module-level code only binds names, importing only what the
-                // collection imported already: what changed there reaches its own tests, and
-                // those that ran its code, alone.
-                changes.grown.insert(path.clone());
-                continue;
-            }
-            return Err(match binding {
-                Some((name, _)) if current.skeleton == then.skeleton => {
-                    format!("{name} in {path} changed or went")
-                }
-                _ => {
-                    format!("the module-level code, class headers or decorated definitions of {path} changed")
-                }
-            });
-        }
-        let before = changes.blocks.len();
-        for (name, (fingerprint, _, _)) in &then.functions {
-            if current.functions.get(name).map(|function| &function.0) != Some(fingerprint) {
-                changes.blocks.insert((path.clone(), name.clone()));
-            }
-        }
-        if changes.blocks.len() > before && (then.fixtures || current.fixtures) {
-            return Err(format!("{path}, which holds fixtures shared between tests, changed"));
-        }
-        let grew = current.bindings.keys().any(|name| !then.bindings.contains_key(name))
-            || current.functions.keys().any(|name| !then.functions.contains_key(name));
-        if grew {
-            changes.grown.insert(path.clone());
-        }
-    }
-    for (path, current) in &now.table {
-        let new_plain_test_file = is_test_file(Path::new(path)) && current.plain && !current.fixtures;
-        if !(state.table.contains_key(path) || new_plain_test_file) {
-            return Err(format!("{path} is new"));
-        }
-    }
-    let collection = &state.collection;
-    if collection.spawned {
-        return Err("a process was started while the tests were collected".to_string());
-    }
-    // A file that grew is no matter here: the collection's code that reads its names (to
-    // parametrize tests by them) changes only the tests' parameters, which the probe compares.
-    if let Some((path, name)) = collection.blocks.iter().find(|block| changes.blocks.contains(*block)) {
-        return Err(format!("{name} in {path}, which ran while the tests were collected, changed"));
-    }
-    if let Some((path, _)) = collection.data.iter().find(|(path, digest)| now.data.get(*path) != Some(digest))
-    {
-        return Err(format!("{path}, read while the tests were collected, changed"));
-    }
-    Ok(changes)
-}
-
-/// Whether every project module `file` imports was imported while the tests were collected at
-/// `state` (importing it again runs nothing).
-fn imports_ran(file: &FileBlocks, state: &RecordedState, now: &Now) -> bool {
-    file.imports.iter().all(|module| {
-        let stem = module.replace('.', "/");
-        let candidates = [format!("{stem}.py"), format!("{stem}/__init__.py")];
-        let is =
-            |path: &String| candidates.iter().any(|end| path == end || path.ends_with(&format!("/{end}")));
-        now.table
-            .keys()
-            .filter(|path| is(path))
-            .all(|path| state.collection.blocks.contains(&(path.clone(), SKELETON.to_string())))
-    })
-}
-
-/// The block of a file holding `line`: the innermost function around it, else the skeleton.
-pub fn block_of(blocks: &FileBlocks, line: usize) -> String {
-    blocks
-        .functions
-        .iter()
-        .filter(|(_, (_, first, last))| (*first..=*last).contains(&line))
-        .max_by_key(|(_, (_, first, _))| *first)
-        .map_or_else(|| SKELETON.to_string(), |(name, _)| name.clone())
-}
-
 /// Where maps are kept between checks, and under which environment they are recorded.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -504,10 +326,10 @@ pub fn now(python: &Path, support: &Path, root: &Path, map: &ImpactMap) -> Resul
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn file(skeleton: &str, functions: &[(&str, &str, usize, usize)]) -> FileBlocks {
+    pub(in crate::python) fn file(skeleton: &str, functions: &[(&str, &str, usize, usize)]) -> FileBlocks {
         FileBlocks {
             skeleton: skeleton.to_string(),
             bindings: BTreeMap::from([("LIMIT".to_string(), "l1".to_string())]),
@@ -518,10 +340,11 @@ mod tests {
             fixtures: false,
             plain: true,
             imports: Vec::new(),
+            tests: Vec::new(),
         }
     }
 
-    fn reach(blocks: &[(&str, &str)]) -> Reach {
+    pub(in crate::python) fn reach(blocks: &[(&str, &str)]) -> Reach {
         Reach {
             blocks: blocks.iter().map(|(file, name)| (file.to_string(), name.to_string())).collect(),
             params: Some(String::new()),
@@ -529,44 +352,14 @@ mod tests {
         }
     }
 
-    /// `rule_out` of `map` at the project `table` (pytest's configuration unchanged, no data
-    /// read), with no line added.
-    fn rule_out_without_added(
-        map: &ImpactMap,
-        table: Table,
-        is_test_file: &dyn Fn(&Path) -> bool,
-    ) -> RuledOut {
-        rule_out(map, &Now { table, config: config(), ..Now::default() }, &BTreeMap::new(), is_test_file)
-    }
-
-    fn names(out: &RuledOut) -> Vec<&str> {
-        out.tests.keys().map(String::as_str).collect()
-    }
-
-    fn config() -> BTreeMap<String, Option<String>> {
+    pub(in crate::python) fn config() -> BTreeMap<String, Option<String>> {
         BTreeMap::from([
             ("pyproject.toml".to_string(), Some("p1".to_string())),
             ("tox.ini".to_string(), None),
         ])
     }
 
-    #[test]
-    fn a_changed_added_or_removed_pytest_configuration_file_leaves_the_record_unused() {
-        for (name, digest) in
-            [("pyproject.toml", Some("p2")), ("pyproject.toml", None), ("tox.ini", Some("t1"))]
-        {
-            let mut now = Now { table: project(), config: config(), ..Now::default() };
-            now.config.insert(name.to_string(), digest.map(str::to_string));
-            let out = rule_out(&recorded(), &now, &BTreeMap::new(), &|_| true);
-            assert!(out.tests.is_empty(), "{name}");
-            assert_eq!(
-                out.unused,
-                [format!("the test-impact map's record of commit 1 was not used: pytest's configuration file {name} changed")]
-            );
-        }
-    }
-
-    fn project() -> Table {
+    pub(in crate::python) fn project() -> Table {
         let mut table = Table::new();
         table.insert(
             "pkg/a.py".into(),
@@ -577,7 +370,7 @@ mod tests {
         table
     }
 
-    fn recorded() -> ImpactMap {
+    pub(in crate::python) fn recorded() -> ImpactMap {
         let mut map = ImpactMap::new("env");
         let mut tests = BTreeMap::new();
         tests.insert(
@@ -596,305 +389,6 @@ mod tests {
         map
     }
 
-    fn rule(now: Table, added: &[(&str, usize)]) -> RuledOut {
-        let mut lines: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
-        for (path, line) in added {
-            lines.entry(PathBuf::from(path)).or_default().push(*line);
-        }
-        let now = Now { table: now, config: config(), ..Now::default() };
-        rule_out(&recorded(), &now, &lines, &|path| path.starts_with("tests"))
-    }
-
-    #[test]
-    fn a_test_that_ran_a_changed_function_is_kept_and_one_that_did_not_is_ruled_out() {
-        let mut now = project();
-        now.get_mut("pkg/a.py").unwrap().functions.get_mut("f").unwrap().0 = "f2".into();
-        let out = rule(now, &[("pkg/a.py", 3)]);
-        assert_eq!(names(&out), ["tests/test_a.py::test_g", "tests/test_b.py::test_h"]);
-        assert_eq!(out.at, ["commit 1"]);
-        assert!(out.unused.is_empty());
-        // A map that rules nothing out was consulted all the same, and says at which state.
-        let mut all = project();
-        all.get_mut("pkg/a.py").unwrap().functions.get_mut("g").unwrap().0 = "g2".into();
-        all.get_mut("pkg/a.py").unwrap().functions.get_mut("f").unwrap().0 = "f2".into();
-        all.get_mut("pkg/a.py").unwrap().functions.get_mut("g.<locals>.h").unwrap().0 = "h2".into();
-        let none = rule(all, &[]);
-        assert!(none.tests.is_empty());
-        assert_eq!(none.at, ["commit 1"]);
-    }
-
-    #[test]
-    fn an_added_line_in_a_block_unchanged_since_the_record_keeps_the_tests_that_ran_that_block() {
-        // The map was recorded at the state under test itself: no block changed since.
-        let out = rule(project(), &[("pkg/a.py", 9)]);
-        assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
-    }
-
-    #[test]
-    fn a_test_whose_own_file_changed_is_kept() {
-        let mut now = project();
-        now.get_mut("tests/test_a.py").unwrap().functions.get_mut("test_g").unwrap().0 = "tg2".into();
-        let out = rule(now, &[]);
-        assert_eq!(names(&out), ["tests/test_b.py::test_h"]);
-    }
-
-    #[test]
-    fn a_changed_skeleton_a_new_source_file_or_a_removed_file_leaves_the_record_unused() {
-        let mut skeleton = project();
-        skeleton.get_mut("pkg/a.py").unwrap().skeleton = "s-a2".into();
-        let mut added = project();
-        added.insert("pkg/b.py".into(), file("s-b", &[]));
-        let mut removed = project();
-        removed.remove("pkg/a.py");
-        for (now, why) in [
-            (skeleton, "the module-level code, class headers or decorated definitions of pkg/a.py changed"),
-            (added, "pkg/b.py is new"),
-            (removed, "pkg/a.py was removed"),
-        ] {
-            let out = rule(now, &[]);
-            assert!(out.tests.is_empty(), "{why}");
-            assert_eq!(out.unused, [format!("the test-impact map's record of commit 1 was not used: {why}")]);
-        }
-    }
-
-    #[test]
-    fn a_changed_or_removed_binding_leaves_the_record_unused() {
-        let mut changed = project();
-        changed.get_mut("pkg/a.py").unwrap().bindings.insert("LIMIT".into(), "l2".into());
-        let mut removed = project();
-        removed.get_mut("pkg/a.py").unwrap().bindings.clear();
-        for now in [changed, removed] {
-            let out = rule(now, &[]);
-            assert!(out.tests.is_empty());
-            assert_eq!(
-                out.unused,
-                ["the test-impact map's record of commit 1 was not used: LIMIT in pkg/a.py changed or went"]
-            );
-        }
-    }
-
-    #[test]
-    fn a_file_that_gains_a_function_or_a_binding_keeps_every_test_that_ran_any_of_its_code() {
-        let mut table = project();
-        table.insert("pkg/b.py".into(), file("s-b", &[("k", "k1", 1, 2)]));
-        let mut map = recorded();
-        for state in map.states.values_mut() {
-            state.table = table.clone();
-        }
-        map.tests
-            .get_mut("tests/test_b.py::test_h")
-            .unwrap()
-            .reach
-            .blocks
-            .insert(("pkg/b.py".into(), "k".into()));
-        let rule = |now: Table| rule_out_without_added(&map, now, &|_| false);
-        let mut function = table.clone();
-        function.get_mut("pkg/b.py").unwrap().functions.insert("new".into(), ("n1".into(), 4, 5));
-        let mut binding = table.clone();
-        binding.get_mut("pkg/b.py").unwrap().bindings.insert("NEW".into(), "n1".into());
-        for now in [function, binding] {
-            assert_eq!(names(&rule(now)), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
-        }
-        assert_eq!(rule(table).tests.len(), 3);
-    }
-
-    #[test]
-    fn a_test_file_whose_imports_or_marks_change_keeps_its_own_tests_unless_it_imports_what_the_collection_did_not(
-    ) {
-        let mut map = recorded();
-        let state = map.states.values_mut().next().unwrap();
-        state.collection.blocks.insert(("pkg/a.py".into(), SKELETON.into()));
-        state.table.insert("pkg/b.py".into(), file("s-b", &[]));
-        let mut now = state.table.clone();
-        let edited = now.get_mut("tests/test_a.py").unwrap();
-        edited.skeleton = "s-t2".into();
-        edited.imports = vec!["pkg.a".into()];
-        let out = rule_out_without_added(&map, now.clone(), &|path| path.starts_with("tests"));
-        assert_eq!(names(&out), ["tests/test_b.py::test_h"]);
-        now.get_mut("tests/test_a.py").unwrap().imports.push("pkg.b".into());
-        let out = rule_out_without_added(&map, now.clone(), &|path| path.starts_with("tests"));
-        assert!(out.tests.is_empty(), "pkg/b.py was not imported while the tests were collected");
-        now.get_mut("tests/test_a.py").unwrap().imports.pop();
-        now.get_mut("tests/test_a.py").unwrap().plain = false;
-        let out = rule_out_without_added(&map, now, &|path| path.starts_with("tests"));
-        assert!(out.tests.is_empty(), "module-level code that runs more than bindings");
-    }
-
-    #[test]
-    fn a_new_test_file_that_only_defines_tests_leaves_the_record_usable_and_one_that_runs_code_does_not() {
-        let mut plain = project();
-        plain.insert("tests/test_new.py".into(), file("s-n", &[]));
-        assert_eq!(rule(plain.clone(), &[]).tests.len(), 3);
-        plain.get_mut("tests/test_new.py").unwrap().plain = false;
-        assert!(rule(plain, &[]).tests.is_empty());
-    }
-
-    #[test]
-    fn a_changed_file_of_shared_fixtures_leaves_the_record_unused() {
-        let mut map = recorded();
-        let mut conftest = file("s-c", &[("db", "d1", 1, 3)]);
-        conftest.fixtures = true;
-        for state in map.states.values_mut() {
-            state.table.insert("conftest.py".into(), conftest.clone());
-        }
-        let mut now = project();
-        conftest.functions.get_mut("db").unwrap().0 = "d2".into();
-        now.insert("conftest.py".into(), conftest);
-        let out = rule_out_without_added(&map, now, &|_| true);
-        assert!(out.tests.is_empty());
-        assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: conftest.py, which holds fixtures shared between tests, changed"]);
-    }
-
-    #[test]
-    fn changed_code_or_data_of_the_collection_leaves_the_record_unused_and_a_test_s_own_data_keeps_it() {
-        let mut map = recorded();
-        let state = map.states.values_mut().next().unwrap();
-        state.collection.data.insert("cases.json".into(), Some("c1".into()));
-        map.tests
-            .get_mut("tests/test_b.py::test_h")
-            .unwrap()
-            .reach
-            .data
-            .insert("h.txt".into(), Some("h1".into()));
-        let data = |cases: &str, h: &str| {
-            BTreeMap::from([
-                ("cases.json".to_string(), Some(cases.to_string())),
-                ("h.txt".to_string(), Some(h.to_string())),
-            ])
-        };
-        let check = |data| {
-            rule_out(&map, &Now { table: project(), data, config: config() }, &BTreeMap::new(), &|_| true)
-        };
-        assert_eq!(check(data("c1", "h1")).tests.len(), 3);
-        assert_eq!(names(&check(data("c1", "h2"))), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
-        let changed = check(data("c2", "h1"));
-        assert!(changed.tests.is_empty());
-        assert_eq!(
-            changed.unused,
-            ["the test-impact map's record of commit 1 was not used: cases.json, read while the tests were collected, changed"]
-        );
-        let mut map = recorded();
-        map.states.values_mut().next().unwrap().collection.blocks.insert(("pkg/a.py".into(), "g".into()));
-        let mut now = project();
-        now.get_mut("pkg/a.py").unwrap().functions.get_mut("g").unwrap().0 = "g2".into();
-        let out = rule_out_without_added(&map, now, &|_| true);
-        assert!(out.tests.is_empty());
-    }
-
-    #[test]
-    fn a_test_whose_parameters_could_not_be_told_apart_is_never_ruled_out_and_the_others_carry_theirs() {
-        let mut map = recorded();
-        map.tests.get_mut("tests/test_b.py::test_h").unwrap().reach.params = None;
-        map.tests.get_mut("tests/test_a.py::test_f").unwrap().reach.params = Some("p1".into());
-        let out = rule_out_without_added(&map, project(), &|_| true);
-        assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
-        assert_eq!(out.tests["tests/test_a.py::test_f"], "p1");
-    }
-
-    #[test]
-    fn a_process_started_while_the_tests_were_collected_leaves_the_record_unused() {
-        let mut map = recorded();
-        map.states.values_mut().next().unwrap().collection.spawned = true;
-        let out = rule_out_without_added(&map, project(), &|_| true);
-        assert!(out.tests.is_empty());
-        assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: a process was started while the tests were collected"]);
-    }
-
-    #[test]
-    fn a_removed_test_file_that_only_bound_names_leaves_the_record_usable_and_one_that_ran_code_does_not() {
-        let mut now = project();
-        now.remove("tests/test_a.py");
-        let is_test = |path: &Path| path.starts_with("tests");
-        let check = |map: &ImpactMap| rule_out_without_added(map, now.clone(), &is_test);
-        assert_eq!(
-            names(&check(&recorded())),
-            ["tests/test_a.py::test_f", "tests/test_a.py::test_g", "tests/test_b.py::test_h"]
-        );
-        let mut map = recorded();
-        map.states.values_mut().next().unwrap().table.get_mut("tests/test_a.py").unwrap().plain = false;
-        let out = check(&map);
-        assert!(out.tests.is_empty());
-        assert_eq!(
-            out.unused,
-            ["the test-impact map's record of commit 1 was not used: tests/test_a.py was removed"]
-        );
-    }
-
-    #[test]
-    fn records_of_several_states_are_each_judged_newest_first_and_a_state_is_named_once() {
-        let mut map = recorded();
-        // A later record of the same commit (another run's collection) for test_h alone, and an
-        // older one whose table no longer holds: test_f's record there is not used.
-        let tests =
-            BTreeMap::from([("tests/test_b.py::test_h".to_string(), reach(&[("pkg/a.py", "g.<locals>.h")]))]);
-        let collection = reach(&[("pkg/a.py", SKELETON)]);
-        map.record("commit 1", &Recorded { table: project(), config: config(), tests, collection });
-        let mut stale = project();
-        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
-        let old_tests =
-            BTreeMap::from([("tests/test_a.py::test_f".to_string(), reach(&[("pkg/a.py", "f")]))]);
-        map.record(
-            "commit 0",
-            &Recorded { table: stale, config: config(), tests: old_tests, ..Recorded::default() },
-        );
-        for state in map.states.values_mut() {
-            if state.at == "commit 0" {
-                state.order = 0; // the oldest
-            } else {
-                state.order += 1;
-            }
-        }
-        let out = rule_out_without_added(&map, project(), &|path| path.starts_with("tests"));
-        assert_eq!(names(&out), ["tests/test_a.py::test_g", "tests/test_b.py::test_h"]);
-        assert_eq!(out.at, ["commit 1"]);
-        assert_eq!(out.unused, ["the test-impact map's record of commit 0 was not used: the module-level code, class headers or decorated definitions of pkg/a.py changed"]);
-        let mut both_stale = map.clone();
-        for state in both_stale.states.values_mut() {
-            state.table.get_mut("pkg/a.py").unwrap().skeleton = "older".into();
-        }
-        let out = rule_out_without_added(&both_stale, project(), &|path| path.starts_with("tests"));
-        let said: Vec<&str> = out.unused.iter().map(|note| &note[..42]).collect();
-        assert_eq!(
-            said,
-            [
-                "the test-impact map's record of commit 1 w",
-                "the test-impact map's record of commit 1 w",
-                "the test-impact map's record of commit 0 w"
-            ]
-        );
-    }
-
-    #[test]
-    fn the_notes_on_unused_records_come_newest_first() {
-        let mut map = ImpactMap::new("env");
-        let mut stale = project();
-        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
-        for (id, order, at) in [("a", 0, "commit 0"), ("b", 1, "commit 1")] {
-            let state = RecordedState {
-                at: at.into(),
-                order,
-                table: stale.clone(),
-                config: config(),
-                collection: Reach::default(),
-            };
-            map.states.insert(id.into(), state);
-            let entry = Entry { state: id.into(), reach: reach(&[("pkg/a.py", "f")]) };
-            map.tests.insert(format!("tests/test_{id}.py::t"), entry);
-        }
-        let now = Now { table: project(), config: config(), ..Now::default() };
-        let out = rule_out(&map, &now, &BTreeMap::new(), &|path| path.starts_with("tests"));
-        let said: Vec<&str> = out.unused.iter().map(|note| &note[32..40]).collect();
-        assert_eq!(said, ["commit 1", "commit 0"]);
-    }
-
-    #[test]
-    fn a_test_that_started_a_process_is_never_ruled_out() {
-        let mut map = recorded();
-        map.tests.get_mut("tests/test_b.py::test_h").unwrap().reach.spawned = true;
-        let out = rule_out_without_added(&map, project(), &|_| true);
-        assert_eq!(names(&out), ["tests/test_a.py::test_f", "tests/test_a.py::test_g"]);
-    }
-
     #[test]
     fn a_newer_record_replaces_a_test_s_older_one_and_states_no_test_needs_go() {
         let mut map = recorded();
@@ -911,29 +405,35 @@ mod tests {
         assert_eq!(map.tests["tests/test_b.py::test_h"].reach, reach(&[("pkg/a.py", "g")]));
     }
 
-    #[test]
-    fn paths_that_leave_the_project_are_never_read_and_count_as_changed() {
-        let mut map = recorded();
-        let hostile = ["/etc/passwd", "../outside", "data/../../outside"];
-        for (path, test) in hostile.iter().zip(map.tests.values_mut()) {
-            test.reach.data.insert(path.to_string(), Some("d".into()));
-        }
-        map.tests.values_mut().next().unwrap().reach.data.insert("data/cases.json".into(), Some("d".into()));
-        assert_eq!(map.data_paths(), BTreeSet::from(["data/cases.json".to_string()]));
-        let now = Now {
-            table: project(),
-            config: config(),
-            data: BTreeMap::from([("data/cases.json".to_string(), Some("d".to_string()))]),
-        };
-        assert!(rule_out(&map, &now, &BTreeMap::new(), &|_| true).tests.is_empty());
+    /// The blocks `impact.py` reads of one file `path` holding `source`, in a real interpreter.
+    fn blocks_of(path: &str, source: &str) -> FileBlocks {
+        let dir = tempfile::tempdir().unwrap();
+        let (support, root) = (dir.path().join("support"), dir.path().join("root"));
+        std::fs::create_dir_all(root.join(Path::new(path).parent().unwrap())).unwrap();
+        std::fs::create_dir_all(&support).unwrap();
+        std::fs::write(support.join(format!("{IMPACT_MODULE}.py")), IMPACT_SOURCE).unwrap();
+        std::fs::write(root.join(path), source).unwrap();
+        let now = now(Path::new("python3"), &support, &root, &ImpactMap::new("env")).unwrap();
+        now.table[path].clone()
     }
 
     #[test]
-    fn a_line_belongs_to_the_innermost_function_around_it_else_to_the_skeleton() {
-        let blocks = &project()["pkg/a.py"];
-        assert_eq!(block_of(blocks, 3), "f");
-        assert_eq!(block_of(blocks, 7), "g");
-        assert_eq!(block_of(blocks, 9), "g.<locals>.h");
-        assert_eq!(block_of(blocks, 6), SKELETON);
+    fn a_test_module_s_tests_are_blocks_of_their_own_however_decorated_and_its_fixtures_are_not() {
+        let before = "import pytest\nfrom unittest import mock\n\n\n@mock.patch.dict('os.environ', {})\ndef test_a():\n    pass\n";
+        let after = format!(
+            "{before}\n\nclass TestB:\n    @mock.patch('os.getcwd')\n    def test_b(self, cwd):\n        pass\n"
+        );
+        let (then, now) = (blocks_of("tests/test_x.py", before), blocks_of("tests/test_x.py", &after));
+        assert_eq!(then.tests, ["test_a"]);
+        assert_eq!(now.tests, ["test_a", "TestB.test_b"]);
+        assert!(then.plain && now.plain);
+        // The new class's header is module-level code; its test's decorators are not.
+        let only_test = format!("{before}\n\nclass TestB:\n    def test_b(self):\n        pass\n");
+        assert_eq!(blocks_of("tests/test_x.py", &only_test).skeleton, now.skeleton);
+        // A fixture named like a test, or a decorated test outside a test module, is no test.
+        let fixture = "import pytest\n\n\n@pytest.fixture\ndef test_data():\n    return 1\n";
+        assert!(blocks_of("tests/test_y.py", fixture).tests.is_empty());
+        let helper = blocks_of("tests/helpers.py", before);
+        assert!(helper.tests.is_empty() && !helper.plain);
     }
 }

@@ -253,7 +253,7 @@ impl LanguageCheck for PythonCheck {
             _ => (self.measure_rest(ctx)?, None),
         };
         let deselected = measured.map.as_ref().map_or(&[][..], |map| &map.deselected[..]);
-        let impact = self.impact_words(deselected);
+        let impact = self.impact_words(deselected, true);
         let what = match &impact {
             Some(impact) => format!("the rest of the test suite ({impact})"),
             None => "the rest of the test suite".to_string(),

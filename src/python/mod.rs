@@ -11,6 +11,7 @@ pub mod executor;
 pub mod first_round;
 pub mod impact;
 pub mod interpreter;
+pub mod invalidate;
 pub mod job;
 pub mod language;
 pub mod map;

@@ -293,6 +293,7 @@ def _impact(root):
             "data": data(reads),
             "spawned": key in core._spawned,
             "params": core._params.get(key),
+            "seconds": round(core._durations.get(key, 0.0), 6),
         }
 
     return {

@@ -6,10 +6,10 @@ use anyhow::Result;
 
 use super::check::PythonCheck;
 use super::coverage;
-use super::impact;
 use super::job::PythonJob;
 use super::rest::{RestOfSuite, RestSpec};
 use super::spec;
+use super::{impact, invalidate};
 use crate::run::job::Job;
 use crate::run::language::{Context, LanguageCheck};
 use crate::run::timeouts::BASELINE_LIMIT;
@@ -127,21 +127,33 @@ impl PythonCheck {
             }
         };
         let added = coverage::plan_targets(ctx.plan);
-        self.impact = impact::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
+        self.impact = invalidate::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
     }
 
-    /// What the test-impact map did for the rest of the suite whose run left out `deselected`,
-    /// in words; none when there was no map.
-    pub(super) fn impact_words(&self, deselected: &[String]) -> Option<String> {
+    /// What the test-impact map did for a run that left out `deselected`, in words; none when
+    /// there was no map. `whole`: the run is the rest of the suite (or the whole suite), and
+    /// the words say too why the map could not rule out the tests it kept (the floor), and why
+    /// a record went unused; else it is the change's test files, and they say only how many of
+    /// their tests the map ruled out, if any.
+    pub(super) fn impact_words(&self, deselected: &[String], whole: bool) -> Option<String> {
         let ruled_out = deselected.iter().filter(|test| self.impact.tests.contains_key(*test)).count();
+        let at = self.impact.at.join(" and ");
+        if !whole {
+            return (ruled_out > 0).then(|| {
+                format!(
+                    "the test-impact map recorded at {at} ruled out {} of them: they execute only code, and read only files, unchanged since, holding no added line",
+                    crate::words::count_of(ruled_out, "test", "tests"),
+                )
+            });
+        }
         let mut said = Vec::new();
         if !self.impact.at.is_empty() {
             said.push(format!(
-                "the test-impact map recorded at {} ruled out {}: they execute only code, and read only files, unchanged since, holding no added line",
-                self.impact.at.join(" and "),
+                "the test-impact map recorded at {at} ruled out {}: they execute only code, and read only files, unchanged since, holding no added line",
                 crate::words::count_of(ruled_out, "test", "tests"),
             ));
         }
+        said.extend(self.impact.floor());
         said.extend(self.impact.unused.iter().cloned());
         (!said.is_empty()).then(|| said.join("; "))
     }

@@ -122,10 +122,9 @@ fn a_new_function_reached_through_a_changed_caller_is_caught_by_the_caller_s_tes
 }
 
 #[test]
-fn a_changed_shared_fixture_a_changed_data_file_or_a_moved_function_leaves_the_map_unused() {
+fn a_data_file_read_at_collection_or_a_moved_function_leaves_the_map_unused() {
     let python = python312();
     for (variant, why) in [
-        ("conftest", "tests/conftest.py, which holds fixtures shared between tests, changed"),
         ("data", "tests/cases.json, read while the tests were collected, changed"),
         ("moved", "the module-level code, class headers or decorated definitions of pkg/words.py changed"),
     ] {
@@ -136,6 +135,57 @@ fn a_changed_shared_fixture_a_changed_data_file_or_a_moved_function_leaves_the_m
         assert!(rest.contains(&format!("was not used: {why}")), "{variant}: {rest}");
         assert!(!rest.contains("ruled out"), "{variant}: {rest}");
     }
+}
+
+#[test]
+fn a_changed_conftest_keeps_the_tests_of_its_directory_and_says_why() {
+    let python = python312();
+    let repo = mapped("conftest", &python);
+
+    let (rest, _) = with_and_without(repo.path(), &python, &[]);
+
+    // Only test_scale asked for the fixture; every test under tests/ may ask for it now.
+    assert!(rest.contains("ruled out 0 tests"), "{rest}");
+    assert!(
+        rest.contains(
+            "could not be ruled out: tests/conftest.py, whose fixtures reach the tests of tests/, changed"
+        ),
+        "{rest}"
+    );
+}
+
+/// What the report says of the first round's run of the change's test files.
+fn first_round(report: &Value) -> String {
+    report["mutdelta"]["steps"][0]["step"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_test_added_beside_others_leaves_those_that_cannot_reach_the_change_out_of_the_first_round() {
+    let python = python312();
+    let repo = mapped("added_test", &python);
+
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+
+    // tests/test_words.py gained a test: test_whisper never ran `shout`, and is left out of
+    // the first round as the four tests of the other files are left out of the rest.
+    let first = first_round(&report);
+    assert!(first.contains("ruled out 1 test of them"), "{first}");
+    assert!(rest.contains("ruled out 5 tests"), "{rest}");
+    assert!(rest.contains("1 test (0.0 s recorded) could not be ruled out: they ran code of pkg/words.py that holds an added line"), "{rest}");
+    let (_, whole) = checked(repo.path(), &python, &["--no-impact-map", "--no-cache"]);
+    assert!(!first_round(&whole).contains("ruled out"), "{}", first_round(&whole));
+}
+
+#[test]
+fn an_autouse_fixture_added_beside_a_new_test_keeps_every_test_of_its_file() {
+    let python = python312();
+    let repo = mapped("autouse", &python);
+
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+
+    let first = first_round(&report);
+    assert!(!first.contains("ruled out"), "test_whisper runs under the new fixture: {first}");
+    assert!(rest.contains("ruled out 4 tests"), "{rest}");
 }
 
 #[test]
