@@ -132,6 +132,33 @@ def _imports(tree, path):
     return sorted(name for name in names if name)
 
 
+_DYNAMIC_IMPORTS = {"import_module", "__import__", "reload", "run_module", "run_path"}
+
+
+def _uses(tree, path):
+    """The modules the file imports anywhere (in its functions too), by absolute name, and `*`
+    when it imports one by a name it computes (`importlib.import_module`, `__import__`): what
+    its code may read the names of."""
+    package = path[:-3].replace("/", ".").split(".")[:-1]
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            names.add(base)
+            names.update(base + "." + alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Call):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+            if name in _DYNAMIC_IMPORTS:
+                names.add("*")
+    return sorted(name for name in names if name)
+
+
 _MARK = "Attribute(Attribute(Name('pytest', Load()), 'mark', Load())"
 
 
@@ -169,13 +196,14 @@ def blocks(source, path):
     binding, "bindings": {qualname: digest} for each module- or class-level assignment of one
     name, "functions": {qualname: [digest, first line, last line]}, "fixtures": whether it holds
     fixtures shared between tests, "plain": whether its module-level code only binds names,
-    "tests": the qualnames of a test module's test definitions}. A function whose decorators
+    "tests": the qualnames of a test module's test definitions, "imports": the modules its
+    module-level code imports, "uses": those it imports anywhere}. A function whose decorators
     only wrap it, or a test's definition, is no part of the skeleton (its whole definition is
     its block): adding one, or a binding, leaves the skeleton as it was."""
     try:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError):
-        return {"skeleton": _digest(source), "imports": [], "bindings": {}, "functions": {}, "fixtures": True, "plain": False, "tests": []}
+        return {"skeleton": _digest(source), "imports": [], "uses": ["*"], "bindings": {}, "functions": {}, "fixtures": True, "plain": False, "tests": []}
     test_module = is_test_module(path)
     tests = []
     functions = {}
@@ -245,6 +273,7 @@ def blocks(source, path):
     level(tree.body, "")
     return {
         "imports": _imports(tree, path),
+        "uses": _uses(tree, path),
         "skeleton": _digest("\n".join(core)),
         "bindings": bindings,
         "functions": functions,

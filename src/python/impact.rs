@@ -45,6 +45,10 @@ pub struct FileBlocks {
     /// The modules its module-level code imports, by absolute name.
     #[serde(default)]
     pub imports: Vec<String>,
+    /// The modules it imports anywhere, its functions included, by absolute name (`*`: one by a
+    /// name it computes): whose names its code may read.
+    #[serde(default)]
+    pub uses: Vec<String>,
     /// In a test module, the qualified names of its tests' definitions: each its own test's
     /// alone.
     #[serde(default)]
@@ -340,6 +344,7 @@ pub(super) mod tests {
             fixtures: false,
             plain: true,
             imports: Vec::new(),
+            uses: Vec::new(),
             tests: Vec::new(),
         }
     }

@@ -126,6 +126,16 @@ fn why_kept(
             "they ran code of {file}, which gained a definition or changed at module level"
         ));
     }
+    let imported = reach.blocks.iter().find_map(|(file, _)| changed.importers.get(file));
+    let conftest_imports = || {
+        let conftests = changed.importers.iter().filter(|(file, _)| file.ends_with("conftest.py"));
+        let mut reaching =
+            conftests.filter(|(file, _)| fixture_scope(file).is_some_and(|scope| in_scope(own_file, &scope)));
+        reaching.next().map(|(_, module)| module)
+    };
+    if let Some(module) = imported.or_else(|| changed.importers.get(own_file)).or_else(conftest_imports) {
+        return Some(format!("the module-level code of {module} changed, and they import it"));
+    }
     match own_definition(test, then) {
         Some(own) if changed.blocks.contains(&own) => {
             return Some(format!("their own definitions in {own_file} changed"));
@@ -193,16 +203,21 @@ fn is_test_definition(blocks: &FileBlocks, name: &str) -> bool {
 struct Changes {
     /// Functions whose definition changed or went.
     blocks: BTreeSet<(String, String)>,
-    /// Files that gained a function (other than a test's definition) or a binding, or whose
-    /// module-level code changed where it only binds names: code elsewhere reaches a new name
-    /// only through a changed block, or by looking names up (`getattr`, `dir`) in that file's
-    /// module or classes, which a test does only with some of the file's code run.
+    /// Files that gained a function (other than a test's definition) or a binding, or test
+    /// files whose module-level code changed where it only binds names: code elsewhere reaches
+    /// a new name only through a changed block, or by looking names up (`getattr`, `dir`) in
+    /// that file's module or classes, which a test does only with some of the file's code run.
     grown: BTreeSet<String>,
     /// The scopes (`fixture_scope`) of the files of shared fixtures that changed otherwise
     /// than in a test's definition, each with that file: what a fixture shared between tests
     /// does is recorded for the first test that asks for it alone, and a new autouse fixture
     /// reaches tests that never ran the file's code.
     scopes: BTreeMap<String, String>,
+    /// Files whose module-level code or bindings changed, importing nothing the collection had
+    /// not imported: what they bind reaches the code that imports them.
+    modules: BTreeSet<String>,
+    /// The files that import one of `modules`, each with the one it imports (`importers`).
+    importers: BTreeMap<String, String>,
 }
 
 /// What changed between `state` and `now`; an error saying why the state cannot be used at all.
@@ -218,74 +233,18 @@ fn changed_since(
     }
     for (path, then) in &state.table {
         let test_file = is_test_file(Path::new(path));
-        let Some(current) = now.table.get(path) else {
-            if test_file && then.plain && !then.fixtures {
-                continue; // its tests are gone, and no other test ran what it bound
-            }
-            if let (true, true, Some(scope)) = (test_file, then.plain, fixture_scope(path)) {
-                changes.scopes.insert(scope, path.clone());
-                continue;
-            }
-            return Err(format!("{path} was removed"));
-        };
-        let mut other_than_tests = Vec::new();
-        for (name, (fingerprint, _, _)) in &then.functions {
-            if current.functions.get(name).map(|function| &function.0) != Some(fingerprint) {
-                changes.blocks.insert((path.clone(), name.clone()));
-                if !is_test_definition(then, name) {
-                    other_than_tests.push(name.as_str());
-                }
-            }
-        }
-        let added: Vec<&str> = current
-            .functions
-            .keys()
-            .filter(|name| !then.functions.contains_key(*name) && !is_test_definition(current, name))
-            .map(String::as_str)
-            .collect();
-        let grew = !added.is_empty() || current.bindings.keys().any(|name| !then.bindings.contains_key(name));
-        let binding = then.bindings.iter().find(|(name, digest)| current.bindings.get(*name) != Some(digest));
-        let module_level = current.skeleton != then.skeleton || binding.is_some();
-        // A test file whose module-level code only binds names, importing only what the
-        // collection imported already: what changed there reaches its own tests, and those that
-        // ran its code, alone.
-        let binds_only = test_file && then.plain && current.plain && imports_ran(current, state, now);
-        if then.fixtures || current.fixtures {
-            if !(module_level || grew || !other_than_tests.is_empty()) {
-                continue;
-            }
-            let hook = other_than_tests.iter().chain(&added).find(|name| name.starts_with("pytest_"));
-            match (fixture_scope(path), hook) {
-                (_, Some(hook)) => return Err(format!("the pytest hook {hook} in {path} changed")),
-                (Some(scope), None) if binds_only || !module_level => {
+        match now.table.get(path) {
+            Some(current) => changed_file(path, then, current, test_file, state, now, &mut changes)?,
+            None if test_file && then.plain && !then.fixtures => {} // its tests are gone, and no other test ran what it bound
+            None => match (test_file && then.plain).then(|| fixture_scope(path)).flatten() {
+                Some(scope) => {
                     changes.scopes.insert(scope, path.clone());
-                    continue;
                 }
-                _ => return Err(format!("{path}, which holds fixtures shared between tests, changed")),
-            }
-        }
-        if module_level {
-            if binds_only {
-                changes.grown.insert(path.clone());
-                continue;
-            }
-            return Err(match binding {
-                Some((name, _)) if current.skeleton == then.skeleton => {
-                    format!("{name} in {path} changed or went")
-                }
-                _ => {
-                    format!("the module-level code, class headers or decorated definitions of {path} changed")
-                }
-            });
-        }
-        if grew {
-            changes.grown.insert(path.clone());
+                None => return Err(format!("{path} was removed")),
+            },
         }
     }
-    for (path, current) in &now.table {
-        if state.table.contains_key(path) {
-            continue;
-        }
+    for (path, current) in now.table.iter().filter(|(path, _)| !state.table.contains_key(*path)) {
         // A new test file that only binds names reaches its own tests alone, but for the
         // fixtures it shares: a new conftest's reach its directory's tests.
         if !(is_test_file(Path::new(path)) && current.plain) {
@@ -314,7 +273,122 @@ fn changed_since(
     {
         return Err(format!("{path}, read while the tests were collected, changed"));
     }
+    changes.importers = importers(&changes.modules, now);
     Ok(changes)
+}
+
+/// What changed in the file `path`, `then` and now (`current`), into `changes`; an error when
+/// the change may reach tests no record can single out.
+fn changed_file(
+    path: &String,
+    then: &FileBlocks,
+    current: &FileBlocks,
+    test_file: bool,
+    state: &RecordedState,
+    now: &Now,
+    changes: &mut Changes,
+) -> std::result::Result<(), String> {
+    let mut other_than_tests = Vec::new();
+    for (name, (fingerprint, _, _)) in &then.functions {
+        if current.functions.get(name).map(|function| &function.0) != Some(fingerprint) {
+            changes.blocks.insert((path.clone(), name.clone()));
+            if !is_test_definition(then, name) {
+                other_than_tests.push(name.as_str());
+            }
+        }
+    }
+    let added: Vec<&str> = current
+        .functions
+        .keys()
+        .filter(|name| !then.functions.contains_key(*name) && !is_test_definition(current, name))
+        .map(String::as_str)
+        .collect();
+    let grew = !added.is_empty() || current.bindings.keys().any(|name| !then.bindings.contains_key(name));
+    let binding = then.bindings.iter().find(|(name, digest)| current.bindings.get(*name) != Some(digest));
+    let skeleton = current.skeleton != then.skeleton;
+    // Module-level code that only binds names, importing only what the collection imported
+    // already: what changed there reaches the code that imports the file (its own tests, for
+    // a test file), and the tests that ran its code, alone. A binding binds its one name
+    // whatever its value; other module-level code must bind names only, before and after.
+    let imports_nothing_new = imports_ran(current, state, now);
+    let binds_only = imports_nothing_new && (!skeleton || (then.plain && current.plain));
+    if then.fixtures || current.fixtures {
+        if !(skeleton || binding.is_some() || grew || !other_than_tests.is_empty()) {
+            return Ok(());
+        }
+        let hook = other_than_tests.iter().chain(&added).find(|name| name.starts_with("pytest_"));
+        return match (fixture_scope(path), hook) {
+            (_, Some(hook)) => Err(format!("the pytest hook {hook} in {path} changed")),
+            (Some(scope), None) if binds_only || !(skeleton || binding.is_some()) => {
+                changes.scopes.insert(scope, path.clone());
+                if skeleton || binding.is_some() {
+                    changes.modules.insert(path.clone());
+                }
+                Ok(())
+            }
+            _ => Err(format!("{path}, which holds fixtures shared between tests, changed")),
+        };
+    }
+    if skeleton || binding.is_some() {
+        let test_module_runs_code = test_file && !(then.plain && current.plain);
+        if !binds_only || test_module_runs_code {
+            return Err(match binding {
+                Some((name, _)) if !skeleton => format!("{name} in {path} changed or went"),
+                _ => {
+                    format!("the module-level code, class headers or decorated definitions of {path} changed")
+                }
+            });
+        }
+        changes.modules.insert(path.clone());
+        changes.grown.insert(path.clone());
+        return Ok(());
+    }
+    if grew {
+        changes.grown.insert(path.clone());
+    }
+    Ok(())
+}
+
+/// Per file, the changed module (`Changes::modules`) it imports, directly or through other
+/// files of the project (a file that imports by a computed name imports them all): the files
+/// whose code may read what a changed module binds. Each changed module is its own.
+fn importers(changed: &BTreeSet<String>, now: &Now) -> BTreeMap<String, String> {
+    let files_of = |module: &str| -> Vec<&String> {
+        let mut prefix = String::new();
+        let mut out = Vec::new();
+        for part in module.split('.') {
+            prefix = if prefix.is_empty() { part.to_string() } else { format!("{prefix}/{part}") };
+            let ends = [format!("{prefix}.py"), format!("{prefix}/__init__.py")];
+            let is = |path: &String| ends.iter().any(|end| path == end || path.ends_with(&format!("/{end}")));
+            out.extend(now.table.keys().filter(|path| is(path)));
+        }
+        out
+    };
+    let mut imported_by: BTreeMap<&String, BTreeSet<&String>> = BTreeMap::new();
+    let mut everything: Vec<&String> = Vec::new();
+    for (path, blocks) in &now.table {
+        for module in &blocks.uses {
+            if module == "*" {
+                everything.push(path);
+            }
+            for file in files_of(module) {
+                imported_by.entry(file).or_default().insert(path);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for module in changed {
+        let mut pending = vec![module];
+        pending.extend(everything.iter().copied());
+        while let Some(file) = pending.pop() {
+            if out.contains_key(file) {
+                continue;
+            }
+            out.insert(file.clone(), module.clone());
+            pending.extend(imported_by.get(file).into_iter().flatten().copied());
+        }
+    }
+    out
 }
 
 /// Whether every project module `file` imports was imported while the tests were collected at
@@ -420,9 +494,10 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_skeleton_a_new_source_file_or_a_removed_file_leaves_the_record_unused() {
+    fn a_changed_skeleton_that_runs_code_a_new_source_file_or_a_removed_file_leaves_the_record_unused() {
         let mut skeleton = project();
-        skeleton.get_mut("pkg/a.py").unwrap().skeleton = "s-a2".into();
+        let a = skeleton.get_mut("pkg/a.py").unwrap();
+        (a.skeleton, a.plain) = ("s-a2".into(), false);
         let mut added = project();
         added.insert("pkg/b.py".into(), file("s-b", &[]));
         let mut removed = project();
@@ -438,18 +513,82 @@ mod tests {
         }
     }
 
+    /// `project()` with pkg/c.py (importing nothing), pkg/d.py (importing pkg.a) and
+    /// tests/test_c.py (importing pkg.c), and a test of each kind: one whose own file imports
+    /// pkg.a without running its code, one that ran only pkg/c.py, one that ran pkg/d.py.
+    fn with_importers() -> (ImpactMap, Table) {
+        let mut table = project();
+        table.get_mut("tests/test_a.py").unwrap().uses = vec!["pkg.a".into()];
+        table.insert("pkg/c.py".into(), file("s-c", &[("k", "k1", 1, 2)]));
+        let mut d = file("s-d", &[("m", "m1", 3, 4)]);
+        d.uses = vec!["pkg".into(), "pkg.a".into()];
+        table.insert("pkg/d.py".into(), d);
+        let mut test_c = file("s-tc", &[]);
+        test_c.uses = vec!["pkg.c".into()];
+        table.insert("tests/test_c.py".into(), test_c);
+        let mut map = recorded();
+        let tests = BTreeMap::from([
+            ("tests/test_a.py::test_k".to_string(), reach(&[("pkg/c.py", "k")])),
+            ("tests/test_c.py::test_c".to_string(), reach(&[("pkg/c.py", "k")])),
+            ("tests/test_c.py::test_m".to_string(), reach(&[("pkg/d.py", "m")])),
+        ]);
+        let collection = reach(&[("pkg/c.py", SKELETON)]);
+        map.record("commit 1", &Recorded { table: table.clone(), config: config(), tests, collection });
+        let record = map.tests["tests/test_a.py::test_k"].state.clone();
+        for entry in map.tests.values_mut() {
+            entry.state = record.clone();
+        }
+        map.states.retain(|id, _| *id == record);
+        (map, table)
+    }
+
     #[test]
-    fn a_changed_or_removed_binding_leaves_the_record_unused() {
-        let mut changed = project();
-        changed.get_mut("pkg/a.py").unwrap().bindings.insert("LIMIT".into(), "l2".into());
-        let mut removed = project();
+    fn changed_module_level_code_or_a_binding_keeps_the_tests_that_import_its_module_and_no_other() {
+        let (map, table) = with_importers();
+        let mut binding = table.clone();
+        binding.get_mut("pkg/a.py").unwrap().bindings.insert("LIMIT".into(), "l2".into());
+        let mut removed = table.clone();
         removed.get_mut("pkg/a.py").unwrap().bindings.clear();
-        for now in [changed, removed] {
-            let out = rule(now, &[]);
+        let mut skeleton = table.clone();
+        skeleton.get_mut("pkg/a.py").unwrap().skeleton = "s-a2".into();
+        for now in [binding, removed, skeleton] {
+            let out = rule_out_without_added(&map, now, &|path| path.starts_with("tests"));
+            assert_eq!(names(&out), ["tests/test_c.py::test_c"]);
+            assert!(out.unused.is_empty(), "{:?}", out.unused);
+            let why = "the module-level code of pkg/a.py changed, and they import it";
+            // test_k (its file imports pkg.a) and test_m (it ran pkg/d.py, which does); the
+            // three others ran pkg/a.py's code.
+            assert_eq!(out.kept[why].tests, 2, "{:?}", out.kept);
+            assert_eq!(out.kept.values().map(|kept| kept.tests).sum::<usize>(), 5);
+        }
+        // A file that imports by a computed name may import it.
+        let mut dynamic = table.clone();
+        dynamic.get_mut("pkg/c.py").unwrap().uses = vec!["*".into()];
+        dynamic.get_mut("pkg/a.py").unwrap().skeleton = "s-a2".into();
+        assert!(rule_out_without_added(&map, dynamic, &|path| path.starts_with("tests")).tests.is_empty());
+    }
+
+    #[test]
+    fn changed_module_level_code_that_imports_what_the_collection_did_not_leaves_the_record_unused() {
+        let (map, table) = with_importers();
+        for change in [
+            |a: &mut FileBlocks| a.skeleton = "s-a2".into(),
+            |a: &mut FileBlocks| {
+                a.bindings.insert("LIMIT".into(), "l2".into());
+            },
+        ] {
+            let mut now = table.clone();
+            let a = now.get_mut("pkg/a.py").unwrap();
+            change(a);
+            a.imports = vec!["pkg.d".into()];
+            let out = rule_out_without_added(&map, now, &|path| path.starts_with("tests"));
             assert!(out.tests.is_empty());
-            assert_eq!(
-                out.unused,
-                ["the test-impact map's record of commit 1 was not used: LIMIT in pkg/a.py changed or went"]
+            assert_eq!(out.unused.len(), 1, "{:?}", out.unused);
+            assert!(
+                out.unused[0].ends_with("pkg/a.py changed")
+                    || out.unused[0].ends_with("LIMIT in pkg/a.py changed or went"),
+                "{:?}",
+                out.unused
             );
         }
     }
@@ -720,7 +859,8 @@ mod tests {
         let collection = reach(&[("pkg/a.py", SKELETON)]);
         map.record("commit 1", &Recorded { table: project(), config: config(), tests, collection });
         let mut stale = project();
-        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
+        let a = stale.get_mut("pkg/a.py").unwrap();
+        (a.skeleton, a.plain) = ("old".into(), false);
         let old_tests =
             BTreeMap::from([("tests/test_a.py::test_f".to_string(), reach(&[("pkg/a.py", "f")]))]);
         map.record(
@@ -740,7 +880,8 @@ mod tests {
         assert_eq!(out.unused, ["the test-impact map's record of commit 0 was not used: the module-level code, class headers or decorated definitions of pkg/a.py changed"]);
         let mut both_stale = map.clone();
         for state in both_stale.states.values_mut() {
-            state.table.get_mut("pkg/a.py").unwrap().skeleton = "older".into();
+            let a = state.table.get_mut("pkg/a.py").unwrap();
+            (a.skeleton, a.plain) = ("older".into(), false);
         }
         let out = rule_out_without_added(&both_stale, project(), &|path| path.starts_with("tests"));
         let said: Vec<&str> = out.unused.iter().map(|note| &note[..42]).collect();
@@ -758,7 +899,8 @@ mod tests {
     fn the_notes_on_unused_records_come_newest_first() {
         let mut map = ImpactMap::new("env");
         let mut stale = project();
-        stale.get_mut("pkg/a.py").unwrap().skeleton = "old".into();
+        let a = stale.get_mut("pkg/a.py").unwrap();
+        (a.skeleton, a.plain) = ("old".into(), false);
         for (id, order, at) in [("a", 0, "commit 0"), ("b", 1, "commit 1")] {
             let state = RecordedState {
                 at: at.into(),
