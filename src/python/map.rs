@@ -8,7 +8,6 @@ use anyhow::{bail, Result};
 use super::check::PythonCheck;
 use super::coverage::{self, Memory};
 use super::impact::ImpactMap;
-use super::interpreter;
 use crate::run::language::Context;
 use crate::run::require::{self, Subject};
 use crate::run::timeouts::BASELINE_LIMIT;
@@ -34,15 +33,6 @@ pub fn build(ctx: &Context) -> Result<Built> {
         bail!("a test-impact map needs pytest to run the suite: drop --test-cmd (or `test-cmd` in the configuration)");
     }
     let check = PythonCheck::with_tests(ctx, Vec::new(), false, Some(BTreeMap::new()))?;
-    let version = interpreter::version(&check.python)?;
-    if version < (3, 12) {
-        bail!(
-            "a test-impact map needs Python 3.12 or later (sys.monitoring), and {} is Python {}.{}: pass a newer one with --python",
-            check.python.display(),
-            version.0,
-            version.1
-        );
-    }
     let Some(store) = check.memory.impact.clone() else {
         bail!("{} could not describe itself (its version and packages)", check.python.display());
     };
@@ -66,7 +56,7 @@ pub fn build(ctx: &Context) -> Result<Built> {
         require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
     }
     let Some(recorded) = measured.map.and_then(|map| map.impact) else {
-        bail!("the probe recorded no test-impact map: the suite collected no test");
+        bail!("the probe recorded no test-impact map: the suite collected no test, or (before Python 3.12) another trace function, such as coverage measurement or a debugger, took the probe's place: run `mutdelta map` without it");
     };
     let at = ctx.state.to_text();
     let mut map = ImpactMap::new(store.environment());

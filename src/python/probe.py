@@ -33,10 +33,12 @@ the environment (MUTDELTA_PROBE_TEST), a process it starts imports this module f
 statement it executes, once, to a file beside MUTDELTA_PROBE_OUT, which the test's process
 reads at the end. Such a process loads no hooks, nor pytest.
 
-On Python 3.12 and later, with MUTDELTA_PROBE_IMPACT set, it also records what the test-impact
-map keeps (`mutdelta_impact`): per test (and for the collection), the code objects it started
-(sys.monitoring, each once per test), the files it read and the directories it listed (an audit
-hook), and whether it started a process. MUTDELTA_PROBE_IMPACT names the project's root.
+With MUTDELTA_PROBE_IMPACT set, it also records what the test-impact map keeps
+(`mutdelta_impact`): per test (and for the collection), the code objects it started (on Python
+3.12 and later through sys.monitoring, each once per test; before it through a global trace
+function that traces no line, and whose record is dropped when another tracer took its place),
+the files it read and the directories it listed (an audit hook), and whether it started a
+process. MUTDELTA_PROBE_IMPACT names the project's root.
 """
 
 import ast
@@ -46,6 +48,7 @@ import importlib.machinery
 import json
 import os
 import sys
+import threading
 
 # Set in the environment while a test runs: a Python process it starts watches its own imports
 # (support/subprocesses/sitecustomize.py imports this module) and its hits count for that test.
@@ -311,37 +314,78 @@ def _impact_audit(event, args):
         pass
 
 
+def _impact_traced(frame, event, arg):
+    """Before Python 3.12: the global trace function, called as each frame starts (a generator's
+    at each resumption); it traces no line of it. Only the project's code is recorded."""
+    if event == "call":
+        code = frame.f_code
+        if _in_project(code.co_filename):
+            key = _current or _COLLECTION
+            executed = _executed.get(key)
+            if executed is None:
+                executed = _executed[key] = set()
+            executed.add((code.co_filename, 0 if code.co_name == "<module>" else code.co_firstlineno))
+    return None
+
+
+def _check_tracer():
+    """Before Python 3.12, whether the probe's trace function is still the one that runs: a
+    test or a plugin that sets its own (coverage measurement, a debugger) hides what the tests
+    run from it, and then nothing this session recorded is kept."""
+    global _impact_lost
+    if _impact and _impact_tool is None and sys.gettrace() is not _impact_traced:
+        _impact_lost = True
+
+
 def stop_impact():
     """Ends the records: what the session does after its tests is nobody's."""
     global _impact
     if _impact:
+        _check_tracer()
         _impact = False
-        sys.monitoring.set_events(_impact_tool, 0)
+        if _impact_tool is not None:
+            sys.monitoring.set_events(_impact_tool, 0)
+        elif sys.gettrace() is _impact_traced:
+            sys.settrace(None)
+            threading.settrace(None)
 
 
 def restart_impact():
     """A test starts: every code object it starts is recorded again, once."""
     if _impact:
-        sys.monitoring.restart_events()
+        if _impact_tool is not None:
+            sys.monitoring.restart_events()
+        else:
+            _check_tracer()
 
 
 _impact_tool = None
 _impact_root = None
+# Before Python 3.12: another trace function took the probe's place while the tests ran.
+_impact_lost = False
 
 
 def _watch_impact():
+    """Records what the test-impact map keeps: on Python 3.12 and later through sys.monitoring
+    (each code object's start, once per test), before it through a global trace function."""
     global _impact, _impact_tool, _impact_root
-    if not os.environ.get("MUTDELTA_PROBE_IMPACT") or not hasattr(sys, "monitoring"):
+    if not os.environ.get("MUTDELTA_PROBE_IMPACT"):
         return
     _impact_root = os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"])
-    monitoring = sys.monitoring
-    free = [tool for tool in (4, 3, 2, 0) if monitoring.get_tool(tool) is None]
-    if not free:
-        return
-    _impact_tool = free[0]
-    monitoring.use_tool_id(_impact_tool, "mutdelta impact map")
-    monitoring.register_callback(_impact_tool, monitoring.events.PY_START, _impact_started)
-    monitoring.set_events(_impact_tool, monitoring.events.PY_START)
+    if hasattr(sys, "monitoring"):
+        monitoring = sys.monitoring
+        free = [tool for tool in (4, 3, 2, 0) if monitoring.get_tool(tool) is None]
+        if not free:
+            return
+        _impact_tool = free[0]
+        monitoring.use_tool_id(_impact_tool, "mutdelta impact map")
+        monitoring.register_callback(_impact_tool, monitoring.events.PY_START, _impact_started)
+        monitoring.set_events(_impact_tool, monitoring.events.PY_START)
+    else:
+        if sys.gettrace() is not None:
+            return  # another tracer runs already: the probe's would take its place
+        sys.settrace(_impact_traced)
+        threading.settrace(_impact_traced)
     sys.addaudithook(_impact_audit)
     _impact = True
 

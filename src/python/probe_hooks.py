@@ -314,7 +314,8 @@ def pytest_sessionfinish(session, exitstatus):
     impact = None
     if core._impact:
         core.stop_impact()
-        impact = _impact(os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"]))
+        if not core._impact_lost:
+            impact = _impact(os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"]))
     outside = []
     files = []
     untraced = set()

@@ -306,17 +306,39 @@ fn a_map_file_made_elsewhere_is_used_and_a_hostile_one_reads_nothing_outside_the
 }
 
 #[test]
-fn a_map_needs_python_3_12() {
-    let repo = fixture_repo_variant("impact_map", "body");
-    let old = python_at("3.11");
+fn a_map_made_before_python_3_12_rules_out_the_same_tests() {
+    let python = python_at("3.11");
+    let repo = mapped("added_test", &python);
 
-    let built = mutdelta(repo.path(), &["map", "--python", old.to_str().unwrap()]);
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+
+    let first = first_round(&report);
+    assert!(first.contains("ruled out 1 test of them"), "{first}");
+    assert!(rest.contains("ruled out 5 tests"), "{rest}");
+}
+
+#[test]
+fn a_trace_function_a_test_sets_before_python_3_12_leaves_no_map_recorded() {
+    let python = python_at("3.11");
+    let repo = fixture_repo_variant("impact_map", "body");
+    // Every test sets its own trace function, as coverage measurement or a debugger would:
+    // what the tests run is hidden from the probe's.
+    let conftest = "import sys\n\nimport pytest\n\n\n@pytest.fixture\ndef factor():\n    return 2\n\n\n@pytest.fixture(autouse=True)\ndef traced():\n    sys.settrace(lambda *args: None)\n    yield\n    sys.settrace(None)\n";
+    std::fs::write(repo.path().join("tests/conftest.py"), conftest).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "tests trace themselves"]);
+
+    let built = mutdelta(repo.path(), &["map", "--python", python.to_str().unwrap()]);
 
     assert_eq!(built.code, 2, "{built:?}");
     assert!(
-        built.stderr.contains("a test-impact map needs Python 3.12 or later (sys.monitoring)"),
+        built.stderr.contains(
+            "another trace function, such as coverage measurement or a debugger, took the probe's place"
+        ),
         "{built:?}"
     );
+    let kept = repo.path().join(".git/mutdelta/python/impact");
+    let maps = std::fs::read_dir(&kept).map_or(0, |entries| entries.count());
+    assert_eq!(maps, 0, "nothing the run recorded is kept in {}", kept.display());
 }
 
 #[test]
