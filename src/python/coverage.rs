@@ -255,7 +255,21 @@ impl Memory {
         self.recall(probe).is_some()
     }
 
+    /// The kept answer to `probe`'s question; else, when the test-impact map rules tests out
+    /// of it, the answer to the same question asked with none ruled out (a run that ran more
+    /// tests, whose map selects for each mutant every test that can reach it): a check after a
+    /// check of the same content that recorded the map asks that way.
     fn recall(&self, probe: &Probe) -> Option<CoverageMap> {
+        self.recall_exactly(probe).or_else(|| {
+            if probe.ruled_out.is_empty() {
+                return None;
+            }
+            let whole = Probe { ruled_out: &NONE_RULED_OUT, targets: probe.targets.clone(), ..*probe };
+            self.recall_exactly(&whole)
+        })
+    }
+
+    fn recall_exactly(&self, probe: &Probe) -> Option<CoverageMap> {
         let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let (Some((question, map)), Some(asked)) = (last.as_ref(), Memory::this_run(probe)) {
             if *question == asked {
@@ -327,7 +341,8 @@ fn slow_first(durations: &BTreeMap<String, f64>, shards: usize) -> Vec<String> {
 /// Runs the probe's tests split over `shards` processes side by side (each collects every
 /// test, then takes the next one nobody has taken, so the slow tests spread themselves), and
 /// merges what they measured. The shards after the first start only if it is still running a
-/// second later (at once when the kept durations say the tests take that long). A test that
+/// second later (at once when the kept durations say the tests take that long); fewer tests
+/// named by node id than shards run in one process. A test that
 /// fails in a shard may depend on a test that ran in another: then the selection runs again in
 /// one process, and that run decides. `spreading` is called as the other shards start.
 pub fn measure(
@@ -414,7 +429,12 @@ fn measure_as(
         return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
     }
     let real_root = probe.root.canonicalize()?;
-    let shards = shards.max(1);
+    // Fewer tests named by node id than processes (an edited test or two): each process after
+    // the first would only collect them again.
+    let few = !probe.tests.is_empty()
+        && probe.tests.len() < shards
+        && probe.tests.iter().all(|test| test.contains("::"));
+    let shards = if few { 1 } else { shards.max(1) };
     let others_after = write_probe_files(probe, memory, &real_root, shards)?;
     let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{check, fixture_repo, git, mutants_on_line, mutdelta, python, read_report as report};
+use crate::common::{
+    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, mutdelta, python, read_report as report,
+};
 
 /// A mutant's status, the tests that ran it (sorted) and those that failed.
 type Verdict = (String, Vec<String>, Vec<String>);
@@ -262,6 +264,38 @@ fn a_coverage_run_over_within_a_second_starts_no_other_shard() {
             _ => panic!("{step}"),
         }
     }
+}
+
+#[test]
+fn one_edited_test_is_measured_in_one_process_before_the_change() {
+    // The kill-loss audit runs the one test the change edits before it: known to be slow, it
+    // would start every process at once, and each after the first would only collect it again.
+    let repo = fixture_repo_variant("kill_loss", "strengthened");
+    git(repo.path(), &["reset", "-q", "--hard", "HEAD~1"]);
+    let tests = repo.path().join("tests/test_invoice.py");
+    let source = std::fs::read_to_string(&tests).unwrap();
+    let edited = source.replace(
+        "        self.assertEqual(tax_rate(\"US\"), Decimal(\"0.075\"))\n",
+        "        self.assertGreaterEqual(tax_rate(\"US\"), 0)\n",
+    );
+    assert_ne!(source, edited);
+    std::fs::write(&tests, edited).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "a weaker test_rate"]);
+    let named = "tests/test_invoice.py::TaxRateTest::test_rate";
+    let memory = repo.path().join(".git/mutdelta/python");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("durations.json"), format!(r#"{{"{named}": 5.0}}"#)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "a kill of test_rate is lost: {run:?}");
+    let audit = &report(&json)["mutdelta"]["audit"];
+    assert_eq!(audit["editedTests"], serde_json::json!([named]));
+    let commands = audit["steps"][0]["commands"].as_array().unwrap();
+    let argv: Vec<&Value> = commands.iter().map(|command| &command["argv"]).collect();
+    assert_eq!(commands.len(), 1, "{argv:?}");
 }
 
 #[test]
