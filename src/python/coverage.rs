@@ -82,9 +82,13 @@ pub struct CoverageMap {
     /// The tests collected but left out (`Probe::deselect`).
     #[serde(default)]
     pub deselected: Vec<String>,
-    /// What the test-impact map keeps of this run (Python 3.12 and later); not kept with it.
+    /// What the test-impact map keeps of this run; not kept with it.
     #[serde(skip)]
     pub impact: Option<impact::Recorded>,
+    /// A process of the run could not record it (another trace function took the probe's
+    /// place): then no other process's record stands for the run.
+    #[serde(skip)]
+    pub impact_lost: bool,
 }
 
 #[derive(Deserialize)]
@@ -106,6 +110,8 @@ struct ProbeOutput {
     functions: Vec<(PathBuf, usize, bool)>,
     #[serde(default)]
     impact: Option<impact::Recorded>,
+    #[serde(default)]
+    impact_lost: bool,
     #[serde(default)]
     deselected: Vec<String>,
 }
@@ -695,6 +701,7 @@ fn read_probe_output(text: &[u8], real_root: &Path) -> Result<CoverageMap> {
             },
         ),
         impact: probe.impact,
+        impact_lost: probe.impact_lost,
         deselected: probe.deselected,
     })
 }
@@ -710,7 +717,9 @@ impl CoverageMap {
         union(&mut self.module_files, other.module_files);
         self.untraced.extend(other.untraced);
         union(&mut self.deselected, other.deselected);
+        self.impact_lost |= other.impact_lost;
         self.impact = match (self.impact, other.impact) {
+            _ if self.impact_lost => None,
             (Some(mine), Some(theirs)) => Some(mine.merge(theirs)),
             (mine, theirs) => mine.or(theirs),
         };
@@ -830,6 +839,7 @@ mod tests {
             functions: BTreeMap::new(),
             deselected: vec!["t::z".into()],
             impact: Some(recorded("t::a", "f", false)),
+            impact_lost: false,
         };
         let two = CoverageMap {
             tests: vec![test("t::b", &[4])],
@@ -840,6 +850,7 @@ mod tests {
             functions: BTreeMap::from([(PathBuf::from("pkg/a.py"), BTreeMap::from([(2, true)]))]),
             deselected: vec!["t::y".into(), "t::z".into()],
             impact: Some(recorded("t::b", "g", true)),
+            impact_lost: false,
         };
         let merged = CoverageMap::default().merge(one).merge(two);
         let ids: Vec<&str> = merged.tests.iter().map(|t| t.id.as_str()).collect();
@@ -855,5 +866,21 @@ mod tests {
         assert_eq!(merged.module_files, [PathBuf::from("/x/pkg/a.py"), PathBuf::from("/x/tests/t.py")]);
         assert!(merged.ran_at_collection(Path::new("pkg/b.py"), &(1..=1)), "an untraced file of one shard");
         assert_eq!(merged.tests_covering(Path::new("pkg/a.py"), &(4..=4)).len(), 1);
+    }
+
+    #[test]
+    fn a_shard_that_could_not_record_the_map_leaves_the_run_with_no_record() {
+        let shard = |test: &str, lost: bool| CoverageMap {
+            impact: (!lost).then(|| recorded(test, "f", false)),
+            impact_lost: lost,
+            ..CoverageMap::default()
+        };
+        for order in [[("t::a", false), ("t::b", true)], [("t::b", true), ("t::a", false)]] {
+            let merged =
+                order.iter().fold(CoverageMap::default(), |map, (test, lost)| map.merge(shard(test, *lost)));
+            assert!(merged.impact.is_none() && merged.impact_lost, "{order:?}");
+        }
+        let whole = CoverageMap::default().merge(shard("t::a", false)).merge(shard("t::b", false));
+        assert_eq!(whole.impact.unwrap().tests.len(), 2);
     }
 }

@@ -372,7 +372,11 @@ def configuration(root):
     for name, part in _CONFIGURATION.items():
         path = os.path.join(root, name)
         try:
-            out[name] = _digest(_pytest_part(path, part) if part else open(path, "rb").read())
+            if part:
+                out[name] = _digest(_pytest_part(path, part))
+            else:
+                with open(path, "rb") as file:
+                    out[name] = _digest(file.read())
         except OSError:
             out[name] = None
     return out

@@ -75,6 +75,10 @@ pub struct Reach {
     /// probe leaves a test out only when they are the same now.
     #[serde(default)]
     pub params: Option<String>,
+    /// What it ran was not all recorded (before Python 3.12, the trace function was dropped
+    /// while it ran, as a RecursionError raised in it drops it).
+    #[serde(default)]
+    pub untraced: bool,
     /// What it took, in seconds, when it was recorded.
     #[serde(default)]
     pub seconds: f64,
@@ -85,6 +89,7 @@ impl Reach {
         self.blocks.extend(other.blocks);
         self.data.extend(other.data);
         self.spawned |= other.spawned;
+        self.untraced |= other.untraced;
     }
 }
 

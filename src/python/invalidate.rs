@@ -16,27 +16,31 @@ pub struct RuledOut {
     /// Why a recorded state was not used, for each one that was not (or why the map was not).
     pub unused: Vec<String>,
     /// The recorded tests of a usable state the map could not rule out, by the first reason
-    /// that holds for each: the floor a check pays whatever its mutants.
-    pub kept: BTreeMap<String, Kept>,
-}
-
-/// Tests kept for one reason: how many, and what they took when they were recorded.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Kept {
-    pub tests: usize,
-    pub seconds: f64,
+    /// that holds for each, with what each took when it was recorded: the floor a check pays
+    /// whatever its mutants.
+    pub kept: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 impl RuledOut {
-    /// One line per reason tests were kept, the costliest first: `N tests (S s recorded): why`.
-    pub fn floor(&self) -> Vec<String> {
-        let mut reasons: Vec<(&String, &Kept)> = self.kept.iter().collect();
-        reasons.sort_by(|a, b| b.1.seconds.total_cmp(&a.1.seconds).then(b.1.tests.cmp(&a.1.tests)));
+    /// One line per reason tests were kept, the costliest first (`N tests (S s recorded) could
+    /// not be ruled out: why`), of the tests `counts` accepts (those of the run it describes).
+    pub fn floor(&self, counts: &dyn Fn(&str) -> bool) -> Vec<String> {
+        let mut reasons: Vec<(&String, usize, f64)> = self
+            .kept
+            .iter()
+            .map(|(why, tests)| {
+                let counted: Vec<f64> =
+                    tests.iter().filter(|(test, _)| counts(test)).map(|(_, seconds)| *seconds).collect();
+                (why, counted.len(), counted.iter().sum())
+            })
+            .filter(|(_, tests, _)| *tests > 0)
+            .collect();
+        reasons.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(b.0)));
         reasons
             .into_iter()
-            .map(|(why, kept)| {
-                let count = crate::words::count_of(kept.tests, "test", "tests");
-                format!("{count} ({:.1} s recorded) could not be ruled out: {why}", kept.seconds)
+            .map(|(why, tests, seconds)| {
+                let count = crate::words::count_of(tests, "test", "tests");
+                format!("{count} ({seconds:.1} s recorded) could not be ruled out: {why}")
             })
             .collect()
     }
@@ -63,7 +67,14 @@ pub fn rule_out(
     states.sort_by_key(|(_, state)| std::cmp::Reverse(state.order));
     for (id, state) in states {
         match changed_since(state, now, is_test_file) {
-            Ok(changed) => {
+            Ok(mut changed) => {
+                // Module-level code that changed, or holds a mutated line, runs at import: it
+                // reaches the code that imports its module, whichever test ran then.
+                let mut modules = changed.modules.clone();
+                modules.extend(
+                    reaching.iter().filter(|(_, block)| block == SKELETON).map(|(file, _)| file.clone()),
+                );
+                changed.importers = importers(&modules, now);
                 usable.insert(id, changed);
             }
             Err(why) => {
@@ -72,13 +83,14 @@ pub fn rule_out(
         }
     }
     for (test, entry) in &map.tests {
-        let Some(changed) = usable.get(&entry.state) else { continue };
         let then = &map.states[&entry.state];
-        match why_kept(test, &entry.reach, changed, &reaching, then, now) {
+        // A test recorded at a state that could not be used is no floor: the note on that
+        // record says why.
+        let Some(changed) = usable.get(&entry.state) else { continue };
+        let why = why_kept(test, &entry.reach, changed, &reaching, then, now);
+        match why {
             Some(why) => {
-                let kept = out.kept.entry(why).or_default();
-                kept.tests += 1;
-                kept.seconds += entry.reach.seconds;
+                out.kept.entry(why).or_default().insert(test.clone(), entry.reach.seconds);
             }
             None => {
                 let params = entry.reach.params.clone().expect("a test without parameters is kept");
@@ -112,11 +124,16 @@ fn why_kept(
     if reach.spawned {
         return Some("they started a process, and what it ran is not recorded".to_string());
     }
+    if reach.untraced {
+        return Some(
+            "what they ran was not all recorded (the trace function was dropped while they ran)".to_string(),
+        );
+    }
     if reach.params.is_none() {
         return Some("their parameters could not be told apart".to_string());
     }
     if let Some((file, _)) = reach.blocks.iter().find(|block| reaching.contains(*block)) {
-        return Some(format!("they ran code of {file} that holds an added line"));
+        return Some(format!("they ran code of {file} that holds a mutated line"));
     }
     if let Some((file, _)) = reach.blocks.iter().find(|block| changed.blocks.contains(*block)) {
         return Some(format!("they ran code of {file} that the change edits or removes"));
@@ -134,7 +151,9 @@ fn why_kept(
         reaching.next().map(|(_, module)| module)
     };
     if let Some(module) = imported.or_else(|| changed.importers.get(own_file)).or_else(conftest_imports) {
-        return Some(format!("the module-level code of {module} changed, and they import it"));
+        return Some(format!(
+            "the module-level code of {module} changed or holds a mutated line, and they import it"
+        ));
     }
     match own_definition(test, then) {
         Some(own) if changed.blocks.contains(&own) => {
@@ -216,7 +235,8 @@ struct Changes {
     /// Files whose module-level code or bindings changed, importing nothing the collection had
     /// not imported: what they bind reaches the code that imports them.
     modules: BTreeSet<String>,
-    /// The files that import one of `modules`, each with the one it imports (`importers`).
+    /// The files that import one of `modules`, or a module whose module-level code holds a
+    /// mutated line, each with the one it imports (`importers`).
     importers: BTreeMap<String, String>,
 }
 
@@ -264,6 +284,9 @@ fn changed_since(
     if collection.spawned {
         return Err("a process was started while the tests were collected".to_string());
     }
+    if collection.untraced {
+        return Err("what ran while the tests were collected was not all recorded".to_string());
+    }
     // A file that grew is no matter here: the collection's code that reads its names (to
     // parametrize tests by them) changes only the tests' parameters, which the probe compares.
     if let Some((path, name)) = collection.blocks.iter().find(|block| changes.blocks.contains(*block)) {
@@ -273,7 +296,6 @@ fn changed_since(
     {
         return Err(format!("{path}, read while the tests were collected, changed"));
     }
-    changes.importers = importers(&changes.modules, now);
     Ok(changes)
 }
 
@@ -555,17 +577,29 @@ mod tests {
             let out = rule_out_without_added(&map, now, &|path| path.starts_with("tests"));
             assert_eq!(names(&out), ["tests/test_c.py::test_c"]);
             assert!(out.unused.is_empty(), "{:?}", out.unused);
-            let why = "the module-level code of pkg/a.py changed, and they import it";
+            let why = "the module-level code of pkg/a.py changed or holds a mutated line, and they import it";
             // test_k (its file imports pkg.a) and test_m (it ran pkg/d.py, which does); the
             // three others ran pkg/a.py's code.
-            assert_eq!(out.kept[why].tests, 2, "{:?}", out.kept);
-            assert_eq!(out.kept.values().map(|kept| kept.tests).sum::<usize>(), 5);
+            assert_eq!(out.kept[why].len(), 2, "{:?}", out.kept);
+            assert_eq!(out.kept.values().map(BTreeMap::len).sum::<usize>(), 5);
         }
         // A file that imports by a computed name may import it.
         let mut dynamic = table.clone();
         dynamic.get_mut("pkg/c.py").unwrap().uses = vec!["*".into()];
         dynamic.get_mut("pkg/a.py").unwrap().skeleton = "s-a2".into();
         assert!(rule_out_without_added(&map, dynamic, &|path| path.starts_with("tests")).tests.is_empty());
+    }
+
+    #[test]
+    fn a_mutated_module_level_line_keeps_the_tests_that_import_its_module_though_none_ran_it() {
+        // Recorded at the state under test itself: the line ran at import, in the collection.
+        let (map, table) = with_importers();
+        let now = Now { table, config: config(), ..Now::default() };
+        let added = BTreeMap::from([(PathBuf::from("pkg/a.py"), vec![6])]);
+        let out = rule_out(&map, &now, &added, &|path| path.starts_with("tests"));
+        assert_eq!(names(&out), ["tests/test_c.py::test_c"]);
+        let why = "the module-level code of pkg/a.py changed or holds a mutated line, and they import it";
+        assert_eq!(out.kept[why].len(), 5, "{:?}", out.kept);
     }
 
     #[test]
@@ -681,7 +715,7 @@ mod tests {
                 out.kept.keys().collect::<Vec<_>>(),
                 ["conftest.py, whose fixtures reach every test, changed"]
             );
-            assert_eq!(out.kept.values().map(|kept| kept.tests).sum::<usize>(), 3);
+            assert_eq!(out.kept.values().map(BTreeMap::len).sum::<usize>(), 3);
             let (map, now) = with_fixtures("tests/a/conftest.py", change);
             assert_eq!(rule_out_without_added(&map, now, &is_test).tests.len(), 3);
         }
@@ -763,10 +797,14 @@ mod tests {
     #[test]
     fn the_floor_says_each_reason_once_with_its_tests_and_their_recorded_time_costliest_first() {
         let mut out = RuledOut::default();
-        out.kept.insert("a conftest changed".into(), Kept { tests: 1, seconds: 0.25 });
-        out.kept.insert("b module changed".into(), Kept { tests: 1640, seconds: 12.0 });
+        let tests = |names: &[(&str, f64)]| names.iter().map(|(name, s)| (name.to_string(), *s)).collect();
+        out.kept.insert("a conftest changed".into(), tests(&[("t/a.py::x", 0.25)]));
+        let module: Vec<(String, f64)> =
+            (0..1640).map(|n| (format!("t/b.py::t{n}"), 12.0 / 1640.0)).collect();
+        out.kept.insert("b module changed".into(), module.into_iter().collect());
+        out.kept.insert("c only in the first round".into(), tests(&[("t/first.py::y", 3.0)]));
         assert_eq!(
-            out.floor(),
+            out.floor(&|test| !test.starts_with("t/first.py")),
             [
                 "1640 tests (12.0 s recorded) could not be ruled out: b module changed",
                 "1 test (0.2 s recorded) could not be ruled out: a conftest changed",

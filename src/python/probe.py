@@ -328,12 +328,23 @@ def _impact_traced(frame, event, arg):
     return None
 
 
-def _check_tracer():
-    """Before Python 3.12, whether the probe's trace function is still the one that runs: a
-    test or a plugin that sets its own (coverage measurement, a debugger) hides what the tests
-    run from it, and then nothing this session recorded is kept."""
+def check_tracer(key):
+    """Before Python 3.12, whether the probe's trace function still ran through `key` (a test,
+    or the collection). Python drops a trace function that raises (a RecursionError raised in
+    it, deep in a test that recurses to the limit): what ran after is not recorded, so `key`
+    is left unrecorded (`_untraced`), and the trace function is set again. A test or a plugin
+    that sets its own (coverage measurement, a debugger) hides what the tests run from it:
+    then nothing this session recorded is kept."""
     global _impact_lost
-    if _impact and _impact_tool is None and sys.gettrace() is not _impact_traced:
+    if not _impact or _impact_tool is not None:
+        return
+    tracer = sys.gettrace()
+    if tracer is _impact_traced:
+        return
+    if tracer is None:
+        _untraced.add(key)
+        sys.settrace(_impact_traced)
+    else:
         _impact_lost = True
 
 
@@ -341,7 +352,7 @@ def stop_impact():
     """Ends the records: what the session does after its tests is nobody's."""
     global _impact
     if _impact:
-        _check_tracer()
+        check_tracer(_COLLECTION)
         _impact = False
         if _impact_tool is not None:
             sys.monitoring.set_events(_impact_tool, 0)
@@ -356,13 +367,15 @@ def restart_impact():
         if _impact_tool is not None:
             sys.monitoring.restart_events()
         else:
-            _check_tracer()
+            check_tracer(_COLLECTION)
 
 
 _impact_tool = None
 _impact_root = None
 # Before Python 3.12: another trace function took the probe's place while the tests ran.
 _impact_lost = False
+# Before Python 3.12: the tests (or _COLLECTION) during which the trace function was dropped.
+_untraced = set()
 
 
 def _watch_impact():

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import warnings
 
 import pytest
 
@@ -217,6 +218,7 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_runtest_logfinish(nodeid, location):
+    core.check_tracer(nodeid)
     core._current = None
     os.environ.pop(core.CHILD_OF_TEST, None)
 
@@ -292,6 +294,7 @@ def _impact(root):
             "blocks": sorted({tuple(found) for found in executed if found is not None}),
             "data": data(reads),
             "spawned": key in core._spawned,
+            "untraced": key in core._untraced,
             "params": core._params.get(key),
             "seconds": round(core._durations.get(key, 0.0), 6),
         }
@@ -315,7 +318,11 @@ def pytest_sessionfinish(session, exitstatus):
     if core._impact:
         core.stop_impact()
         if not core._impact_lost:
-            impact = _impact(os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"]))
+            # Under the project's warning filters (`error` turns a warning into a failure):
+            # what the map reads of the project is no test's business.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                impact = _impact(os.path.realpath(os.environ["MUTDELTA_PROBE_IMPACT"]))
     outside = []
     files = []
     untraced = set()
@@ -346,6 +353,7 @@ def pytest_sessionfinish(session, exitstatus):
                     [path, line, index in core._called_outside] for index, (path, line) in enumerate(core._functions)
                 ],
                 "impact": impact,
+                "impact_lost": core._impact_lost,
                 "deselected": core._deselected,
             },
             out,

@@ -136,7 +136,13 @@ impl PythonCheck {
     /// a record went unused; else it is the change's test files, and they say only how many of
     /// their tests the map ruled out, if any.
     pub(super) fn impact_words(&self, deselected: &[String], whole: bool) -> Option<String> {
-        let ruled_out = deselected.iter().filter(|test| self.impact.tests.contains_key(*test)).count();
+        // The rest of the suite leaves out the change's test files too: what the map ruled out
+        // there, and could not, is the first round's to say.
+        let in_this_run = |test: &str| !whole || coverage::selection_runs(&[], &self.tests, test);
+        let ruled_out = deselected
+            .iter()
+            .filter(|test| self.impact.tests.contains_key(*test) && in_this_run(test))
+            .count();
         let at = self.impact.at.join(" and ");
         if !whole {
             return (ruled_out > 0).then(|| {
@@ -153,7 +159,7 @@ impl PythonCheck {
                 crate::words::count_of(ruled_out, "test", "tests"),
             ));
         }
-        said.extend(self.impact.floor());
+        said.extend(self.impact.floor(&in_this_run));
         said.extend(self.impact.unused.iter().cloned());
         (!said.is_empty()).then(|| said.join("; "))
     }
