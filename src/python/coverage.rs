@@ -47,6 +47,9 @@ pub fn write_probe(support: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The blocks of the project a recording run may reuse (`impact::ImpactMap::newest_blocks`).
+const IMPACT_KNOWN: &str = "probe-impact-known.json";
+
 /// No test ruled out (`Probe::ruled_out`).
 pub static NONE_RULED_OUT: BTreeMap<String, String> = BTreeMap::new();
 
@@ -441,7 +444,7 @@ fn measure_as(
         && probe.tests.len() < shards
         && probe.tests.iter().all(|test| test.contains("::"));
     let shards = if few { 1 } else { shards.max(1) };
-    let others_after = write_probe_files(probe, memory, &real_root, shards)?;
+    let others_after = write_probe_files(probe, memory, &real_root, shards, impact)?;
     let seed = hash_seed();
     let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, impact, &real_root, None, timeout, log, beside)?]
@@ -489,8 +492,15 @@ fn measure_as(
 }
 
 /// Writes what the probe reads (the lines to watch, the tests left out, the slow tests the
-/// shards begin with) and clears the queue; returns how long the shards after the first wait.
-fn write_probe_files(probe: &Probe, memory: &Memory, real_root: &Path, shards: usize) -> Result<Duration> {
+/// shards begin with; for a run that records the map, the blocks it read before) and clears the
+/// queue; returns how long the shards after the first wait.
+fn write_probe_files(
+    probe: &Probe,
+    memory: &Memory,
+    real_root: &Path,
+    shards: usize,
+    impact: bool,
+) -> Result<Duration> {
     let targets: BTreeMap<String, &Vec<usize>> = probe
         .targets
         .iter()
@@ -499,6 +509,11 @@ fn write_probe_files(probe: &Probe, memory: &Memory, real_root: &Path, shards: u
     std::fs::write(probe.files.join("probe-targets.json"), serde_json::to_vec(&targets)?)?;
     std::fs::write(probe.files.join("probe-deselect.json"), serde_json::to_vec(probe.deselect)?)?;
     std::fs::write(probe.files.join("probe-ruled-out.json"), serde_json::to_vec(probe.ruled_out)?)?;
+    if impact {
+        // The blocks the kept map read before: a run that records reads only changed files.
+        let known = memory.impact.as_ref().and_then(impact::Store::load).map(|map| map.newest_blocks());
+        std::fs::write(probe.files.join(IMPACT_KNOWN), serde_json::to_vec(&known.unwrap_or_default())?)?;
+    }
     let _ = std::fs::remove_file(probe.files.join(QUEUE));
     let known: BTreeMap<String, f64> = memory
         .durations()
@@ -647,6 +662,7 @@ fn measure_one(
     command.env.push(("MUTDELTA_PROBE_OUT".into(), out_path.display().to_string()));
     if record_impact {
         command.env.push(("MUTDELTA_PROBE_IMPACT".into(), real_root.display().to_string()));
+        command.env.push(("MUTDELTA_PROBE_IMPACT_KNOWN".into(), file(IMPACT_KNOWN)));
     }
     if let Some((_, seed)) = shard {
         command.env.push(("MUTDELTA_PROBE_QUEUE".into(), file(QUEUE)));

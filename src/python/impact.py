@@ -14,10 +14,11 @@ the code objects it started and the files under the project it opened, listed or
 process for; run as a script, it prints the blocks of a project as it stands now, and the
 digests of the files a map says the tests read:
 
-    python -I mutdelta_impact.py ROOT REQUEST OUT
+    python -I mutdelta_impact.py ROOT REQUEST OUT [KNOWN]
 
 REQUEST is a JSON list of paths (relative to ROOT); OUT gets {"table": ..., "config": ...,
-"data": ...}.
+"data": ...}; KNOWN holds blocks read before (a map's newest), reused for the files whose
+content's digest is theirs.
 Nothing here imports or runs the project's code.
 """
 
@@ -132,16 +133,28 @@ def _imports(tree, path):
     return sorted(name for name in names if name)
 
 
-_DYNAMIC_IMPORTS = {"import_module", "__import__", "reload", "run_module", "run_path"}
+# Names whose call imports a module by a name computed at run time: a file whose text holds one
+# may import any module.
+_DYNAMIC_IMPORTS = (b"import_module", b"__import__", b"reload", b"run_module", b"run_path")
 
 
-def _uses(tree, path):
+def _statements(body):
+    """Every statement in `body`, those in functions, classes and compound statements too."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, field, None) or ())
+
+
+def _uses(tree, path, source):
     """The modules the file imports anywhere (in its functions too), by absolute name, and `*`
-    when it imports one by a name it computes (`importlib.import_module`, `__import__`): what
-    its code may read the names of."""
+    when it may import one by a name it computes (`importlib.import_module`, `__import__`):
+    what its code may read the names of."""
     package = path[:-3].replace("/", ".").split(".")[:-1]
     names = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -151,11 +164,9 @@ def _uses(tree, path):
                 base = ".".join(parent + ([node.module] if node.module else []))
             names.add(base)
             names.update(base + "." + alias.name for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.Call):
-            function = node.func
-            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-            if name in _DYNAMIC_IMPORTS:
-                names.add("*")
+    raw = source if isinstance(source, bytes) else source.encode()
+    if any(name in raw for name in _DYNAMIC_IMPORTS):
+        names.add("*")
     return sorted(name for name in names if name)
 
 
@@ -203,7 +214,7 @@ def blocks(source, path):
     try:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError):
-        return {"skeleton": _digest(source), "imports": [], "uses": ["*"], "bindings": {}, "functions": {}, "fixtures": True, "plain": False, "tests": []}
+        return {"digest": _digest(source), "skeleton": _digest(source), "imports": [], "uses": ["*"], "bindings": {}, "functions": {}, "fixtures": True, "plain": False, "tests": []}
     test_module = is_test_module(path)
     tests = []
     functions = {}
@@ -272,8 +283,9 @@ def blocks(source, path):
 
     level(tree.body, "")
     return {
+        "digest": _digest(source),
         "imports": _imports(tree, path),
-        "uses": _uses(tree, path),
+        "uses": _uses(tree, path, source),
         "skeleton": _digest("\n".join(core)),
         "bindings": bindings,
         "functions": functions,
@@ -301,8 +313,10 @@ def python_files(root):
     return found
 
 
-def table(root):
-    """The blocks of every Python file under `root`, by path relative to it."""
+def table(root, known=None):
+    """The blocks of every Python file under `root`, by path relative to it. `known`: blocks
+    read before (a map's), reused for a file whose content's digest is theirs."""
+    known = known or {}
     out = {}
     for relative in python_files(root):
         try:
@@ -310,8 +324,23 @@ def table(root):
                 source = file.read()
         except OSError:
             continue
-        out[relative] = blocks(source, relative)
+        before = known.get(relative)
+        if isinstance(before, dict) and before.get("digest") == _digest(source):
+            out[relative] = before
+        else:
+            out[relative] = blocks(source, relative)
     return out
+
+
+def read_known(path):
+    """Blocks read before, from a JSON file (as `table` returns them); none when it cannot be
+    read."""
+    try:
+        with open(path) as file:
+            known = json.load(file)
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
 
 
 def data_digest(root, relative):
@@ -399,10 +428,11 @@ def block_of(entry, line):
 
 def main(argv):
     root, request, out = argv[1:4]
+    known = read_known(argv[4]) if len(argv) > 4 else {}
     with open(request) as file:
         paths = json.load(file)
     answer = {
-        "table": table(root),
+        "table": table(root, known),
         "config": configuration(root),
         "data": {path: data_digest(root, path) for path in paths},
     }

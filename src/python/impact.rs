@@ -28,6 +28,9 @@ const KEPT_STATES: usize = 6;
 /// line), by qualified name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileBlocks {
+    /// A digest of the file's content: blocks read before are reused while it is the same.
+    #[serde(default)]
+    pub digest: String,
     /// What runs at import other than bindings and functions that decorators only wrap.
     pub skeleton: String,
     /// Each module- or class-level assignment of one name, by qualified name.
@@ -203,6 +206,22 @@ impl ImpactMap {
         out
     }
 
+    /// Each file's blocks at the newest state that recorded it: what `impact.py` reuses for a
+    /// file whose content is the same now, rather than read its syntax tree again.
+    pub fn newest_blocks(&self) -> Table {
+        let mut states: Vec<&RecordedState> = self.states.values().collect();
+        states.sort_by_key(|state| std::cmp::Reverse(state.order));
+        let mut out = Table::new();
+        for state in states {
+            for (path, blocks) in &state.table {
+                if !blocks.digest.is_empty() {
+                    out.entry(path.clone()).or_insert_with(|| blocks.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// Every file a recorded test or collection read: what `impact.py` digests now. A path
     /// that leaves the project (absolute, or through `..`; a map may come from elsewhere) is
     /// never read: it counts as changed.
@@ -310,7 +329,9 @@ impl Store {
 pub fn now(python: &Path, support: &Path, root: &Path, map: &ImpactMap) -> Result<Now> {
     let request = support.join("impact-request.json");
     let answer = support.join("impact-now.json");
+    let known = support.join("impact-known.json");
     std::fs::write(&request, serde_json::to_vec(&map.data_paths())?)?;
+    std::fs::write(&known, serde_json::to_vec(&map.newest_blocks())?)?;
     // What it prints (a warning the parser gives of the project's code) is no line of
     // mutdelta's own: said only when it fails.
     let output = std::process::Command::new(python)
@@ -319,6 +340,7 @@ pub fn now(python: &Path, support: &Path, root: &Path, map: &ImpactMap) -> Resul
         .arg(root)
         .arg(&request)
         .arg(&answer)
+        .arg(&known)
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -340,6 +362,7 @@ pub(super) mod tests {
 
     pub(in crate::python) fn file(skeleton: &str, functions: &[(&str, &str, usize, usize)]) -> FileBlocks {
         FileBlocks {
+            digest: String::new(),
             skeleton: skeleton.to_string(),
             bindings: BTreeMap::from([("LIMIT".to_string(), "l1".to_string())]),
             functions: functions
@@ -445,5 +468,26 @@ pub(super) mod tests {
         assert!(blocks_of("tests/test_y.py", fixture).tests.is_empty());
         let helper = blocks_of("tests/helpers.py", before);
         assert!(helper.tests.is_empty() && !helper.plain);
+    }
+    #[test]
+    fn blocks_a_map_read_before_are_reused_while_the_file_s_content_is_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let (support, root) = (dir.path().join("support"), dir.path().join("root"));
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::create_dir_all(&support).unwrap();
+        std::fs::write(support.join(format!("{IMPACT_MODULE}.py")), IMPACT_SOURCE).unwrap();
+        std::fs::write(root.join("pkg/a.py"), "def f():\n    return 1\n").unwrap();
+        let read = |map: &ImpactMap| now(Path::new("python3"), &support, &root, map).unwrap().table;
+        let first = read(&ImpactMap::new("env"));
+        let mut known = first.clone();
+        known.get_mut("pkg/a.py").unwrap().skeleton = "as read before".into();
+        let mut map = ImpactMap::new("env");
+        let tests = BTreeMap::from([("tests/test_a.py::test_f".to_string(), Reach::default())]);
+        map.record("commit 1", &Recorded { table: known, tests, ..Recorded::default() });
+        assert_eq!(read(&map)["pkg/a.py"].skeleton, "as read before");
+        std::fs::write(root.join("pkg/a.py"), "def f():\n    return 2\n").unwrap();
+        let again = read(&map);
+        assert_eq!(again["pkg/a.py"].skeleton, first["pkg/a.py"].skeleton);
+        assert_ne!(again["pkg/a.py"].digest, first["pkg/a.py"].digest);
     }
 }

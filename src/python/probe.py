@@ -38,7 +38,8 @@ With MUTDELTA_PROBE_IMPACT set, it also records what the test-impact map keeps
 3.12 and later through sys.monitoring, each once per test; before it through a global trace
 function that traces no line, and whose record is dropped when another tracer took its place),
 the files it read and the directories it listed (an audit hook), and whether it started a
-process. MUTDELTA_PROBE_IMPACT names the project's root.
+process. MUTDELTA_PROBE_IMPACT names the project's root, and MUTDELTA_PROBE_IMPACT_KNOWN (optional) a
+JSON file of the blocks a map read before, reused for files whose content is the same.
 """
 
 import ast

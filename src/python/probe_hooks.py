@@ -251,7 +251,8 @@ def _impact(root):
     and whether it started a process."""
     import mutdelta_impact as impact
 
-    table = impact.table(root)
+    known = os.environ.get("MUTDELTA_PROBE_IMPACT_KNOWN")
+    table = impact.table(root, impact.read_known(known) if known else None)
     blocks = {}
 
     def block(filename, line):
