@@ -111,14 +111,25 @@ def _bound_name(statement):
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _imports(tree, path):
-    """The modules the file's module-level code imports, by absolute name (and `package.name`
-    for each `from package import name`, which may be a module)."""
-    package = path[:-3].replace("/", ".").split(".")[:-1]
-    names = set()
-    pending = list(tree.body)
+def _statements(body, functions=True):
+    """Every statement in `body`: those in classes and compound statements too, and in
+    functions unless `functions` is false."""
+    pending = list(body)
     while pending:
         node = pending.pop()
+        yield node
+        if not functions and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(node, field, None) or ())
+
+
+def _imported(statements, path):
+    """The modules `statements` import, by absolute name (and `package.name` for each `from
+    package import name`, which may be a module)."""
+    package = path[:-3].replace("/", ".").split(".")[:-1]
+    names = set()
+    for node in statements:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -128,9 +139,12 @@ def _imports(tree, path):
                 base = ".".join(parent + ([node.module] if node.module else []))
             names.add(base)
             names.update(base + "." + alias.name for alias in node.names if alias.name != "*")
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
-    return sorted(name for name in names if name)
+    return {name for name in names if name}
+
+
+def _imports(tree, path):
+    """The modules the file's module-level code imports, by absolute name."""
+    return sorted(_imported(_statements(tree.body, functions=False), path))
 
 
 # Names whose call imports a module by a name computed at run time: a file whose text holds one
@@ -138,36 +152,15 @@ def _imports(tree, path):
 _DYNAMIC_IMPORTS = (b"import_module", b"__import__", b"reload", b"run_module", b"run_path")
 
 
-def _statements(body):
-    """Every statement in `body`, those in functions, classes and compound statements too."""
-    pending = list(body)
-    while pending:
-        node = pending.pop()
-        yield node
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            pending.extend(getattr(node, field, None) or ())
-
-
 def _uses(tree, path, source):
     """The modules the file imports anywhere (in its functions too), by absolute name, and `*`
     when it may import one by a name it computes (`importlib.import_module`, `__import__`):
     what its code may read the names of."""
-    package = path[:-3].replace("/", ".").split(".")[:-1]
-    names = set()
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package[: len(package) - node.level + 1]
-                base = ".".join(parent + ([node.module] if node.module else []))
-            names.add(base)
-            names.update(base + "." + alias.name for alias in node.names if alias.name != "*")
+    names = _imported(_statements(tree.body), path)
     raw = source if isinstance(source, bytes) else source.encode()
     if any(name in raw for name in _DYNAMIC_IMPORTS):
         names.add("*")
-    return sorted(name for name in names if name)
+    return sorted(names)
 
 
 _MARK = "Attribute(Attribute(Name('pytest', Load()), 'mark', Load())"
