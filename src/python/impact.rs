@@ -74,6 +74,9 @@ pub struct Reach {
     /// It started a process (or forked): what that ran is not recorded.
     #[serde(default)]
     pub spawned: bool,
+    /// The programs those processes ran, by name (`fork` for a fork).
+    #[serde(default)]
+    pub commands: BTreeSet<String>,
     /// A digest of its parameters ("" for none; none when they could not be told apart): the
     /// probe leaves a test out only when they are the same now.
     #[serde(default)]
@@ -92,6 +95,7 @@ impl Reach {
         self.blocks.extend(other.blocks);
         self.data.extend(other.data);
         self.spawned |= other.spawned;
+        self.commands.extend(other.commands);
         self.untraced |= other.untraced;
     }
 }

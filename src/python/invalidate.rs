@@ -122,7 +122,7 @@ fn why_kept(
 ) -> Option<String> {
     let own_file = test.split("::").next().unwrap_or(test);
     if reach.spawned {
-        return Some("they started a process, and what it ran is not recorded".to_string());
+        return Some(format!("they started a process{}, and what it ran is not recorded", programs(reach)));
     }
     if reach.untraced {
         return Some(
@@ -178,6 +178,21 @@ fn why_kept(
         return Some(format!("{path}, which they read, changed"));
     }
     None
+}
+
+/// The programs the processes of `reach` ran, in words (` (git, sh)`), at most three named,
+/// each of letters, digits and `._+-` only (a map file may be forged); nothing when none was
+/// recorded.
+fn programs(reach: &Reach) -> String {
+    let plain = |name: &String| -> String {
+        name.chars().filter(|c| c.is_ascii_alphanumeric() || "._+-".contains(*c)).take(40).collect()
+    };
+    let names: Vec<String> = reach.commands.iter().map(plain).filter(|name| !name.is_empty()).collect();
+    match names.len() {
+        0 => String::new(),
+        1..=3 => format!(" ({})", names.join(", ")),
+        more => format!(" ({} and {} more)", names[..3].join(", "), more - 3),
+    }
 }
 
 /// The block of a test's own definition (`tests/t.py::Case::test_x[1]` is `Case.test_x` of
@@ -282,7 +297,7 @@ fn changed_since(
     }
     let collection = &state.collection;
     if collection.spawned {
-        return Err("a process was started while the tests were collected".to_string());
+        return Err(format!("a process{} was started while the tests were collected", programs(collection)));
     }
     if collection.untraced {
         return Err("what ran while the tests were collected was not all recorded".to_string());
@@ -865,6 +880,11 @@ mod tests {
         let out = rule_out_without_added(&map, project(), &|_| true);
         assert!(out.tests.is_empty());
         assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: a process was started while the tests were collected"]);
+        // Named when the probe recorded which programs ran; a forged name is shown plain.
+        let state = map.states.values_mut().next().unwrap();
+        state.collection.commands = BTreeSet::from(["git".to_string(), "\u{1b}[31mevil\nname".to_string()]);
+        let out = rule_out_without_added(&map, project(), &|_| true);
+        assert_eq!(out.unused, ["the test-impact map's record of commit 1 was not used: a process (31mevilname, git) was started while the tests were collected"]);
     }
 
     #[test]

@@ -87,6 +87,8 @@ _spawned = set()
 # Per node id: a digest of its parameters (mutdelta_probe_hooks._params).
 _params = {}
 _impact = False
+# Per node id (or _COLLECTION): the programs the processes it started ran, by name.
+_commands = {}
 _SPAWNS = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty", "pty.spawn"}
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
@@ -291,6 +293,30 @@ def _by_project():
     return False
 
 
+def _program(event, args):
+    """The name of the program a process-starting audit event runs (`fork` for a fork): its
+    file's name, letters, digits and `._+-` only, at most 40 of them."""
+    program = "fork"
+    if event == "subprocess.Popen":
+        executable, argv = args[0], args[1]
+        if executable is None:
+            argv = argv.split() if isinstance(argv, (str, bytes)) else list(argv or [])
+            executable = argv[0] if argv else None
+        program = executable
+    elif event == "os.system":
+        words = os.fsdecode(args[0]).split()
+        program = words[0] if words else "sh"
+    elif event in ("os.posix_spawn", "os.exec"):
+        program = args[0]
+    elif event == "os.spawn":
+        program = args[1]
+    elif event == "pty.spawn":
+        argv = args[0]
+        program = argv if isinstance(argv, (str, bytes)) else (list(argv) or ["pty"])[0]
+    name = os.path.basename(os.fsdecode(program)) if program is not None else "a process"
+    return "".join(c for c in name if c.isalnum() or c in "._+-")[:40] or "a process"
+
+
 def _impact_audit(event, args):
     """Never raises: an audit hook's error would be the audited operation's."""
     if not _impact:
@@ -311,6 +337,7 @@ def _impact_audit(event, args):
                 _reads.setdefault(key, set()).add(os.path.abspath(os.fsdecode(path)) + "/")
         elif event in _SPAWNS:
             _spawned.add(key)
+            _commands.setdefault(key, set()).add(_program(event, args))
     except Exception:
         pass
 

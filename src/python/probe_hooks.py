@@ -295,6 +295,7 @@ def _impact(root):
             "blocks": sorted({tuple(found) for found in executed if found is not None}),
             "data": data(reads),
             "spawned": key in core._spawned,
+            "commands": sorted(core._commands.get(key, ())),
             "untraced": key in core._untraced,
             "params": core._params.get(key),
             "seconds": round(core._durations.get(key, 0.0), 6),
