@@ -61,20 +61,21 @@ pub fn rule_out(
             reaching.extend(lines.iter().map(|&line| (path.clone(), block_of(blocks, line))));
         }
     }
+    let modules = Modules::of(now);
     let mut out = RuledOut::default();
     let mut usable: BTreeMap<&String, Changes> = BTreeMap::new();
     let mut states: Vec<(&String, &RecordedState)> = map.states.iter().collect();
     states.sort_by_key(|(_, state)| std::cmp::Reverse(state.order));
     for (id, state) in states {
-        match changed_since(state, now, is_test_file) {
+        match changed_since(state, now, &modules, is_test_file) {
             Ok(mut changed) => {
                 // Module-level code that changed, or holds a mutated line, runs at import: it
                 // reaches the code that imports its module, whichever test ran then.
-                let mut modules = changed.modules.clone();
-                modules.extend(
+                let mut imported = changed.modules.clone();
+                imported.extend(
                     reaching.iter().filter(|(_, block)| block == SKELETON).map(|(file, _)| file.clone()),
                 );
-                changed.importers = importers(&modules, now);
+                changed.importers = modules.importers(&imported, now);
                 usable.insert(id, changed);
             }
             Err(why) => {
@@ -259,6 +260,7 @@ struct Changes {
 fn changed_since(
     state: &RecordedState,
     now: &Now,
+    modules: &Modules,
     is_test_file: &dyn Fn(&Path) -> bool,
 ) -> std::result::Result<Changes, String> {
     let mut changes = Changes::default();
@@ -269,7 +271,7 @@ fn changed_since(
     for (path, then) in &state.table {
         let test_file = is_test_file(Path::new(path));
         match now.table.get(path) {
-            Some(current) => changed_file(path, then, current, test_file, state, now, &mut changes)?,
+            Some(current) => changed_file(path, then, current, test_file, state, modules, &mut changes)?,
             None if test_file && then.plain && !then.fixtures => {} // its tests are gone, and no other test ran what it bound
             None => match (test_file && then.plain).then(|| fixture_scope(path)).flatten() {
                 Some(scope) => {
@@ -322,7 +324,7 @@ fn changed_file(
     current: &FileBlocks,
     test_file: bool,
     state: &RecordedState,
-    now: &Now,
+    modules: &Modules,
     changes: &mut Changes,
 ) -> std::result::Result<(), String> {
     let mut other_than_tests = Vec::new();
@@ -347,7 +349,7 @@ fn changed_file(
     // already: what changed there reaches the code that imports the file (its own tests, for
     // a test file), and the tests that ran its code, alone. A binding binds its one name
     // whatever its value; other module-level code must bind names only, before and after.
-    let imports_nothing_new = imports_ran(current, state, now);
+    let imports_nothing_new = imports_ran(current, state, modules);
     let binds_only = imports_nothing_new && (!skeleton || (then.plain && current.plain));
     if then.fixtures || current.fixtures {
         if !(skeleton || binding.is_some() || grew || !other_than_tests.is_empty()) {
@@ -386,60 +388,82 @@ fn changed_file(
     Ok(())
 }
 
-/// Per file, the changed module (`Changes::modules`) it imports, directly or through other
-/// files of the project (a file that imports by a computed name imports them all): the files
-/// whose code may read what a changed module binds. Each changed module is its own.
-fn importers(changed: &BTreeSet<String>, now: &Now) -> BTreeMap<String, String> {
-    let files_of = |module: &str| -> Vec<&String> {
-        let mut prefix = String::new();
-        let mut out = Vec::new();
-        for part in module.split('.') {
-            prefix = if prefix.is_empty() { part.to_string() } else { format!("{prefix}/{part}") };
-            let ends = [format!("{prefix}.py"), format!("{prefix}/__init__.py")];
-            let is = |path: &String| ends.iter().any(|end| path == end || path.ends_with(&format!("/{end}")));
-            out.extend(now.table.keys().filter(|path| is(path)));
+/// The project's Python files by the dotted names an import finds them by: each tail of a
+/// file's path (`src/pkg/mod.py` is `mod`, `pkg.mod` and `src.pkg.mod`; `pkg/__init__.py` is
+/// `pkg`), whatever directory the tests import from.
+struct Modules<'a> {
+    files: BTreeMap<String, Vec<&'a String>>,
+}
+
+impl<'a> Modules<'a> {
+    fn of(now: &'a Now) -> Modules<'a> {
+        let mut files: BTreeMap<String, Vec<&'a String>> = BTreeMap::new();
+        for path in now.table.keys() {
+            let Some(stem) = path.strip_suffix(".py") else { continue };
+            let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+            let parts: Vec<&str> = stem.split('/').collect();
+            // A part with a dot in it is no package or module name: no tail reaches past it.
+            let importable =
+                parts.iter().rev().take_while(|part| !part.contains('.') && **part != "__init__");
+            for depth in 1..=importable.count() {
+                files.entry(parts[parts.len() - depth..].join(".")).or_default().push(path);
+            }
+        }
+        Modules { files }
+    }
+
+    /// The files an import of `module` names (not its packages).
+    fn files_of(&self, module: &str) -> &[&'a String] {
+        self.files.get(module).map_or(&[], Vec::as_slice)
+    }
+
+    /// Per file, the changed module (`Changes::modules`) it imports, directly or through other
+    /// files of the project (importing a module runs its packages too; a file that imports by a
+    /// computed name imports them all): the files whose code may read what a changed module
+    /// binds. Each changed module is its own.
+    fn importers(&self, changed: &BTreeSet<String>, now: &'a Now) -> BTreeMap<String, String> {
+        if changed.is_empty() {
+            return BTreeMap::new();
+        }
+        let mut imported_by: BTreeMap<&String, BTreeSet<&String>> = BTreeMap::new();
+        let mut everything: Vec<&String> = Vec::new();
+        for (path, blocks) in &now.table {
+            for module in &blocks.uses {
+                if module == "*" {
+                    everything.push(path);
+                }
+                let mut prefix = String::new();
+                for part in module.split('.') {
+                    prefix = if prefix.is_empty() { part.to_string() } else { format!("{prefix}.{part}") };
+                    for file in self.files_of(&prefix) {
+                        imported_by.entry(file).or_default().insert(path);
+                    }
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        for module in changed {
+            let mut pending = vec![module];
+            pending.extend(everything.iter().copied());
+            while let Some(file) = pending.pop() {
+                if out.contains_key(file) {
+                    continue;
+                }
+                out.insert(file.clone(), module.clone());
+                pending.extend(imported_by.get(file).into_iter().flatten().copied());
+            }
         }
         out
-    };
-    let mut imported_by: BTreeMap<&String, BTreeSet<&String>> = BTreeMap::new();
-    let mut everything: Vec<&String> = Vec::new();
-    for (path, blocks) in &now.table {
-        for module in &blocks.uses {
-            if module == "*" {
-                everything.push(path);
-            }
-            for file in files_of(module) {
-                imported_by.entry(file).or_default().insert(path);
-            }
-        }
     }
-    let mut out = BTreeMap::new();
-    for module in changed {
-        let mut pending = vec![module];
-        pending.extend(everything.iter().copied());
-        while let Some(file) = pending.pop() {
-            if out.contains_key(file) {
-                continue;
-            }
-            out.insert(file.clone(), module.clone());
-            pending.extend(imported_by.get(file).into_iter().flatten().copied());
-        }
-    }
-    out
 }
 
 /// Whether every project module `file` imports was imported while the tests were collected at
 /// `state` (importing it again runs nothing).
-fn imports_ran(file: &FileBlocks, state: &RecordedState, now: &Now) -> bool {
+fn imports_ran(file: &FileBlocks, state: &RecordedState, modules: &Modules) -> bool {
     file.imports.iter().all(|module| {
-        let stem = module.replace('.', "/");
-        let candidates = [format!("{stem}.py"), format!("{stem}/__init__.py")];
-        let is =
-            |path: &String| candidates.iter().any(|end| path == end || path.ends_with(&format!("/{end}")));
-        now.table
-            .keys()
-            .filter(|path| is(path))
-            .all(|path| state.collection.blocks.contains(&(path.clone(), SKELETON.to_string())))
+        let imported =
+            |path: &&String| state.collection.blocks.contains(&((*path).clone(), SKELETON.to_string()));
+        modules.files_of(module).iter().all(imported)
     })
 }
 
@@ -615,6 +639,25 @@ mod tests {
         assert_eq!(names(&out), ["tests/test_c.py::test_c"]);
         let why = "the module-level code of pkg/a.py changed or holds a mutated line, and they import it";
         assert_eq!(out.kept[why].len(), 5, "{:?}", out.kept);
+    }
+
+    #[test]
+    fn a_file_is_found_by_every_dotted_tail_of_its_path_an_import_may_name() {
+        let paths = ["src/pkg/mod.py", "src/pkg/__init__.py", "__init__.py", "a.b/c.py", "x/b.c.py"];
+        let table: Table = paths.iter().map(|path| (path.to_string(), file("s", &[]))).collect();
+        let now = Now { table, ..Now::default() };
+        let modules = Modules::of(&now);
+        let found = |module: &str| -> Vec<&str> {
+            modules.files_of(module).iter().map(|path| path.as_str()).collect()
+        };
+        assert_eq!(found("pkg.mod"), ["src/pkg/mod.py"]);
+        assert_eq!(found("src.pkg.mod"), ["src/pkg/mod.py"]);
+        assert_eq!(found("mod"), ["src/pkg/mod.py"]);
+        assert_eq!(found("pkg"), ["src/pkg/__init__.py"]);
+        assert_eq!(found("c"), ["a.b/c.py"]);
+        for unimportable in ["a.b.c", "b.c", "c.py", "__init__", ""] {
+            assert!(found(unimportable).is_empty(), "{unimportable}");
+        }
     }
 
     #[test]
