@@ -92,12 +92,18 @@ _PLAIN_DECORATORS = {
 }
 
 
-def _wraps_only(decorator):
+def _decorator_name(decorator):
+    """The last name of what a decorator calls (`fixture` for `@pytest.fixture(scope=...)`);
+    "" when it is no name."""
     if isinstance(decorator, ast.Call):
         decorator = decorator.func
     if isinstance(decorator, ast.Attribute):
-        return decorator.attr in _PLAIN_DECORATORS
-    return isinstance(decorator, ast.Name) and decorator.id in _PLAIN_DECORATORS
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
+def _wraps_only(decorator):
+    return _decorator_name(decorator) in _PLAIN_DECORATORS
 
 
 def _bound_name(statement):
@@ -187,12 +193,7 @@ def _test_definition(node):
     frozen) reach the test alone."""
     if not node.name.startswith("test"):
         return False
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if name in ("fixture", "yield_fixture"):
-            return False
-    return True
+    return not any(_decorator_name(decorator) in ("fixture", "yield_fixture") for decorator in node.decorator_list)
 
 
 def blocks(source, path):
