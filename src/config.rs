@@ -57,6 +57,7 @@ pub const KEYS: &[&str] = &[
     "exclude",
     "disable-mutators",
     "tests",
+    "flaky",
     "no-arid",
     "one-per-line",
     "include-reformatted",
@@ -150,6 +151,14 @@ impl Config {
                         .filter(|tests| tests.iter().all(|test| !test.is_empty()))
                         .ok_or_else(|| wrong("a list of test files or pytest node ids (strings)"))?;
                     config.tests = Some(tests);
+                }
+                "flaky" => {
+                    let tests = strings(&value)
+                        .filter(|tests| tests.iter().all(|test| !test.trim().is_empty()))
+                        .ok_or_else(|| {
+                            wrong("a list of test ids, or their files, classes or directories (strings)")
+                        })?;
+                    config.flaky = Some(tests);
                 }
                 "features" => config.features = Some(features(&value, kind, &wrong)?),
                 "test-tool" => match &value {

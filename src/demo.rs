@@ -66,6 +66,7 @@ pub fn prepare() -> Result<Demo> {
         color: crate::paint::ColorChoice::Auto,
         audit: crate::options::AuditMode::WithTestEdits,
         audit_budget: Some(crate::options::AUDIT_BUDGET),
+        flaky: Vec::new(),
         python: PythonSettings {
             interpreter: Some(python),
             extra_tests: Vec::new(),

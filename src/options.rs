@@ -204,6 +204,8 @@ pub struct Options {
     pub audit: AuditMode,
     /// The most mutants the kill-loss audit tries (`--audit-full`: none, all of them).
     pub audit_budget: Option<usize>,
+    /// The configuration's `flaky`: tests known to fail at random (node ids, or prefixes).
+    pub flaky: Vec<String>,
     pub python: PythonSettings,
     pub rust: RustSettings,
     /// Where each setting came from (`--print-config`).
@@ -360,6 +362,8 @@ impl Options {
         let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
         let confirm_survivors =
             settings.flag("confirm-survivors", args.confirm_survivors, config.confirm_survivors);
+        let flaky = settings
+            .value("flaky", None, config.flaky.clone(), Vec::new(), |tests| config::quoted_list(tests));
         Ok(Options {
             directory,
             target: Target::resolve(&args.change, stdin)?,
@@ -380,6 +384,7 @@ impl Options {
             allow_empty: args.allow_empty,
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             audit_budget: (!args.audit_full).then_some(args.audit_budget.unwrap_or(AUDIT_BUDGET)),
+            flaky,
             python: PythonSettings {
                 interpreter,
                 extra_tests,

@@ -74,6 +74,8 @@ pub struct Config {
     pub no_default_features: Option<bool>,
     pub no_audit: Option<bool>,
     pub confirm_survivors: Option<bool>,
+    /// Tests known to be flaky: node ids, or their files, classes or directories.
+    pub flaky: Option<Vec<String>>,
 }
 
 /// What runs a cargo package's tests.

@@ -73,6 +73,10 @@ pub struct Outcome {
     /// The limit its tests were stopped at, when they outgrew the memory limit (a Timeout).
     #[serde(default)]
     pub memory_limit: Option<Bytes>,
+    /// The flaky tests whose failures under it were run again to decide it (`run::flaky`):
+    /// a verdict so reached is not kept for the next run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
 }
 
 impl Outcome {
@@ -87,6 +91,7 @@ impl Outcome {
             record: None,
             reused: false,
             memory_limit: None,
+            flaky: Vec::new(),
         }
     }
 

@@ -26,6 +26,9 @@ pub struct Report {
     pub audit_only: bool,
     /// Stopped by Ctrl-C or SIGTERM before its end: `results` holds the verdicts reached.
     pub incomplete: Option<Incomplete>,
+    /// The flaky tests the check met (found, or consulted to decide a verdict): what is known
+    /// of each, in words.
+    pub flaky: std::collections::BTreeMap<String, String>,
 }
 
 /// What an interrupted check did not do.

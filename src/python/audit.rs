@@ -148,7 +148,7 @@ pub fn begin(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<AuditBegun> {
-    let AuditRequest { options, change, unaudited } = request;
+    let AuditRequest { options, change, unaudited, flaky } = request;
     let added = change.added;
     let mut notes = unread_test_code(added, unaudited);
     let files = touched_files(added);
@@ -180,10 +180,10 @@ pub fn begin(
     }
     let logs = scratch.subdir("logs")?;
     let cache = crate::cache::Cache::open(change.repo_root, options.cache);
-    let old = OldState { scratch, base, logs, cache, commit };
+    let old = OldState { scratch, base, logs, cache, commit, flaky: (*flaky).clone() };
     // Verdicts of the same mutants of the same state against the same edited tests, from an
     // earlier audit (read before any test runs in the copy).
-    let memory = Verdicts::open(&old.cache, &old.base);
+    let memory = Verdicts::open(&old.cache, &old.base).heeding(&old.flaky);
     // The edited tests' first run keeps no verdict.
     let unkept = Verdicts::default();
     let empty = Plan::default();
@@ -211,6 +211,7 @@ struct OldState {
     logs: PathBuf,
     cache: crate::cache::Cache,
     commit: Oid,
+    flaky: crate::run::flaky::Flaky,
 }
 
 impl OldState {
@@ -231,6 +232,7 @@ impl OldState {
             logs: &self.logs,
             cache: &self.cache,
             verdicts,
+            flaky: &self.flaky,
         }
     }
 }

@@ -92,6 +92,15 @@ pub struct CoverageMap {
     /// place): then no other process's record stands for the run.
     #[serde(skip)]
     pub impact_lost: bool,
+    /// The tests that failed, each with how its failure looked (`probe_hooks.fingerprint`).
+    #[serde(skip)]
+    pub failed: BTreeMap<String, String>,
+    /// The tests the project marks flaky.
+    #[serde(default)]
+    pub marked_flaky: Vec<String>,
+    /// pytest-rerunfailures' `--reruns`, as the project's configuration sets it (0: none).
+    #[serde(default)]
+    pub reruns: u32,
 }
 
 #[derive(Deserialize)]
@@ -117,6 +126,12 @@ struct ProbeOutput {
     impact_lost: bool,
     #[serde(default)]
     deselected: Vec<String>,
+    #[serde(default)]
+    failed: BTreeMap<String, String>,
+    #[serde(default)]
+    marked_flaky: Vec<String>,
+    #[serde(default)]
+    reruns: u32,
 }
 
 /// One run of tests under the probe.
@@ -176,6 +191,20 @@ pub struct Measured {
     pub took: Duration,
     /// The map is an earlier run's, of the same files, interpreter and tests: nothing ran.
     pub reused: bool,
+    /// The tests that failed, then passed when run again: the measurement stands without them
+    /// counting as failures.
+    pub flaky: Vec<FoundFlaky>,
+}
+
+/// A test that failed and then passed on the same code, without any mutant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundFlaky {
+    pub test: String,
+    /// Its runs (the first included), and how many failed.
+    pub runs: u32,
+    pub failures: u32,
+    /// How its failures looked.
+    pub fingerprints: Vec<String>,
 }
 
 impl Measured {
@@ -444,7 +473,13 @@ fn measure_as(
     let beside = alongside.map(|alongside| alongside.beside);
     let started = std::time::Instant::now();
     if let Some(map) = memory.recall(probe) {
-        return Ok(Measured { runs: Vec::new(), map: Some(map), took: started.elapsed(), reused: true });
+        return Ok(Measured {
+            runs: Vec::new(),
+            map: Some(map),
+            took: started.elapsed(),
+            reused: true,
+            flaky: Vec::new(),
+        });
     }
     let real_root = probe.root.canonicalize()?;
     // Fewer tests named by node id than processes (an edited test or two): each process after
@@ -472,9 +507,19 @@ fn measure_as(
         sharded.run(shards)?
     };
     let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
+    let mut flaky = Vec::new();
+    if let Some(retried) = retry_failures(probe, &real_root, timeout, log, beside, &runs)? {
+        flaky = retried.flaky;
+        runs.extend(retried.runs);
+        if let Some((_, map)) = runs.last_mut() {
+            *map = Some(retried.map);
+        }
+    }
     let failed = runs.iter().position(|(run, _)| !run.passed() && !nothing_collected(run));
     let collected = !runs.iter().all(|(run, _)| nothing_collected(run));
     let map = match failed {
+        // Every failure was a flaky test's: the last retry holds the whole run's map.
+        Some(_) if !flaky.is_empty() => runs.last_mut().and_then(|(_, map)| map.take()),
         // No test ran: what the collection did, when the probe could say (every test was left out).
         None if !collected => runs.iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge),
         None => Some(
@@ -497,7 +542,94 @@ fn measure_as(
         memory.remember(probe, map);
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
-    Ok(Measured { runs, map, took: started.elapsed(), reused: false })
+    Ok(Measured { runs, map, took: started.elapsed(), reused: false, flaky })
+}
+
+/// How many times the tests that failed in a measurement run again, alone, before the failure
+/// stands: a test that fails one run in two passes in one of them but one time in 64.
+pub const RETRIES: u32 = 6;
+
+/// What running a measurement's failed tests again found: each passed once.
+struct Retried {
+    /// The retries, the last of which passed.
+    runs: Vec<(Finished, Option<CoverageMap>)>,
+    /// The measurement's map, as if the flaky tests had passed the first time.
+    map: CoverageMap,
+    flaky: Vec<FoundFlaky>,
+}
+
+/// When the processes of a measurement (`runs`) failed only in tests (no error in collection,
+/// none stopped), runs the tests that failed again, alone, until each has passed once (at most
+/// `RETRIES` times): those are flaky, and the measurement stands with what their passing runs
+/// executed added to theirs. What the test-impact map would keep of them is dropped: a failed
+/// run may have stopped short of what the test executes. `None` when a test failed every time,
+/// or the failure was not the tests'.
+fn retry_failures(
+    probe: &Probe,
+    real_root: &Path,
+    timeout: Duration,
+    log: &Path,
+    beside: Option<Beside>,
+    runs: &[(Finished, Option<CoverageMap>)],
+) -> Result<Option<Retried>> {
+    let tests_failed = |(run, map): &(Finished, Option<CoverageMap>)| {
+        run.exit == Exit::Code(1) && map.as_ref().is_some_and(|map| !map.failed.is_empty())
+    };
+    let quiet = |(run, _): &(Finished, Option<CoverageMap>)| run.passed() || run.exit == Exit::Code(5);
+    if !runs.iter().any(tests_failed) || !runs.iter().all(|run| quiet(run) || tests_failed(run)) {
+        return Ok(None);
+    }
+    let mut map =
+        runs.iter().filter_map(|(_, map)| map.clone()).fold(CoverageMap::default(), CoverageMap::merge);
+    let mut failing: BTreeMap<String, FoundFlaky> = std::mem::take(&mut map.failed)
+        .into_iter()
+        .map(|(test, fingerprint)| {
+            let found =
+                FoundFlaky { test: test.clone(), runs: 1, failures: 1, fingerprints: vec![fingerprint] };
+            (test, found)
+        })
+        .collect();
+    let mut flaky = Vec::new();
+    let mut retries = Vec::new();
+    for _ in 0..RETRIES {
+        let tests: Vec<String> = failing.keys().cloned().collect();
+        let again = Probe { tests: &tests, targets: probe.targets.clone(), ..*probe };
+        let (run, retried) = measure_one(&again, false, real_root, None, timeout, log, beside)?;
+        let Some(retried) = retried.filter(|_| run.passed() || run.exit == Exit::Code(1)) else {
+            return Ok(None);
+        };
+        for found in failing.values_mut() {
+            found.runs += 1;
+        }
+        for (test, fingerprint) in &retried.failed {
+            if let Some(found) = failing.get_mut(test) {
+                found.failures += 1;
+                if !found.fingerprints.contains(fingerprint) {
+                    found.fingerprints.push(fingerprint.clone());
+                }
+            }
+        }
+        for passed in retried.tests.iter().filter(|test| !retried.failed.contains_key(&test.id)) {
+            let Some(found) = failing.remove(&passed.id) else { continue };
+            if let Some(mine) = map.tests.iter_mut().find(|test| test.id == passed.id) {
+                for (file, lines) in &passed.lines {
+                    mine.lines.entry(file.clone()).or_default().extend(lines);
+                }
+            } else {
+                map.tests.push(passed.clone());
+            }
+            if let Some(recorded) = &mut map.impact {
+                recorded.tests.remove(&passed.id);
+            }
+            flaky.push(found);
+        }
+        let done = failing.is_empty();
+        retries.push((run, None));
+        if done {
+            return Ok(Some(Retried { runs: retries, map, flaky }));
+        }
+    }
+    Ok(None)
 }
 
 /// Writes what the probe reads (the lines to watch, the tests left out, the slow tests the
@@ -684,15 +816,20 @@ fn measure_one(
         Some(beside) => command.run_beside(timeout, log, beside)?,
         None => command.run(timeout, log)?,
     };
-    if !finished.passed() && finished.exit != Exit::Code(5) {
+    // A run whose tests failed is read too: which failed, and how, tells a flaky test apart.
+    let tests_failed = finished.exit == Exit::Code(1);
+    if !finished.passed() && finished.exit != Exit::Code(5) && !tests_failed {
         return Ok((finished, None));
     }
     // With nothing collected, what the collection ran (every test left out) is still read.
     let text = match std::fs::read(&out_path) {
-        Err(_) if finished.exit == Exit::Code(5) => return Ok((finished, None)),
+        Err(_) if finished.exit == Exit::Code(5) || tests_failed => return Ok((finished, None)),
         read => read.context("the coverage probe wrote nothing")?,
     };
-    Ok((finished, Some(read_probe_output(&text, real_root)?)))
+    match read_probe_output(&text, real_root) {
+        Err(_) if tests_failed => Ok((finished, None)),
+        read => Ok((finished, Some(read?))),
+    }
 }
 
 /// What the probe wrote, with paths relative to the copy's root `real_root`.
@@ -728,6 +865,9 @@ fn read_probe_output(text: &[u8], real_root: &Path) -> Result<CoverageMap> {
         impact: probe.impact,
         impact_lost: probe.impact_lost,
         deselected: probe.deselected,
+        failed: probe.failed,
+        marked_flaky: probe.marked_flaky,
+        reruns: probe.reruns,
     })
 }
 
@@ -742,6 +882,9 @@ impl CoverageMap {
         union(&mut self.module_files, other.module_files);
         self.untraced.extend(other.untraced);
         union(&mut self.deselected, other.deselected);
+        union(&mut self.marked_flaky, other.marked_flaky);
+        self.failed.extend(other.failed);
+        self.reruns = self.reruns.max(other.reruns);
         self.impact_lost |= other.impact_lost;
         self.impact = match (self.impact, other.impact) {
             _ if self.impact_lost => None,
@@ -865,6 +1008,9 @@ mod tests {
             deselected: vec!["t::z".into()],
             impact: Some(recorded("t::a", "f", false)),
             impact_lost: false,
+            failed: BTreeMap::new(),
+            marked_flaky: vec!["t::a".into()],
+            reruns: 0,
         };
         let two = CoverageMap {
             tests: vec![test("t::b", &[4])],
@@ -876,6 +1022,9 @@ mod tests {
             deselected: vec!["t::y".into(), "t::z".into()],
             impact: Some(recorded("t::b", "g", true)),
             impact_lost: false,
+            failed: BTreeMap::from([("t::b".to_string(), "AssertionError at t.py:3".to_string())]),
+            marked_flaky: vec!["t::b".into()],
+            reruns: 2,
         };
         let merged = CoverageMap::default().merge(one).merge(two);
         let ids: Vec<&str> = merged.tests.iter().map(|t| t.id.as_str()).collect();
@@ -883,6 +1032,9 @@ mod tests {
         assert_eq!(merged.collection[Path::new("pkg/a.py")], BTreeSet::from([1, 2]));
         assert_eq!(merged.outside_modules, ["attr", "pytest", "six"]);
         assert_eq!(merged.deselected, ["t::y", "t::z"]);
+        assert_eq!(merged.marked_flaky, ["t::a", "t::b"]);
+        assert_eq!(merged.failed.keys().collect::<Vec<_>>(), ["t::b"], "one shard's failure is the run's");
+        assert_eq!(merged.reruns, 2);
         let impact = merged.impact.as_ref().unwrap();
         assert_eq!(impact.tests.keys().collect::<Vec<_>>(), ["t::a", "t::b"]);
         let collected: Vec<&str> = impact.collection.blocks.iter().map(|(_, name)| name.as_str()).collect();

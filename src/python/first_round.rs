@@ -28,6 +28,7 @@ impl PythonCheck {
     pub(super) fn lines_run(&self, ctx: &Context) -> Result<TestsRun> {
         let early = self.start_early(ctx, ctx.options.jobs.get())?;
         let measured = self.measure_tests(ctx, &ctx.logs.join("lines-run.log"), None)?;
+        heed_flaky(ctx, &measured);
         if let Some(run) = measured.decisive() {
             if run.exit == crate::model::record::Exit::Code(1) {
                 return Ok(TestsRun::Failed);
@@ -92,6 +93,7 @@ impl PythonCheck {
             // port, a file outside the copy) must not fail the check. They run again, alone.
             measured = self.measure_tests(ctx, &log, None)?;
         }
+        heed_flaky(ctx, &measured);
         if let Some(run) = measured.decisive() {
             require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
         }
@@ -246,13 +248,37 @@ pub(super) struct Selected {
     pub(super) what: String,
 }
 
-/// A coverage run's record; a reused one says so, and has no commands.
+/// Tells the check's flaky tests what a coverage run found: the tests that failed and then
+/// passed, those the project marks flaky, and the reruns it asks of pytest-rerunfailures.
+pub(super) fn heed_flaky(ctx: &Context, measured: &coverage::Measured) {
+    for found in &measured.flaky {
+        ctx.flaky.seen(&found.test, found.runs, found.failures, &found.fingerprints);
+    }
+    if let Some(map) = &measured.map {
+        for test in &map.marked_flaky {
+            ctx.flaky.marked(test);
+        }
+        ctx.flaky.rerun_by_project(map.reruns);
+    }
+}
+
+/// A coverage run's record; a reused one says so, and has no commands; a flaky test it ran
+/// again is named.
 pub(super) fn baseline_step(step: &str, measured: &coverage::Measured) -> StepRecord {
     let runs: Vec<&Finished> = measured.runs.iter().collect();
     let step = if measured.reused {
         format!("{step} (reused: an earlier run measured the same files, interpreter and tests)")
     } else {
         step.to_string()
+    };
+    let flaky: Vec<String> = measured
+        .flaky
+        .iter()
+        .map(|found| format!("{} failed {} of {} runs", found.test, found.failures, found.runs))
+        .collect();
+    let step = match flaky.is_empty() {
+        true => step,
+        false => format!("{step}; flaky, run again until they passed: {}", flaky.join(", ")),
     };
     StepRecord { step, record: RunRecord::of(How::Fresh, &runs) }
 }

@@ -157,6 +157,8 @@ impl LanguageCheck for PythonCheck {
                 // The baselines ran these selections unmutated, in full and in order: the
                 // change's tests, and (both rounds together) the whole suite.
                 verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
+                passed_unmutated: HashMap::new(),
+                flaky: ctx.flaky.clone(),
                 short_limits: ctx.options.timeout.is_none(),
                 quick_unmutated: HashMap::new(),
                 beside: first_round.rest.as_ref().map(RestOfSuite::watch),
@@ -252,6 +254,7 @@ impl LanguageCheck for PythonCheck {
             Some((yielded, Some(measured))) => (measured, Some(yielded)),
             _ => (self.measure_rest(ctx)?, None),
         };
+        super::first_round::heed_flaky(ctx, &measured);
         let deselected = measured.map.as_ref().map_or(&[][..], |map| &map.deselected[..]);
         let impact = self.impact_words(deselected, true);
         let what = match &impact {

@@ -26,8 +26,14 @@ __all__ = [
     "pytest_runtest_logstart",
     "pytest_runtest_logreport",
     "pytest_runtest_logfinish",
+    "pytest_runtest_makereport",
     "pytest_sessionfinish",
 ]
+
+# The tests that failed, each with the fingerprint of its first failure.
+_failures = {}
+# The tests the project marks flaky (`@pytest.mark.flaky`, pytest-rerunfailures' or flaky's).
+_marked_flaky = []
 
 # What the processes a test starts write (`core._child_file`), left by an earlier run.
 _CHILDREN = glob.escape(os.environ["MUTDELTA_PROBE_OUT"]) + ".child-*"
@@ -101,6 +107,8 @@ def pytest_collection_modifyitems(session, config, items):
     ruled_out = _ruled_out()
     kept, done = [], []
     for item in items:
+        if item.get_closest_marker("flaky") is not None:
+            _marked_flaky.append(item.nodeid)
         if core._impact:
             core._params[item.nodeid] = _params(item)
         recorded = ruled_out.get(item.nodeid)
@@ -221,6 +229,31 @@ def pytest_runtest_logfinish(nodeid, location):
     core.check_tracer(nodeid)
     core._current = None
     os.environ.pop(core.CHILD_OF_TEST, None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and item.nodeid not in _failures:
+        _failures[item.nodeid] = fingerprint(item, call.excinfo)
+
+
+def fingerprint(item, excinfo):
+    """How a failure looks, whatever the run: the exception's type, its message's first line
+    with numbers and addresses blotted out, and the line of the test's own file it passed
+    through last."""
+    if excinfo is None:
+        return "failed"
+    message = str(excinfo.value).strip().splitlines()
+    shape = re.sub(r"0x[0-9a-fA-F]+|\d+(\.\d+)?", "#", message[0] if message else "")[:120]
+    own = os.path.realpath(str(getattr(item, "path", None) or item.fspath))
+    line = None
+    for entry in excinfo.traceback:
+        if os.path.realpath(str(entry.path)) == own:
+            line = entry.lineno + 1
+    where = f" at {os.path.basename(own)}:{line}" if line is not None else ""
+    return f"{excinfo.type.__name__}: {shape}{where}" if shape else f"{excinfo.type.__name__}{where}"
 
 
 def _lines(probes):
@@ -357,6 +390,9 @@ def pytest_sessionfinish(session, exitstatus):
                 "impact": impact,
                 "impact_lost": core._impact_lost,
                 "deselected": core._deselected,
+                "failed": _failures,
+                "marked_flaky": _marked_flaky,
+                "reruns": getattr(session.config.option, "reruns", 0) or 0,
             },
             out,
         )

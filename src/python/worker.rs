@@ -16,6 +16,7 @@ use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::model::outcome::{Outcome, Status};
 use crate::model::plan::{FilePlan, Plan};
 use crate::model::record::{CommandRecord, Exit, Finished, How, RunRecord};
+use crate::run::flaky::Flaky;
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Worker};
 use crate::run::{outcome, timeouts};
@@ -48,6 +49,12 @@ pub struct PythonWorker {
     pub equivalent: Equivalent,
     /// Selections of tests run unmutated after a kill, and whether they passed.
     pub verified: HashMap<Vec<String>, bool>,
+    /// Selections that passed unmutated after a kill, not yet `VERIFIED_AFTER` times: while
+    /// a check on the swap path costs little, a kill runs them again, so that a test that
+    /// fails at random shows it.
+    pub passed_unmutated: HashMap<Vec<String>, u32>,
+    /// The tests known to fail at random: a kill by them alone must fail again and again.
+    pub flaky: Flaky,
     /// Whether swapped mutants get a short limit first (not under `--timeout`).
     pub short_limits: bool,
     /// Selections run unmutated after a swapped mutant ran past its short limit: how long
@@ -214,9 +221,129 @@ impl Worker for PythonWorker {
     }
 }
 
+/// How many times a selection that passes unmutated after a kill runs again on the swap path.
+const VERIFIED_AFTER: u32 = 3;
+
+impl PythonWorker {
+    /// The job's mutant against its tests (`test_mutant_once`), a kill whose failing tests are
+    /// all flaky confirmed: the mutant runs again with each of them, until it passes or has
+    /// failed as often as its flakiness alone would almost never fail (`Known::runs_to_kill`).
+    /// One that fails every time kills it. One that passes once is not a kill: it passed with
+    /// the mutant, as it fails without it; the mutant then runs again without it, and with
+    /// nothing left to run it survived. Under pytest-rerunfailures' `--reruns N` every
+    /// failure must happen N + 1 times, as in the project's own runs.
+    fn test_mutant(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
+        let file = &plan.files[job.planned.file];
+        let mut outcome = self.test_mutant_once(plan, job, log)?;
+        let mut job = std::borrow::Cow::Borrowed(job);
+        let mut flaky: Vec<String> = Vec::new();
+        let mut passed = Vec::new();
+        while outcome.status == Status::Killed && !outcome.killed_by.is_empty() {
+            let runs: Option<Vec<(String, u32, String)>> =
+                outcome.killed_by.iter().map(|test| self.runs_to_kill(test)).collect();
+            // A steady test failed: the kill stands as the usual checks held it.
+            let Some(runs) = runs else { break };
+            for (test, _, _) in &runs {
+                if !flaky.contains(test) {
+                    flaky.push(test.clone());
+                }
+            }
+            let mut reproduced = None;
+            let mut spent = Duration::ZERO;
+            for (test, needed, known) in &runs {
+                let (failed, took) = self.fails_every_time(file, &job, test, *needed, log)?;
+                spent += took;
+                if failed == *needed {
+                    reproduced = Some(format!(
+                        "{test} failed in all {needed} runs under the mutant (flaky: it {known})"
+                    ));
+                    break;
+                }
+                let failures = crate::words::count_of(failed as usize, "failure", "failures");
+                passed.push(format!("{test} (it {known}; with the mutant it passed after {failures})"));
+            }
+            outcome.duration += spent;
+            if let Some(why) = reproduced {
+                outcome.reason = format!("{}; {why}: a kill", outcome.reason);
+                break;
+            }
+            let gone: Vec<String> = runs.into_iter().map(|(test, _, _)| test).collect();
+            let Some(rest) = without_tests(&job, &gone) else {
+                outcome = Outcome { status: Status::Survived, killed_by: Vec::new(), ..outcome };
+                outcome.reason = String::new();
+                break;
+            };
+            job = std::borrow::Cow::Owned(rest);
+            let again = self.test_mutant_once(plan, &job, log)?;
+            outcome = continued(outcome, again);
+        }
+        if !passed.is_empty() {
+            let said =
+                format!("not killed by flaky tests whose failures did not reproduce: {}", passed.join("; "));
+            outcome.reason =
+                if outcome.reason.is_empty() { said } else { format!("{said}; {}", outcome.reason) };
+        }
+        outcome.flaky = flaky;
+        Ok(outcome)
+    }
+
+    /// When `test` is flaky, or every failure must repeat (`--reruns`): how many runs in a
+    /// row must fail for it to kill, and what is known of it, in words.
+    fn runs_to_kill(&self, test: &str) -> Option<(String, u32, String)> {
+        if let Some(known) = self.flaky.known(test) {
+            return Some((test.to_string(), known.runs_to_kill(), known.describe()));
+        }
+        let reruns = self.flaky.reruns();
+        (reruns > 0).then(|| {
+            let said = format!("is rerun up to {reruns} times when it fails (the project's --reruns)");
+            (test.to_string(), reruns + 1, said)
+        })
+    }
+
+    /// Runs the mutant with `test` alone until it passes, at most `needed` times; how many of
+    /// the runs failed, and how long they took.
+    fn fails_every_time(
+        &mut self,
+        file: &FilePlan,
+        job: &Job<PythonJob>,
+        test: &str,
+        needed: u32,
+        log: &Path,
+    ) -> Result<(u32, Duration)> {
+        let alone = [test.to_string()];
+        let mut took = Duration::ZERO;
+        for failed in 0..needed {
+            let run = self.run_mutant(file, job, &alone, log)?;
+            took += run.duration;
+            if !run.status.is_caught() {
+                return Ok((failed, took));
+            }
+        }
+        Ok((needed, took))
+    }
+}
+
+/// `job` without `tests`: those it names, or when it runs the whole suite, those left out
+/// too; none when nothing is left to run.
+fn without_tests(job: &Job<PythonJob>, tests: &[String]) -> Option<Job<PythonJob>> {
+    let mut job = job.clone();
+    let keep = |list: &mut Vec<String>| list.retain(|test| !tests.contains(test));
+    if job.tests.is_empty() {
+        job.data.left_out.extend(tests.iter().cloned());
+    } else {
+        keep(&mut job.tests);
+        if job.tests.is_empty() {
+            return None;
+        }
+    }
+    keep(&mut job.data.in_suite_order);
+    keep(&mut job.data.tried_first);
+    Some(job)
+}
+
 impl PythonWorker {
     /// The job's `tried_first` tests on their own first, then its selection.
-    fn test_mutant(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
+    fn test_mutant_once(&mut self, plan: &Plan, job: &Job<PythonJob>, log: &Path) -> Result<Outcome> {
         let file = &plan.files[job.planned.file];
         if job.data.tried_first.is_empty() {
             return self.test_selection(file, job, log);
@@ -236,8 +363,13 @@ impl PythonWorker {
 /// less the files the first round ran (`left_out`), those files deselected.
 fn selection_args(job: &Job<PythonJob>, tests: &[String]) -> Vec<String> {
     if tests.is_empty() && !job.data.left_out.is_empty() {
-        // `--deselect` takes node id prefixes: `FILE::` is every item of that file.
-        job.data.left_out.iter().map(|file| format!("--deselect={file}::")).collect()
+        // `--deselect` takes node id prefixes: `FILE::` is every item of that file; a test's
+        // node id is itself.
+        let deselect = |left: &String| match left.contains("::") {
+            true => format!("--deselect={left}"),
+            false => format!("--deselect={left}::"),
+        };
+        job.data.left_out.iter().map(deselect).collect()
     } else {
         tests.to_vec()
     }
@@ -390,7 +522,12 @@ impl PythonWorker {
     }
 
     /// When `outcome` is a kill that does not hold (the tests up to the first failure fail
-    /// without the mutant too), those tests.
+    /// without the mutant too, every time), those tests. A kill by flaky tests alone is left
+    /// to `test_mutant`. Tests that fail unmutated, where the baseline passed, and then pass
+    /// when run again, fail at random: the killing tests are flaky from then on, and
+    /// `test_mutant` confirms the kill. Where the baseline's run stands for the check, on the
+    /// swap path (where a run costs little) the killing tests still run unmutated alone, so
+    /// that a flaky one shows.
     fn unheld_kill(
         &mut self,
         tests: &[String],
@@ -406,7 +543,36 @@ impl PythonWorker {
             Some(index) => tests[..=index].to_vec(),
             None => tests.to_vec(),
         };
-        Ok((!self.passes_unmutated(&selection, timeout, log)?).then_some(selection))
+        if self.flaky.reruns() > 0 || outcome.killed_by.iter().all(|test| self.flaky.holds(test)) {
+            return Ok(None);
+        }
+        let swapping = matches!(self.swap, Swap::On(_));
+        let failing = if !self.passes_unmutated(&selection, timeout, log)? {
+            selection
+        } else if swapping && !self.passes_unmutated(&outcome.killed_by, timeout, log)? {
+            outcome.killed_by.clone()
+        } else {
+            return Ok(None);
+        };
+        let Some(runs) = self.passes_at_last(&failing, timeout, log)? else {
+            return Ok(Some(failing).filter(|failing| failing != &outcome.killed_by));
+        };
+        self.verified.remove(&failing);
+        for test in &outcome.killed_by {
+            self.flaky.seen(test, runs, runs - 1, &[]);
+        }
+        Ok(None)
+    }
+
+    /// Runs `tests`, which failed unmutated once, again until they pass, at most
+    /// `coverage::RETRIES` times; the runs it took, the first failure included, when they did.
+    fn passes_at_last(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Option<u32>> {
+        for retry in 1..=super::coverage::RETRIES {
+            if self.run_unmutated(tests, timeout, log)? {
+                return Ok(Some(retry + 1));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `tests` pass, in this order, in this copy as it is; each selection is run once
@@ -421,7 +587,11 @@ impl PythonWorker {
             return Ok(true);
         }
         let passed = self.run_unmutated(tests, timeout, log)?;
-        self.verified.insert(tests.to_vec(), passed);
+        let runs = self.passed_unmutated.entry(tests.to_vec()).or_default();
+        *runs += u32::from(passed);
+        if !passed || *runs >= VERIFIED_AFTER || !matches!(self.swap, Swap::On(_)) {
+            self.verified.insert(tests.to_vec(), passed);
+        }
         Ok(passed)
     }
 

@@ -97,6 +97,9 @@ pub struct MutantEntry {
     /// An earlier run reached this verdict on the same content; `run` is that run's.
     #[serde(default, skip_serializing_if = "is_false")]
     pub reused: bool,
+    /// The flaky tests whose failures under it were run again to decide it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -207,6 +210,9 @@ pub struct Section {
     /// Added executable lines left without a mutant for lying in `unsafe` code, per file.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unsafe_lines: BTreeMap<String, Vec<usize>>,
+    /// The flaky tests the check met, each with what is known of it, in words.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub flaky: BTreeMap<String, String>,
 }
 
 /// What a check planned: every shard's mutants, and the digest that proves shards planned alike.

@@ -93,6 +93,7 @@ fn mutant(result: &MutantResult, language: Language, tests: &mut TestSection) ->
         duration: Some(millis(result.outcome.duration)),
         run: result.outcome.record.as_ref().map(run),
         reused: result.outcome.reused,
+        flaky: result.outcome.flaky.clone(),
     }
 }
 
@@ -150,6 +151,7 @@ fn section(report: &Report) -> Section {
         reformatted: by_path(&plan.reformatted),
         not_made: plan.not_made.iter().map(|(rule, count)| (rule.to_string(), *count)).collect(),
         unsafe_lines: by_path(&plan.unsafe_lines),
+        flaky: report.flaky.clone(),
     }
 }
 
@@ -302,6 +304,7 @@ mod tests {
                         .then(|| record(How::Swap, (i % 5 == 0).then_some("why"), i % 2 == 1, exit)),
                     reused: i % 6 == 0,
                     memory_limit: None,
+                    flaky: if i == 1 { vec!["tests/test_a.py::test_x".into()] } else { Vec::new() },
                 };
                 outcome.for_mutant(planned)
             })
@@ -366,6 +369,13 @@ mod tests {
                 undecided: 2,
                 audit_cut_off: false,
             }),
+            flaky: match variant {
+                1 => std::collections::BTreeMap::from([(
+                    "tests/test_a.py::test_x".into(),
+                    "failed 1 of 2 runs".into(),
+                )]),
+                _ => std::collections::BTreeMap::new(),
+            },
         }
     }
 
@@ -393,6 +403,7 @@ mod tests {
             "state",
             "scratch",
             "audit",
+            "flaky",
         ] {
             assert!(section(&full, key), "{key} written when the check has it");
             assert!(!section(&bare, key), "{key} left out when the check has none");
@@ -405,6 +416,12 @@ mod tests {
         };
         let mutants = mutants(&full);
         assert!(mutants.iter().any(|m| m.get("reused") == Some(&serde_json::json!(true))));
+        let flaky: Vec<&serde_json::Value> = mutants.iter().filter_map(|m| m.get("flaky")).collect();
+        assert_eq!(
+            flaky,
+            [&serde_json::json!(["tests/test_a.py::test_x"])],
+            "flaky only where a flaky test was run again"
+        );
         assert!(
             mutants.iter().all(|m| m.get("reused") != Some(&serde_json::json!(false))),
             "reused only when true"

@@ -342,6 +342,7 @@ fn join(shards: Vec<Typed>) -> Document {
     let mut steps = Vec::new();
     let mut records = Vec::new();
     let mut duration: f64 = 0.0;
+    let mut flaky = BTreeMap::new();
     let mut first = None;
     for Typed { shard, document } in shards {
         let mut document = document;
@@ -356,6 +357,10 @@ fn join(shards: Vec<Typed>) -> Document {
             sum.mutation += took.mutation;
         }
         let section = &mut document.mutdelta;
+        // Each shard says what it saw of a flaky test; the first to name it speaks for all.
+        for (test, known) in std::mem::take(&mut section.flaky) {
+            flaky.entry(test).or_insert(known);
+        }
         steps.extend(
             std::mem::take(&mut section.steps)
                 .into_iter()
@@ -377,6 +382,7 @@ fn join(shards: Vec<Typed>) -> Document {
     merged.files = files;
     merged.performance = performance;
     let section = &mut merged.mutdelta;
+    section.flaky = flaky;
     section.shard = None;
     section.scratch = None;
     section.audit = None;

@@ -49,6 +49,12 @@ pub fn render(report: &Report, diffs: bool) -> String {
     if let Some(equivalent) = equivalent_note(report) {
         let _ = writeln!(out, "{equivalent}");
     }
+    for (test, known) in &report.flaky {
+        let _ = writeln!(
+            out,
+            "note: flaky test {test}: {known}; its failures under a mutant count as kills only when they happen again in every run"
+        );
+    }
     out.push_str(&summary(report));
     out
 }

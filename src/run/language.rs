@@ -31,6 +31,8 @@ pub struct Context<'a> {
     pub cache: &'a crate::cache::Cache,
     /// The verdicts earlier runs reached.
     pub verdicts: &'a super::verdicts::Verdicts,
+    /// The tests known to fail at random, and those this check finds.
+    pub flaky: &'a super::flaky::Flaky,
 }
 
 /// What proving the baseline found.

@@ -1,6 +1,7 @@
 //! Runs a check: plan the mutants, then for each language prove its baseline and test every mutant in parallel copies; emits events, never prints.
 
 pub mod event;
+pub mod flaky;
 pub mod job;
 pub mod language;
 pub mod outcome;
@@ -59,6 +60,7 @@ pub fn in_state<T>(options: &Options, run: impl FnOnce(&Context) -> Result<T>) -
     let logs = scratch.subdir("logs")?;
     let cache = crate::cache::Cache::open(&repo_root, options.cache);
     let (plan, verdicts) = (Plan::default(), verdicts::Verdicts::default());
+    let flaky = flaky::Flaky::open(&cache, &options.flaky);
     let ctx = Context {
         options,
         plan: &plan,
@@ -69,6 +71,7 @@ pub fn in_state<T>(options: &Options, run: impl FnOnce(&Context) -> Result<T>) -
         logs: &logs,
         cache: &cache,
         verdicts: &verdicts,
+        flaky: &flaky,
     };
     run(&ctx)
 }
@@ -188,7 +191,8 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     // The audit's side before the change runs first: the kills it carries after the change are
     // tested with the change's own mutants, in the same copies, against the same coverage run.
     let change = Change { repo_root: &repo_root, added: &added, after: &base };
-    let request = AuditRequest { options, change, unaudited: unaudited(languages, &added) };
+    let flaky = flaky::Flaky::open(&crate::cache::Cache::open(&repo_root, options.cache), &options.flaky);
+    let request = AuditRequest { options, change, unaudited: unaudited(languages, &added), flaky: &flaky };
     let mut carrying = None;
     if let Some(auditor) = auditor(languages, options, &added) {
         match audit_stage(&mut timings, events, |timings, events| (auditor.begin)(&request, timings, events))?
@@ -197,7 +201,8 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
             AuditBegun::Carrying(carried) => carrying = Some(carried),
         }
     }
-    let site = Site { options, repo_root: &repo_root, scratch: &scratch, base: &base, added: &added };
+    let site =
+        Site { options, repo_root: &repo_root, scratch: &scratch, base: &base, added: &added, flaky: &flaky };
     // Without mutants of the change's own to test, the carried kills' runs are the audit's.
     let together = if candidates.is_empty() && carrying.is_some() {
         audit_stage(&mut timings, events, |timings, events| {
@@ -230,6 +235,7 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     if let Some(audit) = &mut report.audit {
         audit.took = timings.audit;
     }
+    report.flaky = flaky.named().into_iter().map(|(test, known)| (test, known.describe())).collect();
     timings.wall = start.elapsed();
     report.timings = timings;
     results.sort_by_key(|result| result.planned.id);
@@ -245,6 +251,7 @@ struct Site<'a> {
     scratch: &'a Scratch,
     base: &'a Path,
     added: &'a lines::AddedLines,
+    flaky: &'a flaky::Flaky,
 }
 
 /// The change's own mutants and the kills the audit carried, tested together.
@@ -294,7 +301,7 @@ fn test_together(
     }
     let logs = site.scratch.subdir("logs")?;
     let cache = crate::cache::Cache::open(site.repo_root, site.options.cache);
-    let verdicts = verdicts::Verdicts::open(&cache, site.base);
+    let verdicts = verdicts::Verdicts::open(&cache, site.base).heeding(site.flaky);
     let ctx = Context {
         options: site.options,
         plan: &run_plan,
@@ -305,6 +312,7 @@ fn test_together(
         logs: &logs,
         cache: &cache,
         verdicts: &verdicts,
+        flaky: site.flaky,
     };
     candidates.extend(carried_mutants);
     let mut checked = check_languages(&ctx, languages, candidates, timings, events)?;
@@ -646,9 +654,43 @@ fn run_unkept<W: language::Worker>(
 ) -> Result<Vec<MutantResult>> {
     let started = Instant::now();
     events(Event::MutantsStarting { total: recalled.jobs.len(), workers: workers.len() });
-    let ran = pool::run_all(ctx.plan, workers, ctx.logs, recalled.jobs.clone(), events)?;
+    let mut ran = pool::run_all(ctx.plan, workers, ctx.logs, recalled.jobs.clone(), events)?;
+    // A kill made before the check found its test flaky is decided again, now that it is known
+    // (twice at most: deciding them may find another).
+    for _ in 0..2 {
+        let again: Vec<_> = recalled
+            .jobs
+            .iter()
+            .filter(|job| {
+                ran.iter().any(|result| {
+                    result.planned.id == job.planned.id && unconfirmed_flaky_kill(ctx.flaky, &result.outcome)
+                })
+            })
+            .cloned()
+            .collect();
+        if again.is_empty() || INTERRUPTED.load(Ordering::SeqCst) {
+            break;
+        }
+        events(Event::Note(format!(
+            "deciding again {} made by tests found flaky meanwhile",
+            crate::words::count_of(again.len(), "kill", "kills")
+        )));
+        for redone in pool::run_all(ctx.plan, workers, ctx.logs, again, &mut |_| {})? {
+            if let Some(result) = ran.iter_mut().find(|result| result.planned.id == redone.planned.id) {
+                result.outcome = redone.outcome;
+            }
+        }
+    }
     timings.mutants += started.elapsed();
     Ok(ran)
+}
+
+/// A kill whose failing tests are all flaky, reached before that was known (no confirmation ran).
+fn unconfirmed_flaky_kill(flaky: &flaky::Flaky, outcome: &Outcome) -> bool {
+    outcome.status == Status::Killed
+        && outcome.flaky.is_empty()
+        && !outcome.killed_by.is_empty()
+        && outcome.killed_by.iter().all(|test| flaky.holds(test))
 }
 
 /// Says how many verdicts an earlier run reached and this one reuses.
@@ -670,6 +712,11 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
         };
         old.outcome.duration += new.outcome.duration;
         old.outcome.reused &= new.outcome.reused;
+        for test in new.outcome.flaky {
+            if !old.outcome.flaky.contains(&test) {
+                old.outcome.flaky.push(test);
+            }
+        }
         for test in new.outcome.covered_by {
             if !old.outcome.covered_by.contains(&test) {
                 old.outcome.covered_by.push(test);
@@ -749,6 +796,7 @@ mod tests {
             }),
             reused: false,
             memory_limit: None,
+            flaky: Vec::new(),
         };
         outcome.for_mutant(PlannedMutant { id, file: 0, mutant })
     }

@@ -78,6 +78,8 @@ pub struct AuditRequest<'a> {
     pub options: &'a Options,
     pub change: Change<'a>,
     pub unaudited: Vec<String>,
+    /// The check's flaky tests: the audit's runs find and heed them too.
+    pub flaky: &'a super::flaky::Flaky,
 }
 
 /// Where the change is: the repository, the state after it (already written to `after`), and

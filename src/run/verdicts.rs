@@ -7,6 +7,7 @@ use crate::cache::{self, Cache, Entry};
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::Plan;
 use crate::options::Options;
+use crate::run::flaky::Flaky;
 use crate::run::job::{Job, JobData};
 
 const VERDICTS: &str = "verdicts";
@@ -32,6 +33,8 @@ pub struct Verdicts {
     /// the change, against the edited tests only): part of every key, so that no verdict
     /// crosses from one purpose to another.
     purpose: String,
+    /// The tests known to fail at random: a kept kill of theirs is decided again.
+    flaky: Flaky,
 }
 
 /// The jobs split into verdicts reused and jobs left to run, with the key of each job left.
@@ -45,9 +48,17 @@ impl Verdicts {
     /// The memory for the state under test at `base` (to be called before any test runs there).
     pub fn open(cache: &Cache, base: &Path) -> Verdicts {
         match cache::manifest(base) {
-            Ok(files) if cache.is_on() => Verdicts { cache: cache.clone(), files, purpose: String::new() },
+            Ok(files) if cache.is_on() => {
+                Verdicts { cache: cache.clone(), files, purpose: String::new(), flaky: Flaky::default() }
+            }
             _ => Verdicts::default(),
         }
+    }
+
+    /// The same memory, deciding again a kept kill whose failing test is now known to be
+    /// among `flaky`.
+    pub fn heeding(self, flaky: &Flaky) -> Verdicts {
+        Verdicts { flaky: flaky.clone(), ..self }
     }
 
     /// The same memory, for runs made for `purpose` only.
@@ -72,8 +83,11 @@ impl Verdicts {
         let settings = settings(options);
         for job in jobs {
             let key = self.key(scope, &settings, plan, &job);
-            let earlier: Option<Outcome> =
-                self.cache.read(&key).and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            let earlier: Option<Outcome> = self
+                .cache
+                .read(&key)
+                .and_then(|bytes| serde_json::from_slice::<Outcome>(&bytes).ok())
+                .filter(|outcome| !outcome.killed_by.iter().any(|test| self.flaky.holds(test)));
             match earlier {
                 Some(mut outcome) => {
                     outcome.reused = true;
@@ -90,7 +104,8 @@ impl Verdicts {
 
     /// Keeps the verdicts of `results` that a re-run would reach again: Killed, Survived and
     /// Timeout (a broken run is tried again next time, and so is a run stopped at the memory
-    /// limit, which depends on the limit and the number of jobs, not on the tests alone).
+    /// limit, which depends on the limit and the number of jobs, not on the tests alone), each
+    /// decided cleanly: not one that ran a flaky test's failures again to decide.
     pub fn remember<D>(&self, recalled: &Recalled<D>, results: &[MutantResult]) {
         let mut kept = false;
         for result in results {
@@ -100,7 +115,8 @@ impl Verdicts {
             let keeps =
                 (matches!(result.outcome.status, Status::Killed | Status::Survived | Status::Timeout)
                     || (arid_survivor && result.outcome.record.is_some()))
-                    && result.outcome.memory_limit.is_none();
+                    && result.outcome.memory_limit.is_none()
+                    && result.outcome.flaky.is_empty();
             if let (true, Some(key)) = (keeps, recalled.keys.get(&result.planned.id)) {
                 if let Ok(bytes) = serde_json::to_vec(&result.outcome) {
                     self.cache.write(key, &bytes);

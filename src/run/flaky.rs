@@ -1,0 +1,294 @@
+//! Flaky tests: those seen failing and passing on the same code, those the project marks or the configuration names; kept in `.git/mutdelta/flaky.json`, and asked to fail again and again under a mutant before their failure counts as a kill.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cache::Cache;
+
+const KEPT: &str = "flaky.json";
+/// The most tests kept: a file of flaky tests is read on every check.
+const KEPT_TESTS: usize = 2_000;
+/// The chance a kill by a flaky test is its flakiness alone that a check accepts: it reruns the
+/// mutant until a run passes or this little chance is left.
+const ACCEPTED_CHANCE: f64 = 1e-3;
+/// The most runs under one mutant that decide a flaky test's kill.
+const MOST_RUNS: u32 = 24;
+
+/// Why a test is held flaky.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Why {
+    /// It failed, then passed, on the same code without any mutant.
+    Seen,
+    /// The project marks it (`@pytest.mark.flaky`, or reruns for every test).
+    Marked,
+    /// The configuration's `flaky` list names it.
+    Configured,
+}
+
+/// What is known of one flaky test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Known {
+    pub why: Why,
+    /// Runs without any mutant, and how many of them failed.
+    pub runs: u32,
+    pub failures: u32,
+    /// How its failures without a mutant looked: the exception's type, the message's shape
+    /// and the line of the test's own file it failed at.
+    pub fingerprints: BTreeSet<String>,
+}
+
+impl Known {
+    fn configured() -> Known {
+        Known { why: Why::Configured, runs: 0, failures: 0, fingerprints: BTreeSet::new() }
+    }
+
+    /// How many runs in a row under a mutant must fail for the kill to hold: enough that its
+    /// flakiness alone fails them all with less than `ACCEPTED_CHANCE`, reading its failure
+    /// rate as seen (`failures + 1` of `runs + 2`, between a tenth and 0.8), or one half when
+    /// nothing was seen.
+    pub fn runs_to_kill(&self) -> u32 {
+        let rate = if self.runs == 0 {
+            0.5
+        } else {
+            (f64::from(self.failures) + 1.0) / (f64::from(self.runs) + 2.0)
+        };
+        let rate = rate.clamp(0.1, 0.8);
+        // Less a hair, so that an exact power (0.1^3) is not rounded up by its floating error.
+        let runs = (ACCEPTED_CHANCE.ln() / rate.ln() - 1e-9).ceil() as u32;
+        runs.clamp(2, MOST_RUNS)
+    }
+
+    /// The test in words: why it is flaky, and what was seen.
+    pub fn describe(&self) -> String {
+        let seen = match self.why {
+            Why::Seen => format!("failed {} of {} runs without any mutant", self.failures, self.runs),
+            Why::Marked => "marked flaky by the project".to_string(),
+            Why::Configured => "named flaky in the configuration".to_string(),
+        };
+        match self.fingerprints.iter().next() {
+            Some(fingerprint) => format!("{seen} ({fingerprint})"),
+            None => seen,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Kept {
+    tests: BTreeMap<String, Known>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    kept: Kept,
+    /// Named by the configuration: node ids or their prefixes (a file, a class).
+    configured: Vec<String>,
+    /// The tests this check found, or consulted and found flaky: the report names them.
+    named: BTreeSet<String>,
+    /// pytest-rerunfailures' `--reruns` as the project sets it: every failure must repeat.
+    reruns: u32,
+}
+
+/// The flaky tests of one repository: shared by a check's workers.
+#[derive(Debug, Clone, Default)]
+pub struct Flaky {
+    state: Arc<Mutex<State>>,
+    cache: Cache,
+}
+
+impl Flaky {
+    /// What earlier checks of the repository found (none when the cache is off), and the
+    /// configuration's `flaky` list.
+    pub fn open(cache: &Cache, configured: &[String]) -> Flaky {
+        let kept = cache
+            .read(KEPT)
+            .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
+            .unwrap_or_default();
+        let state = State { kept, configured: configured.to_vec(), ..State::default() };
+        Flaky { state: Arc::new(Mutex::new(state)), cache: cache.clone() }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What is known of `test`, when it is flaky; it is then named in the report.
+    pub fn known(&self, test: &str) -> Option<Known> {
+        let mut state = self.state();
+        let known = match state.kept.tests.get(test) {
+            Some(known) => Some(known.clone()),
+            None => state.configured.iter().any(|name| names(name, test)).then(Known::configured),
+        };
+        if known.is_some() {
+            state.named.insert(test.to_string());
+        }
+        known
+    }
+
+    /// Whether `test` is flaky, without naming it.
+    pub fn holds(&self, test: &str) -> bool {
+        let state = self.state();
+        state.kept.tests.contains_key(test) || state.configured.iter().any(|name| names(name, test))
+    }
+
+    /// `test` ran `runs` times without any mutant and failed `failures` of them (at least one
+    /// of each: it is flaky), its failures looking like `fingerprints`.
+    pub fn seen(&self, test: &str, runs: u32, failures: u32, fingerprints: &[String]) {
+        let mut state = self.state();
+        let known = state.kept.tests.entry(test.to_string()).or_insert(Known {
+            why: Why::Seen,
+            runs: 0,
+            failures: 0,
+            fingerprints: BTreeSet::new(),
+        });
+        known.why = known.why.min(Why::Seen);
+        known.runs += runs;
+        known.failures += failures;
+        known.fingerprints.extend(fingerprints.iter().cloned());
+        state.named.insert(test.to_string());
+        self.save(&state);
+    }
+
+    /// The project marks `test` flaky.
+    pub fn marked(&self, test: &str) {
+        let mut state = self.state();
+        let known = state.kept.tests.entry(test.to_string()).or_insert(Known {
+            why: Why::Marked,
+            runs: 0,
+            failures: 0,
+            fingerprints: BTreeSet::new(),
+        });
+        known.why = known.why.min(Why::Marked);
+        self.save(&state);
+    }
+
+    /// The project reruns every failing test `reruns` times (pytest-rerunfailures' `--reruns`).
+    pub fn rerun_by_project(&self, reruns: u32) {
+        let mut state = self.state();
+        state.reruns = state.reruns.max(reruns);
+    }
+
+    /// How many times the project reruns a failing test (0: never).
+    pub fn reruns(&self) -> u32 {
+        self.state().reruns
+    }
+
+    /// The flaky tests this check found or consulted, in words, by test.
+    pub fn named(&self) -> BTreeMap<String, Known> {
+        let state = self.state();
+        state
+            .named
+            .iter()
+            .map(|test| (test.clone(), state.kept.tests.get(test).cloned().unwrap_or_else(Known::configured)))
+            .collect()
+    }
+
+    fn save(&self, state: &State) {
+        let mut kept = Kept { tests: state.kept.tests.clone() };
+        while kept.tests.len() > KEPT_TESTS {
+            // Marked tests are marked again when next collected; seen ones are what the file is for.
+            let marked =
+                kept.tests.iter().find(|(_, known)| known.why != Why::Seen).map(|(test, _)| test.clone());
+            let drop = marked.or_else(|| kept.tests.keys().next().cloned());
+            if let Some(test) = drop {
+                kept.tests.remove(&test);
+            }
+        }
+        if let Ok(bytes) = serde_json::to_vec_pretty(&kept) {
+            self.cache.write(KEPT, &bytes);
+        }
+    }
+}
+
+/// Whether the configuration's `name` (a node id, or a prefix of one: a file, a directory
+/// ending in `/`, a class) names `test`.
+fn names(name: &str, test: &str) -> bool {
+    test == name
+        || (name.ends_with('/') && test.starts_with(name))
+        || test.strip_prefix(name).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(runs: u32, failures: u32) -> Known {
+        Known { why: Why::Seen, runs, failures, fingerprints: BTreeSet::new() }
+    }
+
+    #[test]
+    fn the_runs_a_kill_needs_leave_its_flakiness_alone_under_one_chance_in_a_thousand() {
+        // Failing one run in two: 0.5^10 < 1/1000 <= 0.5^9.
+        assert_eq!(seen(0, 0).runs_to_kill(), 10);
+        assert_eq!(seen(2, 1).runs_to_kill(), 10);
+        // Rarely failing: fewer runs; still never one alone.
+        assert_eq!(seen(98, 1).runs_to_kill(), 3);
+        assert_eq!(seen(10_000, 0).runs_to_kill(), 3);
+        // Failing nearly always: bounded.
+        assert_eq!(seen(10, 10).runs_to_kill(), MOST_RUNS);
+        for known in [seen(0, 0), seen(4, 1), seen(3, 3)] {
+            let rate = ((f64::from(known.failures) + 1.0) / (f64::from(known.runs) + 2.0)).clamp(0.1, 0.8);
+            let runs = known.runs_to_kill();
+            assert!(runs == MOST_RUNS || rate.powi(runs as i32) <= ACCEPTED_CHANCE, "{known:?}");
+        }
+    }
+
+    #[test]
+    fn the_configuration_names_a_test_by_its_id_its_file_its_class_or_its_directory() {
+        assert!(names("tests/test_a.py::test_x", "tests/test_a.py::test_x"));
+        assert!(names("tests/test_a.py::test_x", "tests/test_a.py::test_x[1-2]"));
+        assert!(names("tests/test_a.py", "tests/test_a.py::C::test_x"));
+        assert!(names("tests/test_a.py::C", "tests/test_a.py::C::test_x"));
+        assert!(names("tests/", "tests/test_a.py::test_x"));
+        assert!(!names("tests/test_a.py::test_x", "tests/test_a.py::test_xy"));
+        assert!(!names("tests/test_a", "tests/test_a.py::test_x"));
+        assert!(!names("tests", "tests_other/test_a.py::test_x"));
+    }
+
+    #[test]
+    fn what_a_check_sees_is_kept_for_the_next_and_added_to() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let cache = Cache::open(dir.path(), true);
+        let flaky = Flaky::open(&cache, &[]);
+        assert!(flaky.known("t.py::test_a").is_none());
+        flaky.seen("t.py::test_a", 2, 1, &["AssertionError: # at t.py:3".to_string()]);
+        let next = Flaky::open(&cache, &[]);
+        assert!(next.named().is_empty(), "a test is named only by the check that meets it");
+        assert_eq!(next.known("t.py::test_a").unwrap(), {
+            let mut known = seen(2, 1);
+            known.fingerprints.insert("AssertionError: # at t.py:3".to_string());
+            known
+        });
+        next.seen("t.py::test_a", 3, 2, &[]);
+        let known = Flaky::open(&cache, &[]).known("t.py::test_a").unwrap();
+        assert_eq!((known.runs, known.failures), (5, 3));
+        // Seen beats marked: the counts say how often it fails.
+        next.marked("t.py::test_a");
+        assert_eq!(Flaky::open(&cache, &[]).known("t.py::test_a").unwrap().why, Why::Seen);
+        assert!(!Flaky::open(&Cache::off(), &[]).holds("t.py::test_a"), "the cache off keeps nothing");
+    }
+
+    #[test]
+    fn a_hostile_file_of_flaky_tests_is_read_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let cache = Cache::open(dir.path(), true);
+        for text in ["{\"tests\": 3}", "not json", "{\"tests\": {\"a\": {\"why\": \"other\"}}}"] {
+            cache.write(KEPT, text.as_bytes());
+            assert!(Flaky::open(&cache, &[]).named().is_empty());
+            assert!(!Flaky::open(&cache, &[]).holds("a"));
+        }
+    }
+
+    #[test]
+    fn a_configured_test_is_flaky_without_being_seen_and_named_once_consulted() {
+        let flaky = Flaky::open(&Cache::off(), &["tests/test_net.py".to_string()]);
+        assert!(flaky.holds("tests/test_net.py::test_fetch"));
+        assert!(flaky.named().is_empty());
+        assert_eq!(flaky.known("tests/test_net.py::test_fetch").unwrap().why, Why::Configured);
+        assert_eq!(flaky.named().keys().collect::<Vec<_>>(), ["tests/test_net.py::test_fetch"]);
+    }
+}
