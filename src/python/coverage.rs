@@ -546,8 +546,8 @@ fn measure_as(
 }
 
 /// How many times the tests that failed in a measurement run again, alone, before the failure
-/// stands: a test that fails one run in two passes in one of them but one time in 64.
-pub const RETRIES: u32 = 6;
+/// stands: a test that fails one run in two passes in one of them but one time in 256.
+pub const RETRIES: u32 = 8;
 
 /// What running a measurement's failed tests again found: each passed once.
 struct Retried {

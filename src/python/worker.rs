@@ -222,7 +222,7 @@ impl Worker for PythonWorker {
 }
 
 /// How many times a selection that passes unmutated after a kill runs again on the swap path.
-const VERIFIED_AFTER: u32 = 3;
+const VERIFIED_AFTER: u32 = 5;
 
 impl PythonWorker {
     /// The job's mutant against its tests (`test_mutant_once`), a kill whose failing tests are

@@ -10,6 +10,7 @@ mod common;
 mod config;
 mod copies;
 mod crashes_and_hangs;
+mod flaky;
 mod git_lines;
 mod hostile;
 mod hostile_tests;
