@@ -426,6 +426,11 @@ impl PythonWorker {
     /// shows it long before the usual timeout. Running past that limit is a timeout only when
     /// the same tests, unmutated, finish here within a third of it; else the mutant runs again
     /// with the usual timeout.
+    ///
+    /// Past the usual timeout, on any path, it is a timeout only when the same tests, unmutated,
+    /// run the same way (`unmutated_alike`), finish within a third of it: on a machine busy
+    /// enough that they take longer (or do not finish), the limit, not the mutant, stopped
+    /// them, and the mutant runs again with five times what they took unmutated just now.
     fn run_mutant(
         &mut self,
         file: &FilePlan,
@@ -436,21 +441,93 @@ impl PythonWorker {
         let short =
             Some(timeouts::short_limit(job.cost)).filter(|short| self.short_limits && *short < job.timeout);
         let mut outcome = self.run_mutant_within(file, job, tests, short.unwrap_or(job.timeout), log)?;
-        let Some(short) = short else { return Ok(outcome) };
-        let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
-        if outcome.status != Status::Timeout || outcome.memory_limit.is_some() || !swapped {
+        if outcome.status != Status::Timeout || outcome.memory_limit.is_some() {
             return Ok(outcome);
         }
-        if let Some(unmutated) = self.quick_unmutated(tests, short, log)? {
+        let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
+        if let (Some(short), true) = (short, swapped) {
+            if let Some(unmutated) = self.quick_unmutated(tests, short, log)? {
+                outcome.reason = format!(
+                    "the tests ran past {:.1} s, where unmutated they take {:.2} s",
+                    short.as_secs_f64(),
+                    unmutated.as_secs_f64()
+                );
+                return Ok(outcome);
+            }
+            let again = self.run_mutant_within(file, job, tests, job.timeout, log)?;
+            if again.status != Status::Timeout || again.memory_limit.is_some() {
+                return Ok(continued(outcome, again));
+            }
+            outcome = continued(outcome, again);
+        }
+        self.confirm_timeout(file, job, tests, outcome, log)
+    }
+
+    /// A timeout at the job's limit holds when `tests`, unmutated, run as the mutant's run
+    /// did, finish within a third of it; else the mutant runs again, once, with five times
+    /// what they took (not finishing within three times the limit unmutated, they leave the
+    /// mutant's verdict unknown).
+    fn confirm_timeout(
+        &mut self,
+        file: &FilePlan,
+        job: &Job<PythonJob>,
+        tests: &[String],
+        mut outcome: Outcome,
+        log: &Path,
+    ) -> Result<Outcome> {
+        let limit = job.timeout;
+        let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
+        let unmutated = self.unmutated_alike(swapped, job, tests, limit * 3, log)?;
+        let took = unmutated.duration.as_secs_f64();
+        if unmutated.exit == Exit::Interrupted {
+            return Err(Interrupted.into());
+        }
+        if !unmutated.passed() {
+            outcome.status = Status::RuntimeError;
             outcome.reason = format!(
-                "the tests ran past {:.1} s, where unmutated they take {:.2} s",
-                short.as_secs_f64(),
-                unmutated.as_secs_f64()
+                "the tests ran past {:.1} s with the mutant, and without it, run the same way, they {} too: the limit, not the mutant, stopped them; its verdict is unknown",
+                limit.as_secs_f64(),
+                match unmutated.exit {
+                    Exit::TimedOut => format!("did not finish within {:.1} s", (limit * 3).as_secs_f64()),
+                    _ => "failed".to_string(),
+                }
             );
             return Ok(outcome);
         }
-        let again = self.run_mutant_within(file, job, tests, job.timeout, log)?;
+        if unmutated.duration * 3 <= limit {
+            outcome.reason = format!(
+                "{}; without the mutant, run the same way, the tests take {took:.2} s",
+                outcome.reason
+            );
+            return Ok(outcome);
+        }
+        let raised = Job { timeout: unmutated.duration * 5, ..job.clone() };
+        let mut again = self.run_mutant_within(file, &raised, tests, raised.timeout, log)?;
+        again.reason = format!(
+            "{}; run again with a limit of {:.1} s: without the mutant, run the same way, the tests took {took:.2} s just now, more than a third of the first limit ({:.1} s)",
+            again.reason,
+            raised.timeout.as_secs_f64(),
+            limit.as_secs_f64()
+        );
         Ok(continued(outcome, again))
+    }
+
+    /// `tests` run without any mutant the way a mutant's run took: swapped into the collector
+    /// (`swapped`), else by the executor (a fork of the warm worker, or a fresh interpreter).
+    fn unmutated_alike(
+        &mut self,
+        swapped: bool,
+        job: &Job<PythonJob>,
+        tests: &[String],
+        limit: Duration,
+        log: &Path,
+    ) -> Result<Finished> {
+        if let (true, Swap::On(collector)) = (swapped, &mut self.swap) {
+            if let Swapped::Ran { finished, .. } = collector.unmutated(tests, limit, log)? {
+                return Ok(finished);
+            }
+        }
+        self.executor.run(&selection_args(job, tests), limit, log)
     }
 
     /// How long `tests` take unmutated in the collector, when they pass within a third of

@@ -86,8 +86,46 @@ fn a_hang_past_the_short_limit_runs_again_with_the_usual_one_when_the_tests_are_
         let hung = mutants_on_line(&report, "pkg/loop.py", 3);
         assert_eq!(hung.len(), 1, "{report}");
         assert_eq!(hung[0]["status"], "Timeout", "{timeout:?}: {}", hung[0]);
-        assert_eq!(hung[0]["statusReason"], reason, "{timeout:?}: {}", hung[0]);
+        let said = hung[0]["statusReason"].as_str().unwrap();
+        assert!(said.starts_with(reason), "{timeout:?}: {}", hung[0]);
+        // Confirmed: the test, unmutated and swapped in alone, takes well under the limit.
+        assert!(said.contains("; without the mutant, run the same way, the tests take "), "{said}");
         assert_eq!(hung[0]["run"]["how"], "swap", "{timeout:?}: {}", hung[0]);
         assert_eq!(hung[0]["run"]["commands"].as_array().unwrap().len(), runs, "{timeout:?}: {}", hung[0]);
     }
+}
+
+#[test]
+fn a_timeout_that_the_limit_not_the_mutant_caused_is_run_again_with_a_limit_the_tests_fit_in() {
+    // Every run off the swap path collects for 1.2 s, past `--timeout 1`: the limit stops
+    // every mutant at first. Only the one that hangs (`n -= 1` deleted, line 7's first mutant)
+    // stays Timeout once run again with five times what the same tests took unmutated, the
+    // same way (forked from the warm worker).
+    let repo = fixture_repo("slow_start");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let args = ["--commit", "HEAD", "--no-swap", "--timeout", "1", "--one-per-line"];
+    let run = check(repo.path(), &[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    let report = read_valid_report(&json);
+    let mutants = report["files"]["countdown.py"]["mutants"].as_array().unwrap();
+    let hanging = |m: &&Value| m["location"]["start"]["line"] == 7;
+    assert_eq!((mutants.len(), mutants.iter().filter(hanging).count()), (3, 1), "{report}");
+    for mutant in mutants {
+        let reason = mutant["statusReason"].as_str().unwrap();
+        assert_eq!(mutant["run"]["how"], "fork", "{mutant}");
+        if hanging(&mutant) {
+            assert_eq!(mutant["status"], "Timeout", "{mutant}");
+        } else {
+            assert_ne!(mutant["status"], "Timeout", "the limit's, not the mutant's: {mutant}");
+        }
+        let again = reason.contains("; run again with a limit of ");
+        assert!(again && reason.contains("more than a third of the first limit (1.0 s)"), "{mutant}");
+        // Stopped at 1 s first; the last run (after the rest of the suite begun beside, maybe,
+        // which runs it all again) decided under the raised limit.
+        let commands = mutant["run"]["commands"].as_array().unwrap();
+        assert_eq!(commands[0]["exit"], "timed out", "{mutant}");
+        let last_timed_out = commands.last().unwrap()["exit"] == "timed out";
+        assert!(commands.len() >= 2 && last_timed_out == hanging(&mutant), "{mutant}");
+    }
+    assert!(mutants.iter().any(|m| m["status"] == "Killed"), "{run:?}");
 }
