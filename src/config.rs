@@ -328,7 +328,7 @@ mod tests {
     fn every_key_is_read() {
         let config = load(
             "test-cmd = \"make test\"\npython = \".venv/bin/python\"\ntimeout = 2.5\njobs = 3\n\
-             exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\n\
+             exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\nflaky = [\"tests/test_net.py\"]\n\
              no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\nfeatures = [\"a\", \"pkg/b\"]\nall-features = false\nno-default-features = true\ntest-tool = \"nextest\"\nno-audit = true\n\
              memory-limit = \"2G\"\n",
         )
@@ -340,6 +340,7 @@ mod tests {
         assert!(config.exclude.unwrap().matches(Path::new("docs/conf.py")));
         assert_eq!(config.disable_mutators, Some(vec![Mutator::StringLiteral]));
         assert_eq!(config.tests, Some(vec!["tests/test_a.py".to_string()]));
+        assert_eq!(config.flaky, Some(vec!["tests/test_net.py".to_string()]));
         assert_eq!(
             (config.no_arid, config.one_per_line, config.include_reformatted, config.no_audit),
             (Some(true), Some(true), Some(false), Some(true))
@@ -381,6 +382,11 @@ mod tests {
                 "`tests` must be a list of test files or pytest node ids (strings), not a list holding 1",
             ),
             ("test-tool = \"pytest\"", "`test-tool` must be \"cargo\" or \"nextest\""),
+            (
+                "flaky = \"tests/test_net.py\"",
+                "`flaky` must be a list of test ids, or their files, classes or directories (strings), not the string",
+            ),
+            ("flaky = [\" \"]", "`flaky` must be a list of test ids"),
             // A feature name that cargo would read as an option never reaches cargo.
             (
                 "features = [\"rounding\", \"--config=build.rustc-wrapper='x'\"]",

@@ -93,7 +93,7 @@ impl PythonCheck {
         let settings = &ctx.options.python;
         let interpreter::Found { path: python, why: python_chosen } =
             interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
-        let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python, ctx.scratch.path());
+        let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python, ctx.scratch.path(), ctx.base);
         if runner.is_pytest() {
             interpreter::require_pytest(&python)?;
         }
@@ -147,9 +147,20 @@ impl PythonCheck {
         } else {
             "the test command's tests".to_string()
         };
-        match &self.python_chosen {
+        let tests = match &self.python_chosen {
             Some(why) => format!("{tests} with {} ({why})", self.python.display()),
             None => tests,
+        };
+        let seeds: Vec<&String> = match &self.runner {
+            Runner::Pytest { options } => options.iter().filter(|option| option.contains("-seed=")).collect(),
+            Runner::Shell(_) => Vec::new(),
+        };
+        match seeds.as_slice() {
+            [] => tests,
+            seeds => format!(
+                "{tests}, seeded alike in every run ({})",
+                seeds.iter().map(|seed| seed.as_str()).collect::<Vec<_>>().join(" ")
+            ),
         }
     }
 

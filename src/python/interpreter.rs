@@ -26,13 +26,22 @@ impl Runner {
     /// pytest's rootdir is pinned to the copy (`--rootdir=.`, each run's working directory)
     /// when a directory above the copies in `scratch` holds a file pytest takes for a project's
     /// root: it would otherwise root the node ids there, outside the copy.
-    pub fn new(test_cmd: Option<&str>, python: &Path, scratch: &Path) -> Runner {
+    ///
+    /// The randomness the suite asks for is seeded alike in every run, unmutated and mutated
+    /// (`RANDOM_SEED`): pytest-randomly's order and `random`'s state, Hypothesis's examples;
+    /// unless the project's configuration in `root` (or `PYTEST_ADDOPTS`) turns the plugin off.
+    pub fn new(test_cmd: Option<&str>, python: &Path, scratch: &Path, root: &Path) -> Runner {
         if let Some(command) = test_cmd {
             return Runner::Shell(command.to_string());
         }
         let mut options = Vec::new();
         if has_module(python, "pytest_cov") {
             options.push("--no-cov".to_string());
+        }
+        for (module, plugin, option) in SEEDED {
+            if has_module(python, module) && !turned_off(root, plugin) {
+                options.push(format!("{option}={RANDOM_SEED}"));
+            }
         }
         if project_root_above(scratch) {
             options.push("--rootdir=.".to_string());
@@ -43,6 +52,28 @@ impl Runner {
     pub fn is_pytest(&self) -> bool {
         matches!(self, Runner::Pytest { .. })
     }
+}
+
+/// The seed every run of a check gives the randomness its suite asks for.
+pub const RANDOM_SEED: u32 = 1;
+
+/// The plugins that draw at random, seeded in every run: the module that holds each, its name
+/// for pytest's `-p no:NAME`, and its seed option.
+const SEEDED: [(&str, &str, &str); 2] = [
+    ("pytest_randomly", "randomly", "--randomly-seed"),
+    ("hypothesis", "hypothesispytest", "--hypothesis-seed"),
+];
+
+/// Whether the project turns `plugin` off (`no:NAME`, as `-p` takes it, in a pytest configuration
+/// file at `root` or in `PYTEST_ADDOPTS`): its option would then be unknown to pytest.
+fn turned_off(root: &Path, plugin: &str) -> bool {
+    const CONFIGURATIONS: &[&str] = &["pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"];
+    let off = |text: &str| text.contains(&format!("no:{plugin}"));
+    let addopts = std::env::var("PYTEST_ADDOPTS").unwrap_or_default();
+    off(&addopts)
+        || CONFIGURATIONS
+            .iter()
+            .any(|name| std::fs::read_to_string(root.join(name)).is_ok_and(|text| off(&text)))
 }
 
 /// Whether `dir` or a directory above it holds a file by which pytest finds a rootdir.
@@ -61,6 +92,9 @@ struct Description {
     minor: u32,
     pytest: bool,
     pytest_cov: bool,
+    /// pytest-randomly and Hypothesis are importable.
+    randomly: bool,
+    hypothesis: bool,
     /// `None` when it could not list what it imports from.
     fingerprint: Option<String>,
 }
@@ -71,6 +105,7 @@ import importlib.util, os, sys
 print(sys.version_info[0], sys.version_info[1])
 print(int(importlib.util.find_spec("pytest") is not None))
 print(int(importlib.util.find_spec("pytest_cov") is not None))
+print(int(importlib.util.find_spec("pytest_randomly") is not None), int(importlib.util.find_spec("hypothesis") is not None))
 lines = [f"{sys.executable} {sys.version}"]
 try:
     for entry in sys.path:
@@ -97,13 +132,16 @@ print("\n".join(lines or []))
         return None;
     }
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let mut lines = text.splitn(5, '\n');
+    let mut lines = text.splitn(6, '\n');
     let (major, minor) = lines.next()?.trim().split_once(' ')?;
     let (major, minor) = (major.to_string(), minor.parse().ok()?);
     let pytest = lines.next()? == "1";
     let pytest_cov = lines.next()? == "1";
+    let (randomly, hypothesis) = lines.next()?.split_once(' ')?;
+    let (randomly, hypothesis) = (randomly == "1", hypothesis == "1");
     let fingerprint = (lines.next()? == "fingerprint").then(|| lines.next().unwrap_or("").to_string());
-    let description = Arc::new(Description { major, minor, pytest, pytest_cov, fingerprint });
+    let description =
+        Arc::new(Description { major, minor, pytest, pytest_cov, randomly, hypothesis, fingerprint });
     described.insert(python.to_path_buf(), description.clone());
     Some(description)
 }
@@ -132,11 +170,13 @@ pub fn version(python: &Path) -> Result<(u32, u32)> {
     Ok((description.major.parse().unwrap_or(0), description.minor))
 }
 
-/// Whether `python` can import `module` (pytest or pytest_cov).
+/// Whether `python` can import `module` (pytest, pytest_cov, pytest_randomly, hypothesis).
 fn has_module(python: &Path, module: &str) -> bool {
     describe(python).is_some_and(|description| match module {
         "pytest" => description.pytest,
         "pytest_cov" => description.pytest_cov,
+        "pytest_randomly" => description.randomly,
+        "hypothesis" => description.hypothesis,
         _ => false,
     })
 }

@@ -48,6 +48,11 @@ pub fn python_with_rewritten_plugin() -> PathBuf {
     venv_with_pytest("python-env-plugin", Path::new("python3"), &[plugin.to_str().unwrap()])
 }
 
+/// The default Python with pytest, pytest-randomly and Hypothesis: plugins that draw at random.
+pub fn python_with_seeded_plugins() -> PathBuf {
+    venv_with_pytest("python-env-seeded", Path::new("python3"), &["hypothesis", "pytest-randomly"])
+}
+
 /// A Python `minor` ("3.12") with pytest, from pyenv's versions (which these machines have:
 /// 3.10 to 3.13), made once per target dir.
 pub fn python_at(minor: &str) -> PathBuf {

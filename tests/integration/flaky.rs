@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{check, fixture_repo_variant, read_report};
+use crate::common::{check, fixture_repo_variant, mutdelta, read_report, sh_as_a_user};
 
 /// The mutants that make `tax()` return `None`: `rate = None` on line 8, `return None`.
 const BREAK_TAX: [(u64, &str); 2] = [(8, "NoneValue"), (9, "ReturnValue")];
@@ -112,4 +112,45 @@ fn a_test_the_project_marks_flaky_or_the_configuration_names_kills_only_by_faili
     for mutant in report["files"]["calc.py"]["mutants"].as_array().unwrap() {
         assert!(mutant.get("flaky").is_none(), "{mutant:#}");
     }
+}
+
+#[test]
+fn the_randomness_the_suite_asks_for_is_seeded_alike_in_every_run_and_in_the_command_that_reproduces_it() {
+    let python = crate::common::python_with_seeded_plugins();
+    let repo = fixture_repo_variant("flaky", "seeded");
+    let mut seen = Vec::new();
+    for run in ["first", "second"] {
+        let json = repo.path().join(format!("{run}.json"));
+        let args =
+            ["check", "--commit", "HEAD", "--no-cache", "-j", "2", "--python", python.to_str().unwrap()];
+        let run = mutdelta(repo.path(), &[&args[..], &["--json", json.to_str().unwrap()]].concat());
+        // pytest-randomly reseeds `random` before each test: the random test draws the same
+        // number in every run, and passes.
+        assert_eq!(run.code, 1, "{run:?}");
+        let said = "seeded alike in every run (--randomly-seed=1 --hypothesis-seed=1)";
+        assert!(run.stderr.contains(said), "the seeds are said: {run:?}");
+        let report = read_report(&json);
+        assert!(report["mutdelta"].get("flaky").is_none(), "nothing fails at random: {report:#}");
+        let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
+        for mutant in mutants.iter().filter(|mutant| mutant.get("run").is_some()) {
+            let commands = mutant["run"]["commands"].as_array().unwrap();
+            for argv in commands.iter().map(|command| command["argv"].to_string()) {
+                assert!(
+                    argv.contains("\"--randomly-seed=1\"") && argv.contains("\"--hypothesis-seed=1\""),
+                    "{argv}"
+                );
+            }
+        }
+        let killed = mutants.iter().find(|mutant| mutant["status"] == "Killed").expect("a kill");
+        let shown = mutdelta(repo.path(), &["show", json.to_str().unwrap(), killed["id"].as_str().unwrap()]);
+        let command = crate::common::reproduce_command(&shown.stdout);
+        assert!(
+            command.contains("--randomly-seed=1") && command.contains("--hypothesis-seed=1"),
+            "{shown:?}"
+        );
+        let reproduced = sh_as_a_user(&command, repo.path());
+        assert!(!reproduced.status.success(), "the kill reproduces with the same seeds: {shown:?}");
+        seen.push(verdicts(&report));
+    }
+    assert_eq!(seen[0], seen[1], "the same verdicts, mutant by mutant");
 }
