@@ -1,6 +1,6 @@
 //! The Rust check: `CargoCheck` (owning packages and those that depend on them; the schema tried first, else one unmutated build) and `CargoWorker`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,6 +16,7 @@ use crate::model::outcome::{Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::options::TestTool;
+use crate::run::flaky::{self, Flaky};
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Context, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome;
@@ -143,8 +144,15 @@ impl LanguageCheck for CargoCheck {
         if !switchable.is_empty() {
             // The schema's build is made once and never rebuilt: no incremental state.
             let once = Cargo { incremental: false, ..first.clone() };
-            let attempt =
-                schema::attempt(ctx.plan, &once, &names, &switchable, ctx.options.jobs.get(), &log)?;
+            let attempt = schema::attempt(
+                ctx.plan,
+                &once,
+                &names,
+                &switchable,
+                ctx.options.jobs.get(),
+                &log,
+                ctx.flaky,
+            )?;
             if let Some(switched) = attempt.switched {
                 let schema = Schema { switched, unviable: attempt.unviable, rewritten: attempt.rewritten };
                 return Ok(switched_jobs(ctx, owned, schema, attempt.steps, attempt.build));
@@ -218,6 +226,8 @@ impl LanguageCheck for CargoCheck {
                     cargo: self.cargo(ctx, root, target_index, build_timeout),
                     ready: in_base,
                     shared: shared.clone(),
+                    flaky: ctx.flaky.clone(),
+                    passed_unmutated: HashMap::new(),
                 }
             })
             .collect();
@@ -299,14 +309,35 @@ impl Unswitched<'_> {
             if tests_took.contains_key(&tested) {
                 continue;
             }
-            let run = first.test(&tested, BASELINE_LIMIT, log)?;
+            let mut runs = vec![first.test(&tested, BASELINE_LIMIT, log)?];
+            let failed = libtest::failed_tests(&runs[0].tail);
+            // Tests that failed run again: if they then pass, they are flaky.
+            if runs[0].exit == Exit::Code(101) && !failed.is_empty() {
+                for _ in 0..crate::run::flaky::RETRIES {
+                    let again = first.test(&tested, BASELINE_LIMIT, log)?;
+                    let passed = again.passed();
+                    runs.push(again);
+                    if passed {
+                        let tries = runs.len() as u32;
+                        for test in &failed {
+                            ctx.flaky.seen(test, tries, tries - 1, &[]);
+                        }
+                        break;
+                    }
+                }
+            }
             let named = tested.join(", ");
+            let flaky_said = match runs.len() {
+                1 => String::new(),
+                tries => format!("; run {tries} times: {} failed, then passed", failed.join(", ")),
+            };
+            steps.push(StepRecord {
+                step: format!("tests of {named}{flaky_said}"),
+                record: RunRecord::of(How::Fresh, &runs.iter().collect::<Vec<_>>()),
+            });
+            let run = runs.pop().expect("a run");
             require::passed(&run, Subject::CargoTests(&named), BASELINE_LIMIT)?;
             tests_took.insert(tested.clone(), run.duration);
-            steps.push(StepRecord {
-                step: format!("tests of {named}"),
-                record: RunRecord::of(How::Fresh, &[&run]),
-            });
         }
         let jobs = owned
             .into_iter()
@@ -462,7 +493,14 @@ pub struct CargoWorker {
     /// Whether its copy exists.
     ready: bool,
     shared: Arc<Shared>,
+    /// The tests known to fail at random.
+    flaky: Flaky,
+    /// How many times each test that killed a mutant passed alone with the switch off.
+    passed_unmutated: HashMap<String, u32>,
 }
+
+/// How many times a test that kills runs again alone, unmutated, in one worker.
+const VERIFIED_AFTER: u32 = 5;
 
 impl CargoWorker {
     /// Makes the worker's copy (with the original text of every file) and target directory.
@@ -503,7 +541,13 @@ impl CargoWorker {
     /// Switches the mutant on in the schema's executables and runs the tests that reached it,
     /// the fastest executable first, stopping at the first that fails; then the doctests that
     /// reached it.
-    fn switched(&self, switched: &Switched, reach: &schema::Reach, job: &Job, log: &Path) -> Result<Outcome> {
+    fn switched(
+        &mut self,
+        switched: &Switched,
+        reach: &schema::Reach,
+        job: &Job,
+        log: &Path,
+    ) -> Result<Outcome> {
         let id = schema::mutant_switch(&job.planned);
         let mut runs: Vec<Finished> = Vec::new();
         if self.cargo.tool == TestTool::Nextest && !reach.tests.is_empty() {
@@ -513,6 +557,7 @@ impl CargoWorker {
         order.sort_by_key(|(index, _)| switched.binaries[**index].duration);
         // Unless nextest ran them, each executable runs its tests in one process.
         let by_libtest = if runs.is_empty() { order } else { Vec::new() };
+        let mut failed_in = None;
         for (&index, tests) in by_libtest {
             let mut args = Vec::new();
             if !tests.is_empty() {
@@ -524,6 +569,7 @@ impl CargoWorker {
             let passed = run.passed();
             runs.push(run);
             if !passed {
+                failed_in = Some(index);
                 break;
             }
         }
@@ -546,7 +592,48 @@ impl CargoWorker {
         let mut outcome = read_runs(&runs, job, false)?;
         outcome.covered_by = job.tests.clone();
         outcome.record = Some(RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()));
+        if let (Some(index), Status::Killed) = (failed_in, outcome.status) {
+            self.watch_for_flakiness(&switched.binaries[index], &outcome.killed_by, job.timeout, log)?;
+        }
         Ok(outcome)
+    }
+
+    /// After a kill in `binary`, its failing `tests` run alone with the switch off, while they
+    /// have not passed so `VERIFIED_AFTER` times in this worker (a run costs one process):
+    /// tests that fail so, and then pass when run again, fail at random, and are flaky from
+    /// then on (`flaky::confirm_kill` decides the kill).
+    fn watch_for_flakiness(
+        &mut self,
+        binary: &schema::TestBinary,
+        tests: &[String],
+        timeout: Duration,
+        log: &Path,
+    ) -> Result<()> {
+        let watched =
+            tests.iter().any(|test| self.passed_unmutated.get(test).copied().unwrap_or(0) < VERIFIED_AFTER);
+        if tests.is_empty() || !watched || tests.iter().all(|test| self.flaky.holds(test)) {
+            return Ok(());
+        }
+        let args: Vec<String> = std::iter::once("--exact".to_string()).chain(tests.iter().cloned()).collect();
+        let alone = schema::binary_command(binary, &args, &[]);
+        for run in 1..=crate::run::flaky::RETRIES + 1 {
+            let finished = alone.run(timeout, log)?;
+            if finished.exit == Exit::Interrupted {
+                return Err(Interrupted.into());
+            }
+            if finished.passed() {
+                if run > 1 {
+                    for test in tests {
+                        self.flaky.seen(test, run, run - 1, &[]);
+                    }
+                }
+                for test in tests {
+                    *self.passed_unmutated.entry(test.clone()).or_default() += 1;
+                }
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -604,14 +691,19 @@ fn read_runs(runs: &[Finished], job: &Job, user_command: bool) -> Result<Outcome
 impl Worker for CargoWorker {
     type Data = ();
 
+    /// The mutant switched on in the schema's build when it is there, else built on its own;
+    /// a kill by flaky tests alone is confirmed by running it again (`flaky::confirm_kill`).
     fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
         let shared = self.shared.clone();
+        let flaky = self.flaky.clone();
         if let Some(switched) = &shared.switched {
             if let Some(reach) = switched.reach.get(&job.planned.id) {
-                return self.switched(switched, reach, job, log);
+                let first = self.switched(switched, reach, job, log)?;
+                return flaky::confirm_kill(&flaky, first, || self.switched(switched, reach, job, log));
             }
         }
-        self.build_then_test(plan, job, log)
+        let first = self.build_then_test(plan, job, log)?;
+        flaky::confirm_kill(&flaky, first, || self.build_then_test(plan, job, log))
     }
 }
 

@@ -20,7 +20,7 @@ pub fn read(run: &Finished, timeout: Duration) -> Outcome {
 
 /// The tests that failed: libtest's `test name ... FAILED` lines, and the list under its last
 /// `failures:` heading (which survives when the output's start was cut off).
-fn failed_tests(output: &str) -> Vec<String> {
+pub fn failed_tests(output: &str) -> Vec<String> {
     let mut failed: Vec<String> = output
         .lines()
         .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))

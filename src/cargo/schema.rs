@@ -17,11 +17,13 @@ use mutators::rust::schema::{self as switch, Schema};
 use serde::Deserialize;
 
 use super::build::Cargo;
+use super::libtest;
 use super::workspace::Package;
 use crate::interrupt::Interrupted;
 use crate::model::plan::{Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::process::TestCommand;
+use crate::run::flaky::Flaky;
 use crate::run::require::{self, Subject};
 use crate::worktree::{self, Stamp};
 
@@ -141,6 +143,7 @@ pub fn attempt(
     mutants: &[&PlannedMutant],
     jobs: usize,
     log: &Path,
+    flaky: &Flaky,
 ) -> Result<Attempt> {
     let mut by_file: BTreeMap<usize, Vec<&PlannedMutant>> = BTreeMap::new();
     for planned in mutants {
@@ -188,7 +191,8 @@ pub fn attempt(
         }
         if built.run.passed() {
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
-            let switched = record(cargo, tested, built.artifacts, &switched, jobs, &mut steps, log)?;
+            let recording = Recording { jobs, flaky };
+            let switched = record(cargo, tested, built.artifacts, &switched, recording, &mut steps, log)?;
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
         unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
@@ -437,6 +441,14 @@ fn list_tests(binary: &TestBinary) -> Vec<String> {
     }
 }
 
+/// How the recording runs go: beside each other when `jobs` allows, and telling `flaky` of the
+/// tests that fail and then pass.
+#[derive(Clone, Copy)]
+struct Recording<'a> {
+    jobs: usize,
+    flaky: &'a Flaky,
+}
+
 /// Runs every test executable and every package's doctests with the switch off, recording
 /// what reaches each site; they must pass, and a canary must fail.
 fn record(
@@ -444,10 +456,11 @@ fn record(
     tested: &[String],
     artifacts: Vec<Artifact>,
     switched: &[u32],
-    jobs: usize,
+    recording: Recording,
     steps: &mut Vec<StepRecord>,
     log: &Path,
 ) -> Result<Option<Switched>> {
+    let Recording { jobs, flaky } = recording;
     let package_at = |manifest: &Path| {
         let dir = manifest.parent()?;
         cargo.packages.iter().find(|package| same_file(&cargo.root.join(&package.dir), dir))
@@ -484,11 +497,11 @@ fn record(
     let (binaries_recorded, doctests_recorded) = if jobs > 1 {
         std::thread::scope(|scope| {
             let doctests = scope.spawn(record_doctests);
-            let binaries = record_binaries(cargo, &mut binaries, &records, log);
+            let binaries = record_binaries(cargo, &mut binaries, &records, log, flaky);
             (binaries, doctests.join().expect("the doctest recording thread panicked"))
         })
     } else {
-        (record_binaries(cargo, &mut binaries, &records, log), record_doctests())
+        (record_binaries(cargo, &mut binaries, &records, log, flaky), record_doctests())
     };
     let (mut reach, binary_steps) = binaries_recorded?;
     steps.extend(binary_steps);
@@ -516,18 +529,41 @@ fn record_binaries(
     binaries: &mut [TestBinary],
     records: &Path,
     log: &Path,
+    flaky: &Flaky,
 ) -> Result<(HashMap<u32, Reach>, Vec<StepRecord>)> {
     let mut reach: HashMap<u32, Reach> = HashMap::new();
     let mut steps = Vec::new();
     for (index, binary) in binaries.iter_mut().enumerate() {
         let file = records.join(format!("binary-{index}"));
         let record_to = file.display().to_string();
-        let run = binary_command(binary, &[], &[(switch::RECORD_VAR, &record_to)])
-            .run(cargo.build_timeout * 4, log)?;
+        let recording = binary_command(binary, &[], &[(switch::RECORD_VAR, &record_to)]);
+        let mut runs = vec![recording.run(cargo.build_timeout * 4, log)?];
+        let failed = libtest::failed_tests(&runs[0].tail);
+        // Tests that failed run again (the whole executable, recording): if it then passes,
+        // they are flaky, and the recording of the run that passed stands.
+        if runs[0].exit == Exit::Code(101) && !failed.is_empty() {
+            for _ in 0..crate::run::flaky::RETRIES {
+                let again = recording.run(cargo.build_timeout * 4, log)?;
+                let passed = again.passed();
+                runs.push(again);
+                if passed {
+                    let tries = runs.len() as u32;
+                    for test in &failed {
+                        flaky.seen(test, tries, tries - 1, &[]);
+                    }
+                    break;
+                }
+            }
+        }
+        let flaky_said = match runs.len() {
+            1 => String::new(),
+            tries => format!("; run {tries} times: {} failed, then passed", failed.join(", ")),
+        };
         steps.push(StepRecord {
-            step: format!("recorded tests of {}", binary.package),
-            record: RunRecord::of(How::Schema, &[&run]),
+            step: format!("recorded tests of {}{flaky_said}", binary.package),
+            record: RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()),
         });
+        let run = runs.pop().expect("a run");
         require::passed(&run, Subject::CargoTests(&binary.package), cargo.build_timeout * 4)?;
         binary.duration = run.duration;
         // None: reached outside a named test thread, so any test of the executable may.

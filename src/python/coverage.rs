@@ -545,10 +545,6 @@ fn measure_as(
     Ok(Measured { runs, map, took: started.elapsed(), reused: false, flaky })
 }
 
-/// How many times the tests that failed in a measurement run again, alone, before the failure
-/// stands: a test that fails one run in two passes in one of them but one time in 256.
-pub const RETRIES: u32 = 8;
-
 /// What running a measurement's failed tests again found: each passed once.
 struct Retried {
     /// The retries, the last of which passed.
@@ -560,7 +556,7 @@ struct Retried {
 
 /// When the processes of a measurement (`runs`) failed only in tests (no error in collection,
 /// none stopped), runs the tests that failed again, alone, until each has passed once (at most
-/// `RETRIES` times): those are flaky, and the measurement stands with what their passing runs
+/// `flaky::RETRIES` times): those are flaky, and the measurement stands with what their passing runs
 /// executed added to theirs. What the test-impact map would keep of them is dropped: a failed
 /// run may have stopped short of what the test executes. `None` when a test failed every time,
 /// or the failure was not the tests'.
@@ -591,7 +587,7 @@ fn retry_failures(
         .collect();
     let mut flaky = Vec::new();
     let mut retries = Vec::new();
-    for _ in 0..RETRIES {
+    for _ in 0..crate::run::flaky::RETRIES {
         let tests: Vec<String> = failing.keys().cloned().collect();
         let again = Probe { tests: &tests, targets: probe.targets.clone(), ..*probe };
         let (run, retried) = measure_one(&again, false, real_root, None, timeout, log, beside)?;

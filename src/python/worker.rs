@@ -642,9 +642,9 @@ impl PythonWorker {
     }
 
     /// Runs `tests`, which failed unmutated once, again until they pass, at most
-    /// `coverage::RETRIES` times; the runs it took, the first failure included, when they did.
+    /// `flaky::RETRIES` times; the runs it took, the first failure included, when they did.
     fn passes_at_last(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<Option<u32>> {
-        for retry in 1..=super::coverage::RETRIES {
+        for retry in 1..=crate::run::flaky::RETRIES {
             if self.run_unmutated(tests, timeout, log)? {
                 return Ok(Some(retry + 1));
             }

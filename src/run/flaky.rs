@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Cache;
+use crate::model::outcome::{Outcome, Status};
 
 const KEPT: &str = "flaky.json";
 /// The most tests kept: a file of flaky tests is read on every check.
@@ -13,6 +14,9 @@ const KEPT_TESTS: usize = 2_000;
 /// The chance a kill by a flaky test is its flakiness alone that a check accepts: it reruns the
 /// mutant until a run passes or this little chance is left.
 const ACCEPTED_CHANCE: f64 = 1e-4;
+/// How many times tests that failed without any mutant run again, before the failure stands:
+/// a test that fails one run in two passes in one of them but one time in 256.
+pub const RETRIES: u32 = 8;
 /// The most runs under one mutant that decide a flaky test's kill.
 const MOST_RUNS: u32 = 24;
 
@@ -200,6 +204,64 @@ impl Flaky {
             self.cache.write(KEPT, &bytes);
         }
     }
+}
+
+/// A kill whose failing tests are all flaky (`first`), confirmed by running the mutant's tests
+/// again (`again`) until a run passes or as many runs as the flakiest of them asks for
+/// (`Known::runs_to_kill`) have all failed: one that passes is not a kill (every test passed
+/// with the mutant, in that run: Survived); one a steady test fails is that run's verdict.
+/// Any other verdict is returned as it is.
+pub fn confirm_kill(
+    flaky: &Flaky,
+    first: Outcome,
+    mut again: impl FnMut() -> anyhow::Result<Outcome>,
+) -> anyhow::Result<Outcome> {
+    let all_flaky = |outcome: &Outcome| {
+        outcome.status == Status::Killed
+            && !outcome.killed_by.is_empty()
+            && outcome.killed_by.iter().all(|test| flaky.holds(test))
+    };
+    if !all_flaky(&first) {
+        return Ok(first);
+    }
+    let known: Vec<(String, Known)> =
+        first.killed_by.iter().filter_map(|test| Some((test.clone(), flaky.known(test)?))).collect();
+    let needed = known.iter().map(|(_, known)| known.runs_to_kill()).max().unwrap_or(1);
+    let said: Vec<String> =
+        known.iter().map(|(test, known)| format!("{test} {}", known.describe())).collect();
+    let mut outcome = first;
+    let mut names: Vec<String> = known.into_iter().map(|(test, _)| test).collect();
+    for run in 2..=needed {
+        let next = again()?;
+        let duration = outcome.duration + next.duration;
+        let record = match (outcome.record.take(), next.record.clone()) {
+            (Some(first), Some(later)) => Some(first.followed_by(later)),
+            (first, later) => later.or(first),
+        };
+        if !all_flaky(&next) {
+            let reason = match next.status {
+                Status::Survived => format!(
+                    "not killed by flaky tests whose failures did not reproduce: with the mutant the tests passed in run {run} ({})",
+                    said.join("; ")
+                ),
+                _ => next.reason.clone(),
+            };
+            return Ok(Outcome { reason, duration, record, flaky: names, ..next });
+        }
+        for test in &next.killed_by {
+            if !names.contains(test) {
+                names.push(test.clone());
+            }
+        }
+        outcome = Outcome { duration, record, ..outcome };
+    }
+    outcome.reason = format!(
+        "{}; failed in all {needed} runs under the mutant (flaky: {})",
+        outcome.reason,
+        said.join("; ")
+    );
+    outcome.flaky = names;
+    Ok(outcome)
 }
 
 /// Whether the configuration's `name` (a node id, or a prefix of one: a file, a directory

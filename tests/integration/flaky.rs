@@ -154,3 +154,45 @@ fn the_randomness_the_suite_asks_for_is_seeded_alike_in_every_run_and_in_the_com
     }
     assert_eq!(seen[0], seen[1], "the same verdicts, mutant by mutant");
 }
+
+#[test]
+fn a_libtest_test_failing_one_run_in_two_kills_exactly_what_it_kills_when_steady() {
+    let steady = fixture_repo_variant("rust_flaky", "steady");
+    let json = steady.path().join("report.json");
+    let run = check(steady.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let expected = rust_verdicts(&read_report(&json));
+    assert!(
+        expected.values().any(|status| status == "Killed")
+            && expected.values().any(|status| status == "Survived")
+    );
+
+    let flaky = fixture_repo_variant("rust_flaky", "after");
+    let json = flaky.path().join("report.json");
+    for no_cache in [false, false, true] {
+        let mut args = vec!["--commit", "HEAD", "--json", json.to_str().unwrap()];
+        if no_cache {
+            args.push("--no-cache");
+        }
+        let run = check(flaky.path(), &args);
+        assert_eq!(run.code, 1, "survivors, never a refusal: {run:?}");
+        let report = read_report(&json);
+        assert_eq!(rust_verdicts(&report), expected, "{run:?}");
+        let said = report["mutdelta"]["flaky"]["tests::tax_runs"].as_str().unwrap_or_default();
+        assert!(said.contains(" runs without any mutant"), "the flaky test is named: {report:#}");
+    }
+}
+
+/// Each mutant's status in a Rust report, by (line, description).
+fn rust_verdicts(report: &serde_json::Value) -> BTreeMap<(u64, String), String> {
+    report["files"]["src/lib.rs"]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|mutant| {
+            let line = mutant["location"]["start"]["line"].as_u64().unwrap();
+            let what = mutant["description"].as_str().unwrap().to_string();
+            ((line, what), mutant["status"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
