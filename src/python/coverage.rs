@@ -507,35 +507,44 @@ fn measure_as(
         sharded.run(shards)?
     };
     let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
+    let fails = |(run, _): &(Finished, Option<CoverageMap>)| !run.passed() && !nothing_collected(run);
+    let interrupted = runs.iter().any(|(run, _)| run.exit == Exit::Interrupted);
+    // The runs that decide: the shards', or the selection again in one process when a shard
+    // failed (a test may lean on one another shard ran); the shards' stay as the record.
+    let mut deciding = 0;
+    if shards > 1 && !interrupted && runs.iter().any(fails) {
+        for (_, map) in &mut runs {
+            *map = None;
+        }
+        runs.push(measure_one(probe, impact, &real_root, None, timeout, log, beside)?);
+        deciding = runs.len() - 1;
+    }
     let mut flaky = Vec::new();
-    if let Some(retried) = retry_failures(probe, &real_root, timeout, log, beside, &runs)? {
+    if let Some(retried) = retry_failures(probe, &real_root, timeout, log, beside, &runs[deciding..])? {
         flaky = retried.flaky;
         runs.extend(retried.runs);
+        deciding = runs.len() - 1;
         if let Some((_, map)) = runs.last_mut() {
             *map = Some(retried.map);
         }
     }
-    let failed = runs.iter().position(|(run, _)| !run.passed() && !nothing_collected(run));
-    let collected = !runs.iter().all(|(run, _)| nothing_collected(run));
-    let map = match failed {
-        // Every failure was a flaky test's: the last retry holds the whole run's map.
-        Some(_) if !flaky.is_empty() => runs.last_mut().and_then(|(_, map)| map.take()),
+    let collected = !runs[deciding..].iter().all(|(run, _)| nothing_collected(run));
+    let map = match runs[deciding..].iter().position(fails) {
         // No test ran: what the collection did, when the probe could say (every test was left out).
-        None if !collected => runs.iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge),
+        None if !collected => {
+            runs[deciding..].iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge)
+        }
         None => Some(
-            runs.iter_mut()
+            runs[deciding..]
+                .iter_mut()
                 .filter_map(|(_, map)| map.take())
                 .fold(CoverageMap::default(), CoverageMap::merge),
         ),
-        Some(index) if shards == 1 || runs[index].0.exit == Exit::Interrupted => {
-            let decisive = runs.remove(index);
+        // The failed run decides (`Measured::decisive`: the last).
+        Some(index) => {
+            let decisive = runs.remove(deciding + index);
             runs.push(decisive);
             None
-        }
-        Some(_) => {
-            let retry = measure_one(probe, impact, &real_root, None, timeout, log, beside)?;
-            runs.push(retry);
-            runs.last_mut().and_then(|(_, map)| map.take())
         }
     };
     if let (Some(map), true) = (&map, collected) {

@@ -1,6 +1,6 @@
 //! One Python copy's worker: each mutant swapped into its collector's live functions when it can be, else imported fresh; the canaries that prove both paths see the copy.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -53,6 +53,8 @@ pub struct PythonWorker {
     /// a check on the swap path costs little, a kill runs them again, so that a test that
     /// fails at random shows it.
     pub passed_unmutated: HashMap<Vec<String>, u32>,
+    /// Selections that failed unmutated every time they ran again after a kill: not run again.
+    pub fails_unmutated: HashSet<Vec<String>>,
     /// The tests known to fail at random: a kill by them alone must fail again and again.
     pub flaky: Flaky,
     /// Whether swapped mutants get a short limit first (not under `--timeout`).
@@ -624,15 +626,26 @@ impl PythonWorker {
             return Ok(None);
         }
         let swapping = matches!(self.swap, Swap::On(_));
-        let failing = if !self.passes_unmutated(&selection, timeout, log)? {
-            selection
-        } else if swapping && !self.passes_unmutated(&outcome.killed_by, timeout, log)? {
-            outcome.killed_by.clone()
+        let (failing, selection_failed) = if !self.passes_unmutated(&selection, timeout, log)? {
+            (selection, true)
+        } else if swapping
+            && outcome.killed_by != selection
+            && !self.passes_unmutated(&outcome.killed_by, timeout, log)?
+        {
+            (outcome.killed_by.clone(), false)
         } else {
             return Ok(None);
         };
-        let Some(runs) = self.passes_at_last(&failing, timeout, log)? else {
-            return Ok(Some(failing).filter(|failing| failing != &outcome.killed_by));
+        let runs = match self.fails_unmutated.contains(&failing) {
+            true => None,
+            false => self.passes_at_last(&failing, timeout, log)?,
+        };
+        let Some(runs) = runs else {
+            self.fails_unmutated.insert(failing.clone());
+            // Failing every time: the selection does not hold the kill; the killing tests
+            // alone (after a selection that passed) lean on the tests before them, which the
+            // selection ran: the kill holds.
+            return Ok(selection_failed.then_some(failing));
         };
         self.verified.remove(&failing);
         for test in &outcome.killed_by {

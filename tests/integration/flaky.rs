@@ -196,3 +196,29 @@ fn rust_verdicts(report: &serde_json::Value) -> BTreeMap<(u64, String), String> 
         })
         .collect()
 }
+
+#[test]
+fn a_test_that_fails_before_any_mutant_and_then_passes_is_flaky_and_the_check_goes_on() {
+    // One job: the baseline runs in one process, so the test's failure is run again alone (a
+    // shard's failure runs the whole selection again in one process first, where it passes).
+    let repo = fixture_repo_variant("flaky", "cold");
+    let json = repo.path().join("report.json");
+    let python = crate::common::python();
+    let args = ["check", "--commit", "HEAD", "-j", "1", "--python", python.to_str().unwrap()];
+    let run = mutdelta(repo.path(), &[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(run.code, 1, "survivors, not a refusal: {run:?}");
+    let report = read_report(&json);
+    let said =
+        "failed 1 of 2 runs without any mutant (AssertionError: cold start: # ms over at test_calc.py:";
+    let known = report["mutdelta"]["flaky"]["test_calc.py::test_cold_start"].as_str().unwrap_or_default();
+    assert!(known.starts_with(said), "its runs and the fingerprint of its failure: {report:#}");
+    let steps: Vec<&str> = report["mutdelta"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| step["step"].as_str().unwrap())
+        .collect();
+    let again = "flaky, run again until they passed: test_calc.py::test_cold_start failed 1 of 2 runs";
+    assert!(steps.iter().any(|step| step.starts_with("baseline") && step.ends_with(again)), "{steps:?}");
+    assert_eq!(killed(&verdicts(&report)), BREAK_TAX, "{run:?}");
+}
