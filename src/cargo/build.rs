@@ -122,6 +122,7 @@ impl Cargo {
             .into_iter()
             .chain(unless_set("CARGO_INCREMENTAL", "0").filter(|_| !self.incremental))
             .chain(quiet_panics())
+            .chain(seeded())
             .collect(),
         }
     }
@@ -237,6 +238,13 @@ pub fn quiet_panics() -> Vec<(String, String)> {
         env.push(("RUST_LIB_BACKTRACE".to_string(), theirs.to_string_lossy().into_owned()));
     }
     env
+}
+
+/// proptest's seed, alike in every run of a check, unmutated and mutated (unless the user's
+/// environment sets one: theirs reaches the tests as it is), so that its properties draw the
+/// same cases each time.
+pub fn seeded() -> Option<(String, String)> {
+    unless_set("PROPTEST_RNG_SEED", &crate::run::flaky::RANDOM_SEED.to_string())
 }
 
 /// `name=value`, unless the user's environment sets `name`: theirs reaches the tests as it is.

@@ -548,7 +548,19 @@ impl CargoWorker {
         job: &Job,
         log: &Path,
     ) -> Result<Outcome> {
-        let id = schema::mutant_switch(&job.planned);
+        self.switched_as(switched, reach, job, &schema::mutant_switch(&job.planned), log)
+    }
+
+    /// `switched` with the switch set to `id` (`"0"`: no mutant, the original program).
+    fn switched_as(
+        &mut self,
+        switched: &Switched,
+        reach: &schema::Reach,
+        job: &Job,
+        id: &str,
+        log: &Path,
+    ) -> Result<Outcome> {
+        let id = id.to_string();
         let mut runs: Vec<Finished> = Vec::new();
         if self.cargo.tool == TestTool::Nextest && !reach.tests.is_empty() {
             runs.extend(with_nextest(switched, reach, &id, job, log)?);
@@ -592,7 +604,7 @@ impl CargoWorker {
         let mut outcome = read_runs(&runs, job, false)?;
         outcome.covered_by = job.tests.clone();
         outcome.record = Some(RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()));
-        if let (Some(index), Status::Killed) = (failed_in, outcome.status) {
+        if let (Some(index), Status::Killed, false) = (failed_in, outcome.status, id == UNMUTATED) {
             self.watch_for_flakiness(&switched.binaries[index], &outcome.killed_by, job.timeout, log)?;
         }
         Ok(outcome)
@@ -688,22 +700,99 @@ fn read_runs(runs: &[Finished], job: &Job, user_command: bool) -> Result<Outcome
     Ok(if user_command { outcome::read_command(&run, job.timeout) } else { libtest::read(&run, job.timeout) })
 }
 
+/// The switch's value that turns every mutant off.
+const UNMUTATED: &str = "0";
+
+impl CargoWorker {
+    /// The mutant switched on in the schema's build, else built on its own.
+    fn test_once(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
+        let shared = self.shared.clone();
+        if let Some(switched) = &shared.switched {
+            if let Some(reach) = switched.reach.get(&job.planned.id) {
+                return self.switched(switched, reach, job, log);
+            }
+        }
+        self.build_then_test(plan, job, log)
+    }
+
+    /// A timeout holds when the same tests, unmutated and run the same way, finish within a
+    /// third of the limit; else the mutant runs again, once, with five times what they took
+    /// (not passing within three times the limit unmutated, they leave its verdict unknown).
+    fn confirm_timeout(
+        &mut self,
+        plan: &Plan,
+        job: &Job,
+        mut outcome: Outcome,
+        log: &Path,
+    ) -> Result<Outcome> {
+        let limit = job.timeout;
+        let within = Job { timeout: limit * 3, ..job.clone() };
+        let shared = self.shared.clone();
+        let reach = shared
+            .switched
+            .as_ref()
+            .and_then(|switched| Some((switched, switched.reach.get(&job.planned.id)?)));
+        let unmutated = match reach {
+            Some((switched, reach)) => self.switched_as(switched, reach, &within, UNMUTATED, log)?,
+            None => {
+                self.ensure_copy()?;
+                let run = self.cargo.test(&job.tests, within.timeout, log)?;
+                read_runs(&[run], &within, self.cargo.command.is_some())?
+            }
+        };
+        let took = unmutated.duration;
+        if unmutated.status != Status::Survived {
+            outcome.status = Status::RuntimeError;
+            outcome.reason = format!(
+                "the tests ran past {:.1} s with the mutant, and without it, run the same way, they {} too: the limit, not the mutant, stopped them; its verdict is unknown",
+                limit.as_secs_f64(),
+                match unmutated.status {
+                    Status::Timeout => format!("did not finish within {:.1} s", within.timeout.as_secs_f64()),
+                    _ => "failed".to_string(),
+                }
+            );
+            return Ok(outcome);
+        }
+        if took * 3 <= limit {
+            outcome.reason = format!(
+                "{}; without the mutant, run the same way, the tests take {:.2} s",
+                outcome.reason,
+                took.as_secs_f64()
+            );
+            return Ok(outcome);
+        }
+        let raised = Job { timeout: took * 5, ..job.clone() };
+        let mut again = self.test_once(plan, &raised, log)?;
+        again.reason = format!(
+            "{}; run again with a limit of {:.1} s: without the mutant, run the same way, the tests took {:.2} s just now, more than a third of the first limit ({:.1} s)",
+            again.reason,
+            raised.timeout.as_secs_f64(),
+            took.as_secs_f64(),
+            limit.as_secs_f64()
+        );
+        again.duration += outcome.duration;
+        again.record = match (outcome.record.take(), again.record.take()) {
+            (Some(first), Some(second)) => Some(first.followed_by(second)),
+            (first, second) => second.or(first),
+        };
+        Ok(again)
+    }
+}
+
 impl Worker for CargoWorker {
     type Data = ();
 
     /// The mutant switched on in the schema's build when it is there, else built on its own;
-    /// a kill by flaky tests alone is confirmed by running it again (`flaky::confirm_kill`).
+    /// a kill by flaky tests alone is confirmed by running it again (`flaky::confirm_kill`),
+    /// and a timeout by the same tests unmutated (`confirm_timeout`).
     fn test(&mut self, plan: &Plan, job: &Job, log: &Path) -> Result<Outcome> {
-        let shared = self.shared.clone();
         let flaky = self.flaky.clone();
-        if let Some(switched) = &shared.switched {
-            if let Some(reach) = switched.reach.get(&job.planned.id) {
-                let first = self.switched(switched, reach, job, log)?;
-                return flaky::confirm_kill(&flaky, first, || self.switched(switched, reach, job, log));
-            }
+        let first = self.test_once(plan, job, log)?;
+        let outcome = flaky::confirm_kill(&flaky, first, || self.test_once(plan, job, log))?;
+        if outcome.status != Status::Timeout || outcome.memory_limit.is_some() {
+            return Ok(outcome);
         }
-        let first = self.build_then_test(plan, job, log)?;
-        flaky::confirm_kill(&flaky, first, || self.build_then_test(plan, job, log))
+        self.confirm_timeout(plan, job, outcome, log)
     }
 }
 

@@ -419,6 +419,7 @@ fn package_env(package: &Package, dir: &Path, target: &Path) -> Vec<(String, Str
     ]
     .into_iter()
     .chain(super::build::quiet_panics())
+    .chain(super::build::seeded())
     .collect()
 }
 

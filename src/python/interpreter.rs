@@ -28,7 +28,7 @@ impl Runner {
     /// root: it would otherwise root the node ids there, outside the copy.
     ///
     /// The randomness the suite asks for is seeded alike in every run, unmutated and mutated
-    /// (`RANDOM_SEED`): pytest-randomly's order and `random`'s state, Hypothesis's examples;
+    /// (`flaky::RANDOM_SEED`): pytest-randomly's order and `random`'s state, Hypothesis's examples;
     /// unless the project's configuration in `root` (or `PYTEST_ADDOPTS`) turns the plugin off.
     pub fn new(test_cmd: Option<&str>, python: &Path, scratch: &Path, root: &Path) -> Runner {
         if let Some(command) = test_cmd {
@@ -40,7 +40,7 @@ impl Runner {
         }
         for (module, plugin, option) in SEEDED {
             if has_module(python, module) && !turned_off(root, plugin) {
-                options.push(format!("{option}={RANDOM_SEED}"));
+                options.push(format!("{option}={}", crate::run::flaky::RANDOM_SEED));
             }
         }
         if project_root_above(scratch) {
@@ -53,9 +53,6 @@ impl Runner {
         matches!(self, Runner::Pytest { .. })
     }
 }
-
-/// The seed every run of a check gives the randomness its suite asks for.
-pub const RANDOM_SEED: u32 = 1;
 
 /// The plugins that draw at random, seeded in every run: the module that holds each, its name
 /// for pytest's `-p no:NAME`, and its seed option.

@@ -14,6 +14,9 @@ const KEPT_TESTS: usize = 2_000;
 /// The chance a kill by a flaky test is its flakiness alone that a check accepts: it reruns the
 /// mutant until a run passes or this little chance is left.
 const ACCEPTED_CHANCE: f64 = 1e-4;
+/// The seed every run of a check gives the randomness its suite asks for (pytest-randomly,
+/// Hypothesis, proptest): the same in every run, so that verdicts do not depend on the draw.
+pub const RANDOM_SEED: u32 = 1;
 /// How many times tests that failed without any mutant run again, before the failure stands:
 /// a test that fails one run in two passes in one of them but one time in 256.
 pub const RETRIES: u32 = 8;
