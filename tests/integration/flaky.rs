@@ -222,3 +222,19 @@ fn a_test_that_fails_before_any_mutant_and_then_passes_is_flaky_and_the_check_go
     assert!(steps.iter().any(|step| step.starts_with("baseline") && step.ends_with(again)), "{steps:?}");
     assert_eq!(killed(&verdicts(&report)), BREAK_TAX, "{run:?}");
 }
+
+#[test]
+fn a_rust_mutant_that_hangs_is_a_timeout_once_its_tests_finish_unmutated_well_within_the_limit() {
+    let repo = fixture_repo_variant("rust_flaky", "hang");
+    let json = repo.path().join("report.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--timeout", "3", "--json", json.to_str().unwrap()]);
+    let report = read_report(&json);
+    let mutants = report["files"]["src/lib.rs"]["mutants"].as_array().unwrap();
+    let timeouts: Vec<&serde_json::Value> =
+        mutants.iter().filter(|mutant| mutant["status"] == "Timeout").collect();
+    assert!(!timeouts.is_empty(), "deleting `n -= 1` hangs: {run:?}");
+    for mutant in timeouts {
+        let reason = mutant["statusReason"].as_str().unwrap();
+        assert!(reason.contains("; without the mutant, run the same way, the tests take "), "{mutant:#}");
+    }
+}
