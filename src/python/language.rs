@@ -158,6 +158,7 @@ impl LanguageCheck for PythonCheck {
                 // change's tests, and (both rounds together) the whole suite.
                 verified: HashMap::from([(self.tests.clone(), true), (Vec::new(), true)]),
                 passed_unmutated: HashMap::new(),
+                extra_verifications: 0,
                 fails_unmutated: Default::default(),
                 flaky: ctx.flaky.clone(),
                 short_limits: ctx.options.timeout.is_none(),

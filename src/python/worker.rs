@@ -49,10 +49,12 @@ pub struct PythonWorker {
     pub equivalent: Equivalent,
     /// Selections of tests run unmutated after a kill, and whether they passed.
     pub verified: HashMap<Vec<String>, bool>,
-    /// Selections that passed unmutated after a kill, not yet `VERIFIED_AFTER` times: while
-    /// a check on the swap path costs little, a kill runs them again, so that a test that
-    /// fails at random shows it.
+    /// Killing tests that passed alone unmutated after their selection did, and how often: on
+    /// the swap path, where such a run costs little, a kill runs them so up to
+    /// `VERIFIED_AFTER` times, so that a test that fails at random shows it.
     pub passed_unmutated: HashMap<Vec<String>, u32>,
+    /// Those runs, in all: at most `EXTRA_VERIFICATIONS`.
+    pub extra_verifications: u32,
     /// Selections that failed unmutated every time they ran again after a kill: not run again.
     pub fails_unmutated: HashSet<Vec<String>>,
     /// The tests known to fail at random: a kill by them alone must fail again and again.
@@ -223,8 +225,11 @@ impl Worker for PythonWorker {
     }
 }
 
-/// How many times a selection that passes unmutated after a kill runs again on the swap path.
+/// How many times killing tests run alone unmutated, after their selection passed so.
 const VERIFIED_AFTER: u32 = 5;
+/// The most such runs one worker makes: a test that kills often is run early, and a check
+/// without flaky tests pays for a few runs of one test each, whatever the size of the change.
+const EXTRA_VERIFICATIONS: u32 = 8;
 
 impl PythonWorker {
     /// The job's mutant against its tests (`test_mutant_once`), a kill whose failing tests are
@@ -628,10 +633,7 @@ impl PythonWorker {
         let swapping = matches!(self.swap, Swap::On(_));
         let (failing, selection_failed) = if !self.passes_unmutated(&selection, timeout, log)? {
             (selection, true)
-        } else if swapping
-            && outcome.killed_by != selection
-            && !self.passes_unmutated(&outcome.killed_by, timeout, log)?
-        {
+        } else if swapping && !self.killers_pass_alone(&outcome.killed_by, timeout, log)? {
             (outcome.killed_by.clone(), false)
         } else {
             return Ok(None);
@@ -652,6 +654,22 @@ impl PythonWorker {
             self.flaky.seen(test, runs, runs - 1, &[]);
         }
         Ok(None)
+    }
+
+    /// Whether the killing `tests`, whose selection passed unmutated, pass alone unmutated
+    /// (uncached): run while they have passed so fewer than `VERIFIED_AFTER` times, within the
+    /// worker's `EXTRA_VERIFICATIONS`; else taken to pass, as their selection did.
+    fn killers_pass_alone(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<bool> {
+        let passed = self.passed_unmutated.get(tests).copied().unwrap_or(0);
+        if passed >= VERIFIED_AFTER || self.extra_verifications >= EXTRA_VERIFICATIONS {
+            return Ok(true);
+        }
+        self.extra_verifications += 1;
+        if !self.run_unmutated(tests, timeout, log)? {
+            return Ok(false);
+        }
+        *self.passed_unmutated.entry(tests.to_vec()).or_default() += 1;
+        Ok(true)
     }
 
     /// Runs `tests`, which failed unmutated once, again until they pass, at most
@@ -677,11 +695,7 @@ impl PythonWorker {
             return Ok(true);
         }
         let passed = self.run_unmutated(tests, timeout, log)?;
-        let runs = self.passed_unmutated.entry(tests.to_vec()).or_default();
-        *runs += u32::from(passed);
-        if !passed || *runs >= VERIFIED_AFTER || !matches!(self.swap, Swap::On(_)) {
-            self.verified.insert(tests.to_vec(), passed);
-        }
+        self.verified.insert(tests.to_vec(), passed);
         Ok(passed)
     }
 
