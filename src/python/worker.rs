@@ -699,8 +699,11 @@ impl PythonWorker {
         Ok(passed)
     }
 
-    /// Whether `tests` pass in this copy as it is (no mutant), by the path mutants take.
+    /// Whether `tests` pass in this copy as it is (no mutant), by the path mutants take; within
+    /// three times the mutant's `timeout`: the question is whether they fail, and a limit that
+    /// does not cover the path's start-up (`confirm_timeout`) must not answer it.
     fn run_unmutated(&mut self, tests: &[String], timeout: Duration, log: &Path) -> Result<bool> {
+        let timeout = timeout * 3;
         if let Swap::On(collector) = &mut self.swap {
             if let Swapped::Ran { finished, .. } = collector.unmutated(tests, timeout, log)? {
                 return Ok(finished.passed());
