@@ -490,7 +490,7 @@ fn measure_as(
     let shards = if few { 1 } else { shards.max(1) };
     let others_after = write_probe_files(probe, memory, &real_root, shards, impact)?;
     let seed = hash_seed();
-    let mut runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
+    let runs: Vec<(Finished, Option<CoverageMap>)> = if shards == 1 {
         vec![measure_one(probe, impact, &real_root, None, timeout, log, beside)?]
     } else {
         let sharded = Sharded {
@@ -506,47 +506,8 @@ fn measure_as(
         };
         sharded.run(shards)?
     };
-    let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
-    let fails = |(run, _): &(Finished, Option<CoverageMap>)| !run.passed() && !nothing_collected(run);
-    let interrupted = runs.iter().any(|(run, _)| run.exit == Exit::Interrupted);
-    // The runs that decide: the shards', or the selection again in one process when a shard
-    // failed (a test may lean on one another shard ran); the shards' stay as the record.
-    let mut deciding = 0;
-    if shards > 1 && !interrupted && runs.iter().any(fails) {
-        for (_, map) in &mut runs {
-            *map = None;
-        }
-        runs.push(measure_one(probe, impact, &real_root, None, timeout, log, beside)?);
-        deciding = runs.len() - 1;
-    }
-    let mut flaky = Vec::new();
-    if let Some(retried) = retry_failures(probe, &real_root, timeout, log, beside, &runs[deciding..])? {
-        flaky = retried.flaky;
-        runs.extend(retried.runs);
-        deciding = runs.len() - 1;
-        if let Some((_, map)) = runs.last_mut() {
-            *map = Some(retried.map);
-        }
-    }
-    let collected = !runs[deciding..].iter().all(|(run, _)| nothing_collected(run));
-    let map = match runs[deciding..].iter().position(fails) {
-        // No test ran: what the collection did, when the probe could say (every test was left out).
-        None if !collected => {
-            runs[deciding..].iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge)
-        }
-        None => Some(
-            runs[deciding..]
-                .iter_mut()
-                .filter_map(|(_, map)| map.take())
-                .fold(CoverageMap::default(), CoverageMap::merge),
-        ),
-        // The failed run decides (`Measured::decisive`: the last).
-        Some(index) => {
-            let decisive = runs.remove(deciding + index);
-            runs.push(decisive);
-            None
-        }
-    };
+    let again = Again { probe, impact, real_root: &real_root, timeout, log, beside };
+    let Decided { runs, map, collected, flaky } = again.decide(shards, runs)?;
     if let (Some(map), true) = (&map, collected) {
         memory.remember(probe, map);
     }
@@ -563,78 +524,143 @@ struct Retried {
     flaky: Vec<FoundFlaky>,
 }
 
-/// When the processes of a measurement (`runs`) failed only in tests (no error in collection,
-/// none stopped), runs the tests that failed again, alone, until each has passed once (at most
-/// `flaky::RETRIES` times): those are flaky, and the measurement stands with what their passing runs
-/// executed added to theirs. What the test-impact map would keep of them is dropped: a failed
-/// run may have stopped short of what the test executes. `None` when a test failed every time,
-/// or the failure was not the tests'.
-fn retry_failures(
-    probe: &Probe,
-    real_root: &Path,
+/// What a measurement runs again when its processes fail: the selection in one process, or
+/// the failed tests alone.
+struct Again<'a> {
+    probe: &'a Probe<'a>,
+    impact: bool,
+    real_root: &'a Path,
     timeout: Duration,
-    log: &Path,
-    beside: Option<Beside>,
-    runs: &[(Finished, Option<CoverageMap>)],
-) -> Result<Option<Retried>> {
-    let tests_failed = |(run, map): &(Finished, Option<CoverageMap>)| {
-        run.exit == Exit::Code(1) && map.as_ref().is_some_and(|map| !map.failed.is_empty())
-    };
-    let quiet = |(run, _): &(Finished, Option<CoverageMap>)| run.passed() || run.exit == Exit::Code(5);
-    if !runs.iter().any(tests_failed) || !runs.iter().all(|run| quiet(run) || tests_failed(run)) {
-        return Ok(None);
-    }
-    let mut map =
-        runs.iter().filter_map(|(_, map)| map.clone()).fold(CoverageMap::default(), CoverageMap::merge);
-    let mut failing: BTreeMap<String, FoundFlaky> = std::mem::take(&mut map.failed)
-        .into_iter()
-        .map(|(test, fingerprint)| {
-            let found =
-                FoundFlaky { test: test.clone(), runs: 1, failures: 1, fingerprints: vec![fingerprint] };
-            (test, found)
-        })
-        .collect();
-    let mut flaky = Vec::new();
-    let mut retries = Vec::new();
-    for _ in 0..crate::run::flaky::RETRIES {
-        let tests: Vec<String> = failing.keys().cloned().collect();
-        let again = Probe { tests: &tests, targets: probe.targets.clone(), ..*probe };
-        let (run, retried) = measure_one(&again, false, real_root, None, timeout, log, beside)?;
-        let Some(retried) = retried.filter(|_| run.passed() || run.exit == Exit::Code(1)) else {
-            return Ok(None);
+    log: &'a Path,
+    beside: Option<Beside<'a>>,
+}
+
+/// What a measurement's processes decide: all of them, in order (the deciding one last when it
+/// failed), the map when they passed, whether they collected any test, the flaky tests.
+struct Decided {
+    runs: Vec<(Finished, Option<CoverageMap>)>,
+    map: Option<CoverageMap>,
+    collected: bool,
+    flaky: Vec<FoundFlaky>,
+}
+
+impl Again<'_> {
+    /// The runs that decide a measurement of `shards` processes (`runs`): theirs, or the
+    /// selection again in one process when a shard failed (a test may lean on one another
+    /// shard ran; the shards' runs stay as the record); then, when tests failed there, those
+    /// tests again alone (`retry_failures`).
+    fn decide(&self, shards: usize, mut runs: Vec<(Finished, Option<CoverageMap>)>) -> Result<Decided> {
+        let nothing_collected = |run: &Finished| run.exit == Exit::Code(5);
+        let fails = |(run, _): &(Finished, Option<CoverageMap>)| !run.passed() && !nothing_collected(run);
+        let interrupted = runs.iter().any(|(run, _)| run.exit == Exit::Interrupted);
+        let mut deciding = 0;
+        if shards > 1 && !interrupted && runs.iter().any(fails) {
+            for (_, map) in &mut runs {
+                *map = None;
+            }
+            let Again { probe, impact, real_root, timeout, log, beside } = *self;
+            runs.push(measure_one(probe, impact, real_root, None, timeout, log, beside)?);
+            deciding = runs.len() - 1;
+        }
+        let mut flaky = Vec::new();
+        if let Some(retried) = self.retry_failures(&runs[deciding..])? {
+            flaky = retried.flaky;
+            runs.extend(retried.runs);
+            deciding = runs.len() - 1;
+            if let Some((_, map)) = runs.last_mut() {
+                *map = Some(retried.map);
+            }
+        }
+        let collected = !runs[deciding..].iter().all(|(run, _)| nothing_collected(run));
+        let map = match runs[deciding..].iter().position(fails) {
+            // No test ran: what the collection did, when the probe could say (every test was
+            // left out).
+            None if !collected => {
+                runs[deciding..].iter_mut().filter_map(|(_, map)| map.take()).reduce(CoverageMap::merge)
+            }
+            None => Some(
+                runs[deciding..]
+                    .iter_mut()
+                    .filter_map(|(_, map)| map.take())
+                    .fold(CoverageMap::default(), CoverageMap::merge),
+            ),
+            // The failed run decides (`Measured::decisive`: the last).
+            Some(index) => {
+                let decisive = runs.remove(deciding + index);
+                runs.push(decisive);
+                None
+            }
         };
-        for found in failing.values_mut() {
-            found.runs += 1;
-        }
-        for (test, fingerprint) in &retried.failed {
-            if let Some(found) = failing.get_mut(test) {
-                found.failures += 1;
-                if !found.fingerprints.contains(fingerprint) {
-                    found.fingerprints.push(fingerprint.clone());
-                }
-            }
-        }
-        for passed in retried.tests.iter().filter(|test| !retried.failed.contains_key(&test.id)) {
-            let Some(found) = failing.remove(&passed.id) else { continue };
-            if let Some(mine) = map.tests.iter_mut().find(|test| test.id == passed.id) {
-                for (file, lines) in &passed.lines {
-                    mine.lines.entry(file.clone()).or_default().extend(lines);
-                }
-            } else {
-                map.tests.push(passed.clone());
-            }
-            if let Some(recorded) = &mut map.impact {
-                recorded.tests.remove(&passed.id);
-            }
-            flaky.push(found);
-        }
-        let done = failing.is_empty();
-        retries.push((run, None));
-        if done {
-            return Ok(Some(Retried { runs: retries, map, flaky }));
-        }
+        Ok(Decided { runs, map, collected, flaky })
     }
-    Ok(None)
+
+    /// When the processes of a measurement (`runs`) failed only in tests (no error in
+    /// collection, none stopped), runs the tests that failed again, alone, until each has passed
+    /// once (at most `flaky::RETRIES` times): those are flaky, and the measurement stands with
+    /// what their passing runs executed added to theirs. What the test-impact map would keep of
+    /// them is dropped: a failed run may have stopped short of what the test executes. `None`
+    /// when a test failed every time, or the failure was not the tests'.
+    fn retry_failures(&self, runs: &[(Finished, Option<CoverageMap>)]) -> Result<Option<Retried>> {
+        let Again { probe, real_root, timeout, log, beside, .. } = *self;
+        let tests_failed = |(run, map): &(Finished, Option<CoverageMap>)| {
+            run.exit == Exit::Code(1) && map.as_ref().is_some_and(|map| !map.failed.is_empty())
+        };
+        let quiet = |(run, _): &(Finished, Option<CoverageMap>)| run.passed() || run.exit == Exit::Code(5);
+        if !runs.iter().any(tests_failed) || !runs.iter().all(|run| quiet(run) || tests_failed(run)) {
+            return Ok(None);
+        }
+        let mut map =
+            runs.iter().filter_map(|(_, map)| map.clone()).fold(CoverageMap::default(), CoverageMap::merge);
+        let mut failing: BTreeMap<String, FoundFlaky> = std::mem::take(&mut map.failed)
+            .into_iter()
+            .map(|(test, fingerprint)| {
+                let found =
+                    FoundFlaky { test: test.clone(), runs: 1, failures: 1, fingerprints: vec![fingerprint] };
+                (test, found)
+            })
+            .collect();
+        let mut flaky = Vec::new();
+        let mut retries = Vec::new();
+        for _ in 0..crate::run::flaky::RETRIES {
+            let tests: Vec<String> = failing.keys().cloned().collect();
+            let again = Probe { tests: &tests, targets: probe.targets.clone(), ..*probe };
+            let (run, retried) = measure_one(&again, false, real_root, None, timeout, log, beside)?;
+            let Some(retried) = retried.filter(|_| run.passed() || run.exit == Exit::Code(1)) else {
+                return Ok(None);
+            };
+            for found in failing.values_mut() {
+                found.runs += 1;
+            }
+            for (test, fingerprint) in &retried.failed {
+                if let Some(found) = failing.get_mut(test) {
+                    found.failures += 1;
+                    if !found.fingerprints.contains(fingerprint) {
+                        found.fingerprints.push(fingerprint.clone());
+                    }
+                }
+            }
+            for passed in retried.tests.iter().filter(|test| !retried.failed.contains_key(&test.id)) {
+                let Some(found) = failing.remove(&passed.id) else { continue };
+                if let Some(mine) = map.tests.iter_mut().find(|test| test.id == passed.id) {
+                    for (file, lines) in &passed.lines {
+                        mine.lines.entry(file.clone()).or_default().extend(lines);
+                    }
+                } else {
+                    map.tests.push(passed.clone());
+                }
+                if let Some(recorded) = &mut map.impact {
+                    recorded.tests.remove(&passed.id);
+                }
+                flaky.push(found);
+            }
+            let done = failing.is_empty();
+            retries.push((run, None));
+            if done {
+                return Ok(Some(Retried { runs: retries, map, flaky }));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// Writes what the probe reads (the lines to watch, the tests left out, the slow tests the

@@ -261,13 +261,12 @@ impl PythonWorker {
                 let (failed, took) = self.fails_every_time(file, &job, test, *needed, log)?;
                 spent += took;
                 if failed == *needed {
-                    reproduced = Some(format!(
-                        "{test} failed in all {needed} runs under the mutant (flaky: it {known})"
-                    ));
+                    reproduced =
+                        Some(format!("{test} failed in all {needed} runs under the mutant (flaky: {known})"));
                     break;
                 }
                 let failures = crate::words::count_of(failed as usize, "failure", "failures");
-                passed.push(format!("{test} (it {known}; with the mutant it passed after {failures})"));
+                passed.push(format!("{test} ({known}; with the mutant it passed after {failures})"));
             }
             outcome.duration += spent;
             if let Some(why) = reproduced {
@@ -302,7 +301,7 @@ impl PythonWorker {
         }
         let reruns = self.flaky.reruns();
         (reruns > 0).then(|| {
-            let said = format!("is rerun up to {reruns} times when it fails (the project's --reruns)");
+            let said = format!("the project reruns a failing test up to {reruns} times (--reruns)");
             (test.to_string(), reruns + 1, said)
         })
     }

@@ -68,12 +68,12 @@ impl Known {
         runs.clamp(2, MOST_RUNS)
     }
 
-    /// The test in words: why it is flaky, and what was seen.
+    /// The test in words, a clause: why it is flaky, and what was seen.
     pub fn describe(&self) -> String {
         let seen = match self.why {
-            Why::Seen => format!("failed {} of {} runs without any mutant", self.failures, self.runs),
-            Why::Marked => "marked flaky by the project".to_string(),
-            Why::Configured => "named flaky in the configuration".to_string(),
+            Why::Seen => format!("it failed {} of {} runs without any mutant", self.failures, self.runs),
+            Why::Marked => "the project marks it flaky".to_string(),
+            Why::Configured => "the configuration names it flaky".to_string(),
         };
         match self.fingerprints.iter().next() {
             Some(fingerprint) => format!("{seen} ({fingerprint})"),
@@ -231,7 +231,7 @@ pub fn confirm_kill(
         first.killed_by.iter().filter_map(|test| Some((test.clone(), flaky.known(test)?))).collect();
     let needed = known.iter().map(|(_, known)| known.runs_to_kill()).max().unwrap_or(1);
     let said: Vec<String> =
-        known.iter().map(|(test, known)| format!("{test} {}", known.describe())).collect();
+        known.iter().map(|(test, known)| format!("{test}: {}", known.describe())).collect();
     let mut outcome = first;
     let mut names: Vec<String> = known.into_iter().map(|(test, _)| test).collect();
     for run in 2..=needed {

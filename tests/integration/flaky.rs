@@ -48,7 +48,7 @@ fn a_test_failing_one_run_in_two_kills_only_the_mutants_that_fail_it_every_time_
         let run = check(repo.path(), &args);
         assert_eq!(run.code, 1, "survivors, never a refusal: {run:?}");
         assert!(
-            run.stdout.contains("note: flaky test test_calc.py::test_tax_runs: failed "),
+            run.stdout.contains("note: flaky test test_calc.py::test_tax_runs: it failed "),
             "the flaky test is named: {run:?}"
         );
         let report = read_report(&json);
@@ -86,7 +86,7 @@ fn a_test_the_project_marks_flaky_or_the_configuration_names_kills_only_by_faili
     let steady = fixture_repo_variant("flaky", "steady");
     std::fs::write(steady.path().join("mutdelta.toml"), "flaky = [\"test_calc.py\"]\n").unwrap();
     for (repo, why) in
-        [(&marked, "marked flaky by the project"), (&steady, "named flaky in the configuration")]
+        [(&marked, "the project marks it flaky"), (&steady, "the configuration names it flaky")]
     {
         let json = repo.path().join("report.json");
         let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
