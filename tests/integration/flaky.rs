@@ -209,7 +209,7 @@ fn a_test_that_fails_before_any_mutant_and_then_passes_is_flaky_and_the_check_go
     assert_eq!(run.code, 1, "survivors, not a refusal: {run:?}");
     let report = read_report(&json);
     let said =
-        "failed 1 of 2 runs without any mutant (AssertionError: cold start: # ms over at test_calc.py:";
+        "it failed 1 of 2 runs without any mutant (AssertionError: cold start: # ms over at test_calc.py:";
     let known = report["mutdelta"]["flaky"]["test_calc.py::test_cold_start"].as_str().unwrap_or_default();
     assert!(known.starts_with(said), "its runs and the fingerprint of its failure: {report:#}");
     let steps: Vec<&str> = report["mutdelta"]["steps"]
