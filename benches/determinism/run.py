@@ -30,7 +30,7 @@ BUSY = "while True: pass"
 
 def clone(repo, commit, into):
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(into)], check=True, env=GIT_ENV)
-    subprocess.run(["git", "checkout", "-q", commit], cwd=into, check=True, env=GIT_ENV)
+    subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", commit], cwd=into, check=True, env=GIT_ENV)
 
 
 def check(binary, repo, python, jobs, report):
