@@ -29,6 +29,17 @@ pub struct Report {
     /// The flaky tests the check met (found, or consulted to decide a verdict): what is known
     /// of each, in words.
     pub flaky: std::collections::BTreeMap<String, String>,
+    /// Why a test-impact map could not rule out the tests it kept, one entry per reason.
+    pub floor: Vec<Floor>,
+}
+
+/// Tests a test-impact map kept for one reason, and their recorded time: the floor a check
+/// pays for that reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Floor {
+    pub reason: String,
+    pub tests: usize,
+    pub seconds: f64,
 }
 
 /// What an interrupted check did not do.

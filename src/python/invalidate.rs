@@ -1,5 +1,6 @@
 //! Which tests a change invalidates: a test-impact map's records judged against the project now, the tests they prove cannot reach the change, and why the others could not be ruled out.
 
+use crate::model::report::Floor;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -25,24 +26,32 @@ impl RuledOut {
     /// One line per reason tests were kept, the costliest first (`N tests (S s recorded) could
     /// not be ruled out: why`), of the tests `counts` accepts (those of the run it describes).
     pub fn floor(&self, counts: &dyn Fn(&str) -> bool) -> Vec<String> {
-        let mut reasons: Vec<(&String, usize, f64)> = self
+        self.floor_by_reason(counts)
+            .into_iter()
+            .map(|Floor { reason, tests, seconds }| {
+                let count = crate::words::count_of(tests, "test", "tests");
+                format!("{count} ({seconds:.1} s recorded) could not be ruled out: {reason}")
+            })
+            .collect()
+    }
+
+    /// `floor`, as the report keeps it: per reason, the tests `counts` accepts and their
+    /// recorded time, the costliest first.
+    pub fn floor_by_reason(&self, counts: &dyn Fn(&str) -> bool) -> Vec<Floor> {
+        let mut reasons: Vec<Floor> = self
             .kept
             .iter()
             .map(|(why, tests)| {
                 let counted: Vec<f64> =
                     tests.iter().filter(|(test, _)| counts(test)).map(|(_, seconds)| *seconds).collect();
-                (why, counted.len(), counted.iter().sum())
+                Floor { reason: why.clone(), tests: counted.len(), seconds: counted.iter().sum() }
             })
-            .filter(|(_, tests, _)| *tests > 0)
+            .filter(|floor| floor.tests > 0)
             .collect();
-        reasons.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(b.0)));
+        reasons.sort_by(|a, b| {
+            b.seconds.total_cmp(&a.seconds).then(b.tests.cmp(&a.tests)).then(a.reason.cmp(&b.reason))
+        });
         reasons
-            .into_iter()
-            .map(|(why, tests, seconds)| {
-                let count = crate::words::count_of(tests, "test", "tests");
-                format!("{count} ({seconds:.1} s recorded) could not be ruled out: {why}")
-            })
-            .collect()
     }
 }
 

@@ -41,6 +41,12 @@ impl LanguageCheck for PythonCheck {
         Some(crate::run::verdicts::Scope { identity, test_module: spec::is_test_module })
     }
 
+    /// Every test the test-impact map kept, by why: those of the change's test files and of the
+    /// rest of the suite alike.
+    fn floor(&self) -> Vec<crate::model::report::Floor> {
+        self.impact.floor_by_reason(&|_| true)
+    }
+
     fn prove(&self, ctx: &Context, candidates: Vec<PlannedMutant>) -> Result<Proven<FirstRound, PythonJob>> {
         let mut early = self.start_early(ctx, candidates.len())?.or_else(|| self.take_begun());
         // The first coverage run is one process until it proves slow (then the rest of the

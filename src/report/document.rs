@@ -213,6 +213,19 @@ pub struct Section {
     /// The flaky tests the check met, each with what is known of it, in words.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flaky: BTreeMap<String, String>,
+    /// Why the test-impact map could not rule out the tests it kept: per reason, how many and
+    /// their recorded time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floor: Vec<FloorEntry>,
+}
+
+/// Tests the test-impact map kept for one reason.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+pub struct FloorEntry {
+    pub reason: String,
+    pub tests: usize,
+    /// Their recorded time, in seconds.
+    pub seconds: f64,
 }
 
 /// What a check planned: every shard's mutants, and the digest that proves shards planned alike.

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::document::{
-    AuditSection, CommandEntry, Config, Document, FileEntry, Framework, Incomplete, Location, LostEntry,
-    MutantEntry, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace, Split, StepEntry,
-    Thresholds,
+    AuditSection, CommandEntry, Config, Document, FileEntry, FloorEntry, Framework, Incomplete, Location,
+    LostEntry, MutantEntry, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace, Split,
+    StepEntry, Thresholds,
 };
 use super::test_files::{self, Section as TestSection};
 use crate::model::outcome::{MutantResult, Status};
@@ -152,6 +152,15 @@ fn section(report: &Report) -> Section {
         not_made: plan.not_made.iter().map(|(rule, count)| (rule.to_string(), *count)).collect(),
         unsafe_lines: by_path(&plan.unsafe_lines),
         flaky: report.flaky.clone(),
+        floor: report
+            .floor
+            .iter()
+            .map(|floor| FloorEntry {
+                reason: floor.reason.clone(),
+                tests: floor.tests,
+                seconds: floor.seconds,
+            })
+            .collect(),
     }
 }
 
@@ -376,6 +385,14 @@ mod tests {
                 )]),
                 _ => std::collections::BTreeMap::new(),
             },
+            floor: match variant {
+                1 => vec![crate::model::report::Floor {
+                    reason: "module-level code of pkg/fee.py changed: its importers".into(),
+                    tests: 3,
+                    seconds: 1.25,
+                }],
+                _ => Vec::new(),
+            },
         }
     }
 
@@ -404,6 +421,7 @@ mod tests {
             "scratch",
             "audit",
             "flaky",
+            "floor",
         ] {
             assert!(section(&full, key), "{key} written when the check has it");
             assert!(!section(&bare, key), "{key} left out when the check has none");

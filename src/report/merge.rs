@@ -343,6 +343,7 @@ fn join(shards: Vec<Typed>) -> Document {
     let mut records = Vec::new();
     let mut duration: f64 = 0.0;
     let mut flaky = BTreeMap::new();
+    let mut floor = Vec::new();
     let mut first = None;
     for Typed { shard, document } in shards {
         let mut document = document;
@@ -360,6 +361,10 @@ fn join(shards: Vec<Typed>) -> Document {
         // Each shard says what it saw of a flaky test; the first to name it speaks for all.
         for (test, known) in std::mem::take(&mut section.flaky) {
             flaky.entry(test).or_insert(known);
+        }
+        // Every shard consulted the same map for the same tests: one floor stands for all.
+        if floor.is_empty() {
+            floor = std::mem::take(&mut section.floor);
         }
         steps.extend(
             std::mem::take(&mut section.steps)
@@ -383,6 +388,7 @@ fn join(shards: Vec<Typed>) -> Document {
     merged.performance = performance;
     let section = &mut merged.mutdelta;
     section.flaky = flaky;
+    section.floor = floor;
     section.shard = None;
     section.scratch = None;
     section.audit = None;

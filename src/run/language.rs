@@ -138,6 +138,12 @@ pub trait LanguageCheck {
         None
     }
 
+    /// Why a test-impact map could not rule out the tests it kept, per reason (none without
+    /// one).
+    fn floor(&self) -> Vec<crate::model::report::Floor> {
+        Vec::new()
+    }
+
     /// After the first round: the mutants whose verdicts rest on fewer tests than the suite
     /// has for them, with the rest of those tests. `None` when every verdict stands.
     fn widen(

@@ -213,6 +213,7 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     };
     results.extend(together.own.results);
     report.steps.extend(together.own.steps);
+    report.floor = together.own.floor;
     report.baseline = together.own.baseline;
     if together.own.interrupted {
         let undecided = together.own.undecided;
@@ -344,6 +345,7 @@ struct AllChecked {
     baseline: Option<Duration>,
     interrupted: bool,
     undecided: usize,
+    floor: Vec<crate::model::report::Floor>,
 }
 
 /// Each language's share of `candidates`, checked in the order of `languages`. An interrupt
@@ -362,6 +364,7 @@ fn check_languages(
         baseline: None,
         interrupted: false,
         undecided: 0,
+        floor: Vec::new(),
     };
     let mut remaining = candidates;
     for plugin in languages {
@@ -381,6 +384,7 @@ fn check_languages(
                 all.undecided += checked.undecided;
                 all.results.extend(checked.results);
                 all.steps.extend(checked.steps);
+                all.floor.extend(checked.floor);
                 all.baseline = Some(all.baseline.unwrap_or_default() + checked.baseline);
             }
         }
@@ -425,7 +429,8 @@ pub fn check_language<L: LanguageCheck>(
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
     if jobs.is_empty() && !(side.second_round() && any_open) {
         timings.baseline += started_at.elapsed();
-        return Ok(Checked { results, baseline, steps, interrupted: false, undecided: 0 });
+        let floor = side.floor();
+        return Ok(Checked { results, baseline, steps, interrupted: false, undecided: 0, floor });
     }
     let scope = side.verdict_scope(ctx);
     let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
@@ -488,7 +493,8 @@ pub fn check_language<L: LanguageCheck>(
         cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
         say_confirmed(&mut results, &ids);
     }
-    Ok(Checked { results, baseline, steps, interrupted: cut.interrupted, undecided: cut.undecided })
+    let (interrupted, undecided, floor) = (cut.interrupted, cut.undecided, side.floor());
+    Ok(Checked { results, baseline, steps, interrupted, undecided, floor })
 }
 
 /// What a check cut off before its second round keeps: the verdicts that round would look at
@@ -504,7 +510,7 @@ fn cut_off<L: LanguageCheck>(
         results.retain(|result| !language::is_open(result.outcome.status));
     }
     let undecided = reached - results.len();
-    Ok(Checked { results, baseline, steps, interrupted: true, undecided })
+    Ok(Checked { results, baseline, steps, interrupted: true, undecided, floor: side.floor() })
 }
 
 /// Proves a language's baseline, saying so, and counts the time its compile check and build

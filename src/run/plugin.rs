@@ -150,6 +150,8 @@ pub struct Checked {
     /// Of those missing, the mutants an earlier round had let through whose later round did not
     /// finish: dropped, since a survivor is only final once every round has run.
     pub undecided: usize,
+    /// Why a test-impact map could not rule out the tests it kept (`LanguageCheck::floor`).
+    pub floor: Vec<crate::model::report::Floor>,
 }
 
 impl Checked {

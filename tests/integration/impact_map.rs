@@ -140,7 +140,7 @@ fn a_function_moved_between_files_keeps_every_test_that_ran_either_and_says_why(
     let python = python312();
     let repo = mapped("moved", &python);
 
-    let (rest, _) = with_and_without(repo.path(), &python, &[]);
+    let (rest, report) = with_and_without(repo.path(), &python, &[]);
 
     // calc.py gained `whisper`, and words.py's module-level code imports it from there now:
     // every test ran code of one or the other.
@@ -152,6 +152,13 @@ fn a_function_moved_between_files_keeps_every_test_that_ran_either_and_says_why(
         ),
         "{rest}"
     );
+    // The JSON report holds the floor of the whole check, one entry per reason, the costliest
+    // first: the tests of the change's test file count too (4, where the rest's step says 3).
+    let floor = report["mutdelta"]["floor"].as_array().expect("a floor");
+    let calc = "they ran code of pkg/calc.py, which gained a definition or changed at module level";
+    assert!(floor.iter().any(|entry| entry["reason"] == calc && entry["tests"] == 4), "{floor:?}");
+    let seconds: Vec<f64> = floor.iter().map(|entry| entry["seconds"].as_f64().unwrap()).collect();
+    assert!(seconds.windows(2).all(|pair| pair[0] >= pair[1]), "{floor:?}");
 }
 
 #[test]
