@@ -151,8 +151,8 @@ impl Flaky {
             fingerprints: BTreeSet::new(),
         });
         known.why = known.why.min(Why::Seen);
-        known.runs += runs;
-        known.failures += failures;
+        known.runs = known.runs.saturating_add(runs);
+        known.failures = known.failures.saturating_add(failures);
         known.fingerprints.extend(fingerprints.iter().cloned());
         state.named.insert(test.to_string());
         self.save(&state);
@@ -346,6 +346,12 @@ mod tests {
             assert!(Flaky::open(&cache, &[]).named().is_empty());
             assert!(!Flaky::open(&cache, &[]).holds("a"));
         }
+        // Counts at their limit add up without overflowing, and read as a test that always fails.
+        let full = r#"{"tests": {"a": {"why": "seen", "runs": 4294967295, "failures": 4294967295, "fingerprints": []}}}"#;
+        cache.write(KEPT, full.as_bytes());
+        let flaky = Flaky::open(&cache, &[]);
+        flaky.seen("a", 2, 1, &[]);
+        assert_eq!(flaky.known("a").unwrap().runs_to_kill(), MOST_RUNS);
     }
 
     #[test]
