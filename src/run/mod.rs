@@ -216,8 +216,7 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     report.floor = together.own.floor;
     report.baseline = together.own.baseline;
     if together.own.interrupted {
-        let undecided = together.own.undecided;
-        let audit_cut_off = carrying.is_some();
+        let (undecided, audit_cut_off) = (together.own.undecided, carrying.is_some());
         report.incomplete = Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off });
     }
     if let Some(carried) = carrying.filter(|_| report.incomplete.is_none()) {
@@ -429,8 +428,7 @@ pub fn check_language<L: LanguageCheck>(
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
     if jobs.is_empty() && !(side.second_round() && any_open) {
         timings.baseline += started_at.elapsed();
-        let floor = side.floor();
-        return Ok(Checked { results, baseline, steps, interrupted: false, undecided: 0, floor });
+        return Ok(checked(side, results, baseline, steps, Cut::default()));
     }
     let scope = side.verdict_scope(ctx);
     let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
@@ -493,8 +491,7 @@ pub fn check_language<L: LanguageCheck>(
         cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
         say_confirmed(&mut results, &ids);
     }
-    let (interrupted, undecided, floor) = (cut.interrupted, cut.undecided, side.floor());
-    Ok(Checked { results, baseline, steps, interrupted, undecided, floor })
+    Ok(checked(side, results, baseline, steps, cut))
 }
 
 /// What a check cut off before its second round keeps: the verdicts that round would look at
@@ -510,7 +507,20 @@ fn cut_off<L: LanguageCheck>(
         results.retain(|result| !language::is_open(result.outcome.status));
     }
     let undecided = reached - results.len();
-    Ok(Checked { results, baseline, steps, interrupted: true, undecided, floor: side.floor() })
+    Ok(checked(side, results, baseline, steps, Cut { interrupted: true, undecided }))
+}
+
+/// What a language's check came to, its last round ended as `cut` says, with the test-impact
+/// map's floor.
+fn checked<L: LanguageCheck>(
+    side: &L,
+    results: Vec<MutantResult>,
+    baseline: Duration,
+    steps: Vec<StepRecord>,
+    cut: Cut,
+) -> Checked {
+    let (interrupted, undecided, floor) = (cut.interrupted, cut.undecided, side.floor());
+    Checked { results, baseline, steps, interrupted, undecided, floor }
 }
 
 /// Proves a language's baseline, saying so, and counts the time its compile check and build
