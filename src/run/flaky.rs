@@ -48,8 +48,13 @@ pub struct Known {
 }
 
 impl Known {
+    /// Nothing seen yet.
+    fn new(why: Why) -> Known {
+        Known { why, runs: 0, failures: 0, fingerprints: BTreeSet::new() }
+    }
+
     fn configured() -> Known {
-        Known { why: Why::Configured, runs: 0, failures: 0, fingerprints: BTreeSet::new() }
+        Known::new(Why::Configured)
     }
 
     /// How many runs in a row under a mutant must fail for the kill to hold: enough that its
@@ -144,12 +149,7 @@ impl Flaky {
     /// of each: it is flaky), its failures looking like `fingerprints`.
     pub fn seen(&self, test: &str, runs: u32, failures: u32, fingerprints: &[String]) {
         let mut state = self.state();
-        let known = state.kept.tests.entry(test.to_string()).or_insert(Known {
-            why: Why::Seen,
-            runs: 0,
-            failures: 0,
-            fingerprints: BTreeSet::new(),
-        });
+        let known = state.kept.tests.entry(test.to_string()).or_insert_with(|| Known::new(Why::Seen));
         known.why = known.why.min(Why::Seen);
         known.runs = known.runs.saturating_add(runs);
         known.failures = known.failures.saturating_add(failures);
@@ -158,17 +158,13 @@ impl Flaky {
         self.save(&state);
     }
 
-    /// The project marks `test` flaky.
+    /// The project marks `test` flaky; kept when it was not known.
     pub fn marked(&self, test: &str) {
         let mut state = self.state();
-        let known = state.kept.tests.entry(test.to_string()).or_insert(Known {
-            why: Why::Marked,
-            runs: 0,
-            failures: 0,
-            fingerprints: BTreeSet::new(),
-        });
-        known.why = known.why.min(Why::Marked);
-        self.save(&state);
+        if !state.kept.tests.contains_key(test) {
+            state.kept.tests.insert(test.to_string(), Known::new(Why::Marked));
+            self.save(&state);
+        }
     }
 
     /// The project reruns every failing test `reruns` times (pytest-rerunfailures' `--reruns`).
