@@ -12,7 +12,7 @@ use super::build::Cargo;
 use super::schema::Switched;
 use super::{build, libtest, schema, spec, workspace};
 use crate::interrupt::Interrupted;
-use crate::model::outcome::{Outcome, Status};
+use crate::model::outcome::{continued, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::options::TestTool;
@@ -309,28 +309,13 @@ impl Unswitched<'_> {
             if tests_took.contains_key(&tested) {
                 continue;
             }
-            let mut runs = vec![first.test(&tested, BASELINE_LIMIT, log)?];
-            let failed = libtest::failed_tests(&runs[0].tail);
             // Tests that failed run again: if they then pass, they are flaky.
-            if runs[0].exit == Exit::Code(101) && !failed.is_empty() {
-                for _ in 0..crate::run::flaky::RETRIES {
-                    let again = first.test(&tested, BASELINE_LIMIT, log)?;
-                    let passed = again.passed();
-                    runs.push(again);
-                    if passed {
-                        let tries = runs.len() as u32;
-                        for test in &failed {
-                            ctx.flaky.seen(test, tries, tries - 1, &[]);
-                        }
-                        break;
-                    }
-                }
-            }
+            let run = first.test(&tested, BASELINE_LIMIT, log)?;
+            let failed = libtest::failed_in_tests(&run);
+            let (mut runs, flaky_said) = flaky::run_failed_again(ctx.flaky, run, &failed, || {
+                first.test(&tested, BASELINE_LIMIT, log)
+            })?;
             let named = tested.join(", ");
-            let flaky_said = match runs.len() {
-                1 => String::new(),
-                tries => format!("; run {tries} times: {} failed, then passed", failed.join(", ")),
-            };
             steps.push(StepRecord {
                 step: format!("tests of {named}{flaky_said}"),
                 record: RunRecord::of(How::Fresh, &runs.iter().collect::<Vec<_>>()),
@@ -770,12 +755,7 @@ impl CargoWorker {
             took.as_secs_f64(),
             limit.as_secs_f64()
         );
-        again.duration += outcome.duration;
-        again.record = match (outcome.record.take(), again.record.take()) {
-            (Some(first), Some(second)) => Some(first.followed_by(second)),
-            (first, second) => second.or(first),
-        };
-        Ok(again)
+        Ok(continued(outcome, again))
     }
 }
 

@@ -18,9 +18,18 @@ pub fn read(run: &Finished, timeout: Duration) -> Outcome {
     outcome
 }
 
+/// The tests that failed `run`, when libtest failed it (exit status 101); none when something
+/// else did.
+pub fn failed_in_tests(run: &Finished) -> Vec<String> {
+    match run.exit {
+        crate::model::record::Exit::Code(101) => failed_tests(&run.tail),
+        _ => Vec::new(),
+    }
+}
+
 /// The tests that failed: libtest's `test name ... FAILED` lines, and the list under its last
 /// `failures:` heading (which survives when the output's start was cut off).
-pub fn failed_tests(output: &str) -> Vec<String> {
+fn failed_tests(output: &str) -> Vec<String> {
     let mut failed: Vec<String> = output
         .lines()
         .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))

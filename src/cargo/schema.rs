@@ -23,7 +23,7 @@ use crate::interrupt::Interrupted;
 use crate::model::plan::{Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::process::TestCommand;
-use crate::run::flaky::Flaky;
+use crate::run::flaky::{self, Flaky};
 use crate::run::require::{self, Subject};
 use crate::worktree::{self, Stamp};
 
@@ -538,28 +538,12 @@ fn record_binaries(
         let file = records.join(format!("binary-{index}"));
         let record_to = file.display().to_string();
         let recording = binary_command(binary, &[], &[(switch::RECORD_VAR, &record_to)]);
-        let mut runs = vec![recording.run(cargo.build_timeout * 4, log)?];
-        let failed = libtest::failed_tests(&runs[0].tail);
         // Tests that failed run again (the whole executable, recording): if it then passes,
         // they are flaky, and the recording of the run that passed stands.
-        if runs[0].exit == Exit::Code(101) && !failed.is_empty() {
-            for _ in 0..crate::run::flaky::RETRIES {
-                let again = recording.run(cargo.build_timeout * 4, log)?;
-                let passed = again.passed();
-                runs.push(again);
-                if passed {
-                    let tries = runs.len() as u32;
-                    for test in &failed {
-                        flaky.seen(test, tries, tries - 1, &[]);
-                    }
-                    break;
-                }
-            }
-        }
-        let flaky_said = match runs.len() {
-            1 => String::new(),
-            tries => format!("; run {tries} times: {} failed, then passed", failed.join(", ")),
-        };
+        let run = recording.run(cargo.build_timeout * 4, log)?;
+        let failed = libtest::failed_in_tests(&run);
+        let (mut runs, flaky_said) =
+            flaky::run_failed_again(flaky, run, &failed, || recording.run(cargo.build_timeout * 4, log))?;
         steps.push(StepRecord {
             step: format!("recorded tests of {}{flaky_said}", binary.package),
             record: RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()),

@@ -79,6 +79,13 @@ pub struct Outcome {
     pub flaky: Vec<String>,
 }
 
+/// `later`, the outcome that decides, with `earlier`'s time and commands before its own.
+pub fn continued(earlier: Outcome, mut later: Outcome) -> Outcome {
+    later.duration += earlier.duration;
+    later.record = RunRecord::joined(earlier.record, later.record.take());
+    later
+}
+
 impl Outcome {
     /// A verdict reached without running anything: Ignored, NoCoverage, CompileError.
     pub fn settled(status: Status, reason: impl Into<String>) -> Outcome {

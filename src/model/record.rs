@@ -91,6 +91,14 @@ impl RunRecord {
         self
     }
 
+    /// `earlier`'s runs, then `later`'s (`followed_by`), whichever there are.
+    pub fn joined(earlier: Option<RunRecord>, later: Option<RunRecord>) -> Option<RunRecord> {
+        match (earlier, later) {
+            (Some(first), Some(second)) => Some(first.followed_by(second)),
+            (first, second) => second.or(first),
+        }
+    }
+
     pub fn of(how: How, runs: &[&Finished]) -> RunRecord {
         RunRecord {
             how,

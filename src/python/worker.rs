@@ -13,7 +13,7 @@ use super::job::PythonJob;
 use super::pytest;
 use super::rest;
 use crate::interrupt::{Interrupted, INTERRUPTED};
-use crate::model::outcome::{Outcome, Status};
+use crate::model::outcome::{continued, Outcome, Status};
 use crate::model::plan::{FilePlan, Plan};
 use crate::model::record::{CommandRecord, Exit, Finished, How, RunRecord};
 use crate::run::flaky::Flaky;
@@ -379,16 +379,6 @@ fn selection_args(job: &Job<PythonJob>, tests: &[String]) -> Vec<String> {
     } else {
         tests.to_vec()
     }
-}
-
-/// `later`, the outcome that decides, with `earlier`'s time and commands before its own.
-fn continued(earlier: Outcome, mut later: Outcome) -> Outcome {
-    later.duration += earlier.duration;
-    later.record = match (earlier.record, later.record.take()) {
-        (Some(first), Some(second)) => Some(first.followed_by(second)),
-        (first, second) => second.or(first),
-    };
-    later
 }
 
 impl PythonWorker {

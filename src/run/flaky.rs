@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Cache;
-use crate::model::outcome::{Outcome, Status};
+use crate::model::outcome::{continued, Outcome, Status};
+use crate::model::record::{Finished, RunRecord};
 
 const KEPT: &str = "flaky.json";
 /// The most tests kept: a file of flaky tests is read on every check.
@@ -205,6 +206,40 @@ impl Flaky {
     }
 }
 
+/// A run without any mutant whose `failed` tests (none: it did not fail in tests) failed it,
+/// run again (`again`) until a run passes or `RETRIES` more have failed: when one passes, those
+/// tests are flaky. Every run, the first included, and words for its step (empty when it ran
+/// once).
+pub fn run_failed_again(
+    flaky: &Flaky,
+    first: Finished,
+    failed: &[String],
+    mut again: impl FnMut() -> anyhow::Result<Finished>,
+) -> anyhow::Result<(Vec<Finished>, String)> {
+    let mut runs = vec![first];
+    if !failed.is_empty() && !runs[0].passed() {
+        for _ in 0..RETRIES {
+            let run = again()?;
+            let passed = run.passed();
+            runs.push(run);
+            if passed {
+                let tries = runs.len() as u32;
+                for test in failed {
+                    flaky.seen(test, tries, tries - 1, &[]);
+                }
+                break;
+            }
+        }
+    }
+    let passed = runs.last().is_some_and(Finished::passed);
+    let said = match runs.len() {
+        1 => String::new(),
+        tries if passed => format!("; run {tries} times: {} failed, then passed", failed.join(", ")),
+        tries => format!("; run {tries} times: {} failed every time", failed.join(", ")),
+    };
+    Ok((runs, said))
+}
+
 /// A kill whose failing tests are all flaky (`first`), confirmed by running the mutant's tests
 /// again (`again`) until a run passes or as many runs as the flakiest of them asks for
 /// (`Known::runs_to_kill`) have all failed: one that passes is not a kill (every test passed
@@ -232,27 +267,25 @@ pub fn confirm_kill(
     let mut names: Vec<String> = known.into_iter().map(|(test, _)| test).collect();
     for run in 2..=needed {
         let next = again()?;
-        let duration = outcome.duration + next.duration;
-        let record = match (outcome.record.take(), next.record.clone()) {
-            (Some(first), Some(later)) => Some(first.followed_by(later)),
-            (first, later) => later.or(first),
-        };
         if !all_flaky(&next) {
-            let reason = match next.status {
+            let decided = continued(outcome, next);
+            let reason = match decided.status {
                 Status::Survived => format!(
                     "not killed by flaky tests whose failures did not reproduce: with the mutant the tests passed in run {run} ({})",
                     said.join("; ")
                 ),
-                _ => next.reason.clone(),
+                _ => decided.reason.clone(),
             };
-            return Ok(Outcome { reason, duration, record, flaky: names, ..next });
+            return Ok(Outcome { reason, flaky: names, ..decided });
         }
         for test in &next.killed_by {
             if !names.contains(test) {
                 names.push(test.clone());
             }
         }
-        outcome = Outcome { duration, record, ..outcome };
+        // The first kill's reason stands, with every run's time and commands.
+        outcome.duration += next.duration;
+        outcome.record = RunRecord::joined(outcome.record.take(), next.record);
     }
     outcome.reason = format!(
         "{}; failed in all {needed} runs under the mutant (flaky: {})",
@@ -348,6 +381,34 @@ mod tests {
         let flaky = Flaky::open(&cache, &[]);
         flaky.seen("a", 2, 1, &[]);
         assert_eq!(flaky.known("a").unwrap().runs_to_kill(), MOST_RUNS);
+    }
+
+    #[test]
+    fn a_run_that_failed_in_tests_runs_again_until_it_passes_and_its_tests_are_then_flaky() {
+        use crate::model::record::Exit;
+        let finished = |code| Finished {
+            exit: Exit::Code(code),
+            duration: std::time::Duration::ZERO,
+            tail: String::new(),
+            command: None,
+        };
+        let failed = ["t::a".to_string()];
+        let flaky = Flaky::open(&Cache::off(), &[]);
+        let mut exits = vec![0, 101].into_iter();
+        let (runs, said) =
+            run_failed_again(&flaky, finished(101), &failed, || Ok(finished(exits.next_back().unwrap())))
+                .unwrap();
+        assert_eq!((runs.len(), said.as_str()), (3, "; run 3 times: t::a failed, then passed"));
+        assert_eq!(flaky.known("t::a").map(|known| (known.runs, known.failures)), Some((3, 2)));
+
+        let steady = Flaky::open(&Cache::off(), &[]);
+        let (runs, said) = run_failed_again(&steady, finished(101), &failed, || Ok(finished(101))).unwrap();
+        assert_eq!(runs.len() as u32, 1 + RETRIES, "failing every time, it is no flaky test");
+        assert_eq!(said, "; run 9 times: t::a failed every time");
+        assert!(!steady.holds("t::a"));
+
+        let (runs, said) = run_failed_again(&steady, finished(2), &[], || panic!("not run again")).unwrap();
+        assert_eq!((runs.len(), said.as_str()), (1, ""), "a failure not in tests stands at once");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::interrupt::{is_interruption, INTERRUPTED};
 use crate::lines::Target;
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant, Shard};
-use crate::model::record::StepRecord;
+use crate::model::record::{RunRecord, StepRecord};
 use crate::model::report::{Incomplete, Origin, Report, Timings};
 use crate::options::{AuditMode, Options};
 use crate::scratch::Scratch;
@@ -738,10 +738,7 @@ fn merge(results: &mut [MutantResult], later: Vec<MutantResult>) {
                 old.outcome.covered_by.push(test);
             }
         }
-        old.outcome.record = match (old.outcome.record.take(), new.outcome.record) {
-            (Some(first), Some(second)) => Some(first.followed_by(second)),
-            (first, second) => second.or(first),
-        };
+        old.outcome.record = RunRecord::joined(old.outcome.record.take(), new.outcome.record);
         if !(old.outcome.status == Status::Survived && new.outcome.status == Status::Survived) {
             old.outcome.status = new.outcome.status;
             old.outcome.reason = new.outcome.reason;
