@@ -109,6 +109,10 @@ pub struct Recorded {
     pub config: BTreeMap<String, Option<String>>,
     pub tests: BTreeMap<String, Reach>,
     pub collection: Reach,
+    /// Every test the run collected and would have run but for the tests it left out itself
+    /// (none: not known, as from an older probe).
+    #[serde(default)]
+    pub collected: Option<BTreeSet<String>>,
 }
 
 impl Recorded {
@@ -120,6 +124,13 @@ impl Recorded {
         }
         self.tests.extend(other.tests);
         self.collection.extend(other.collection);
+        self.collected = match (self.collected, other.collected) {
+            (Some(mut mine), Some(theirs)) => {
+                mine.extend(theirs);
+                Some(mine)
+            }
+            _ => None,
+        };
         self
     }
 }
@@ -135,6 +146,9 @@ pub struct RecordedState {
     #[serde(default)]
     pub config: BTreeMap<String, Option<String>>,
     pub collection: Reach,
+    /// The tests the suite collected then (`Recorded::collected`).
+    #[serde(default)]
+    pub collected: Option<BTreeSet<String>>,
 }
 
 /// A test's record, at a state of the map.
@@ -178,6 +192,7 @@ impl ImpactMap {
             table: run.table.clone(),
             config: run.config.clone(),
             collection: run.collection.clone(),
+            collected: run.collected.clone(),
         };
         self.states.insert(id.clone(), state);
         for (test, reach) in &run.tests {
@@ -421,7 +436,13 @@ pub(super) mod tests {
         tests.insert("tests/test_b.py::test_h".to_string(), reach(&[("pkg/a.py", "g.<locals>.h")]));
         map.record(
             "commit 1",
-            &Recorded { table: project(), config: config(), tests, collection: Reach::default() },
+            &Recorded {
+                table: project(),
+                config: config(),
+                tests,
+                collection: Reach::default(),
+                collected: None,
+            },
         );
         map
     }

@@ -20,6 +20,9 @@ pub struct RuledOut {
     /// that holds for each, with what each took when it was recorded: the floor a check pays
     /// whatever its mutants.
     pub kept: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The tests the rest of the suite collects, every one ruled out, when a recorded state
+    /// proves it collects no other (`rest_left_nothing`): the rest then need not start.
+    pub nothing_left: Option<Vec<String>>,
 }
 
 impl RuledOut {
@@ -63,13 +66,7 @@ pub fn rule_out(
     added: &BTreeMap<PathBuf, Vec<usize>>,
     is_test_file: &dyn Fn(&Path) -> bool,
 ) -> RuledOut {
-    let mut reaching: BTreeSet<(String, String)> = BTreeSet::new();
-    for (path, lines) in added {
-        let path = path.to_string_lossy().into_owned();
-        if let Some(blocks) = now.table.get(&path) {
-            reaching.extend(lines.iter().map(|&line| (path.clone(), block_of(blocks, line))));
-        }
-    }
+    let reaching = reaching(now, added);
     let modules = Modules::of(now);
     let mut out = RuledOut::default();
     let mut usable: BTreeMap<&String, Changes> = BTreeMap::new();
@@ -115,6 +112,81 @@ pub fn rule_out(
     let at: BTreeSet<&String> = consulted.iter().map(|id| &map.states[*id].at).collect();
     out.at = at.into_iter().cloned().collect();
     out
+}
+
+/// The blocks holding a line of `added`, as the project is `now`.
+fn reaching(now: &Now, added: &BTreeMap<PathBuf, Vec<usize>>) -> BTreeSet<(String, String)> {
+    let mut reaching: BTreeSet<(String, String)> = BTreeSet::new();
+    for (path, lines) in added {
+        let path = path.to_string_lossy().into_owned();
+        if let Some(blocks) = now.table.get(&path) {
+            reaching.extend(lines.iter().map(|&line| (path.clone(), block_of(blocks, line))));
+        }
+    }
+    reaching
+}
+
+/// The tests the rest of the suite (every test but those `first` names: the first round's)
+/// collects now, when a state of `map` that recorded its collection proves that pytest would
+/// collect those it collected then, and `ruled_out` holds every one of them: then the rest has
+/// nothing to run. None when no state proves it, or a test would run.
+///
+/// A state proves the collection when its record of the collection is usable (`changed_since`:
+/// nothing that ran while the tests were collected changed, nor anything it read, nor pytest's
+/// configuration), every test file outside the first round's is the same file as then (a new
+/// test or fixture parameter changes what is collected), no module the collection imported
+/// gained a name or changed at module level (parameters drawn from a module's names), no line
+/// the collection ran holds an added line, and each test it collected outside the first
+/// round's lies in a test module (a doctest or a plugin's test may come with any file).
+pub fn rest_left_nothing(
+    map: &ImpactMap,
+    now: &Now,
+    added: &BTreeMap<PathBuf, Vec<usize>>,
+    ruled_out: &RuledOut,
+    is_test_file: &dyn Fn(&Path) -> bool,
+    first: &dyn Fn(&str) -> bool,
+) -> Option<Vec<String>> {
+    let reaching = reaching(now, added);
+    let modules = Modules::of(now);
+    let mut states: Vec<&RecordedState> =
+        map.states.values().filter(|state| state.collected.is_some()).collect();
+    states.sort_by_key(|state| std::cmp::Reverse(state.order));
+    states.into_iter().find_map(|state| {
+        let changes = changed_since(state, now, &modules, is_test_file).ok()?;
+        if !collects_as_then(state, now, &changes, &reaching, is_test_file, first) {
+            return None;
+        }
+        let collected = state.collected.as_ref()?;
+        let rest: Vec<String> = collected.iter().filter(|test| !first(test)).cloned().collect();
+        let proven = |test: &String| {
+            super::spec::is_test_module(Path::new(super::select::file_of(test)))
+                && ruled_out.tests.contains_key(test)
+        };
+        rest.iter().all(proven).then_some(rest)
+    })
+}
+
+/// Whether pytest collects now, outside the first round's files (`first`), what it collected
+/// at `state`, which `changes` tells from now (`rest_left_nothing`).
+fn collects_as_then(
+    state: &RecordedState,
+    now: &Now,
+    changes: &Changes,
+    reaching: &BTreeSet<(String, String)>,
+    is_test_file: &dyn Fn(&Path) -> bool,
+    first: &dyn Fn(&str) -> bool,
+) -> bool {
+    let digest =
+        |table: &super::impact::Table, path: &String| table.get(path).map(|blocks| blocks.digest.clone());
+    let test_files = state.table.keys().chain(now.table.keys()).filter(|path| is_test_file(Path::new(path)));
+    let same_test_files = test_files.filter(|path| !first(path)).all(|path| {
+        let then = digest(&state.table, path);
+        then == digest(&now.table, path) && then.as_ref().is_none_or(|digest| !digest.is_empty())
+    });
+    let imported = |file: &String| state.collection.blocks.contains(&(file.clone(), SKELETON.to_string()));
+    let reread = changes.grown.iter().chain(&changes.modules).any(imported);
+    let ran_added = state.collection.blocks.iter().any(|block| reaching.contains(block));
+    same_test_files && !reread && !ran_added
 }
 
 /// Why the test `test`, recorded with `reach` at `then`, may reach the change (`changed`, the
@@ -603,7 +675,10 @@ mod tests {
             ("tests/test_c.py::test_m".to_string(), reach(&[("pkg/d.py", "m")])),
         ]);
         let collection = reach(&[("pkg/c.py", SKELETON)]);
-        map.record("commit 1", &Recorded { table: table.clone(), config: config(), tests, collection });
+        map.record(
+            "commit 1",
+            &Recorded { table: table.clone(), config: config(), tests, collection, collected: None },
+        );
         let record = map.tests["tests/test_a.py::test_k"].state.clone();
         for entry in map.tests.values_mut() {
             entry.state = record.clone();
@@ -967,7 +1042,10 @@ mod tests {
         let tests =
             BTreeMap::from([("tests/test_b.py::test_h".to_string(), reach(&[("pkg/a.py", "g.<locals>.h")]))]);
         let collection = reach(&[("pkg/a.py", SKELETON)]);
-        map.record("commit 1", &Recorded { table: project(), config: config(), tests, collection });
+        map.record(
+            "commit 1",
+            &Recorded { table: project(), config: config(), tests, collection, collected: None },
+        );
         let mut stale = project();
         let a = stale.get_mut("pkg/a.py").unwrap();
         (a.skeleton, a.plain) = ("old".into(), false);
@@ -1018,6 +1096,7 @@ mod tests {
                 table: stale.clone(),
                 config: config(),
                 collection: Reach::default(),
+                collected: None,
             };
             map.states.insert(id.into(), state);
             let entry = Entry { state: id.into(), reach: reach(&[("pkg/a.py", "f")]) };
@@ -1061,5 +1140,110 @@ mod tests {
         assert_eq!(block_of(blocks, 7), "g");
         assert_eq!(block_of(blocks, 9), "g.<locals>.h");
         assert_eq!(block_of(blocks, 6), SKELETON);
+    }
+
+    /// A project whose files have digests, `tests/test_b.py` beside `project()`'s files, and a
+    /// map of it whose one state recorded what the suite collected: `tests/test_a.py`'s tests
+    /// (the first round's, in `left_nothing`) and `tests/test_b.py::test_h`, which ran
+    /// `g.<locals>.h`; the collection imported `pkg/a.py` and `pkg/b.py`, and ran
+    /// `collection_ran` too.
+    fn collected_map(collection_ran: &[(&str, &str)], doctest: bool) -> (ImpactMap, Table) {
+        let mut table = project();
+        table.insert("tests/test_b.py".into(), file("s-tb", &[("test_h", "th", 1, 2)]));
+        for (path, blocks) in table.iter_mut() {
+            blocks.digest = format!("digest of {path}");
+        }
+        let mut tests =
+            BTreeMap::from([("tests/test_b.py::test_h".to_string(), reach(&[("pkg/a.py", "g.<locals>.h")]))]);
+        let mut collected: BTreeSet<String> =
+            ["tests/test_a.py::test_f", "tests/test_a.py::test_g", "tests/test_b.py::test_h"]
+                .map(String::from)
+                .into();
+        if doctest {
+            tests.insert("pkg/a.py::pkg.a.f".to_string(), reach(&[]));
+            collected.insert("pkg/a.py::pkg.a.f".to_string());
+        }
+        table.insert(
+            "pkg/b.py".into(),
+            FileBlocks { digest: "digest of pkg/b.py".into(), ..file("s-b", &[]) },
+        );
+        let mut ran = vec![("pkg/a.py", SKELETON), ("pkg/b.py", SKELETON)];
+        ran.extend_from_slice(collection_ran);
+        let collection = reach(&ran);
+        let mut map = ImpactMap::new("env");
+        let record = Recorded {
+            table: table.clone(),
+            config: config(),
+            tests,
+            collection,
+            collected: Some(collected),
+        };
+        map.record("commit 1", &record);
+        (map, table)
+    }
+
+    /// `rest_left_nothing` of `map` at `now`, with `added` lines, `tests/test_a.py` being the
+    /// first round's.
+    fn left_nothing(map: &ImpactMap, now: Table, added: &[(&str, usize)]) -> Option<Vec<String>> {
+        let mut lines: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
+        for (path, line) in added {
+            lines.entry(PathBuf::from(path)).or_default().push(*line);
+        }
+        let now = Now { table: now, config: config(), ..Now::default() };
+        let is_test_file = |path: &Path| path.starts_with("tests");
+        let out = rule_out(map, &now, &lines, &is_test_file);
+        rest_left_nothing(map, &now, &lines, &out, &is_test_file, &|test| test.starts_with("tests/test_a.py"))
+    }
+
+    #[test]
+    fn the_rest_has_nothing_to_run_when_its_test_files_are_unchanged_and_each_of_their_tests_is_ruled_out() {
+        let (map, table) = collected_map(&[], false);
+        // A guard added inside `f`, and a test edited in the first round's file.
+        let mut now = table.clone();
+        now.get_mut("pkg/a.py").unwrap().functions.get_mut("f").unwrap().0 = "f2".into();
+        let test_a = now.get_mut("tests/test_a.py").unwrap();
+        (test_a.digest, test_a.functions.get_mut("test_f").unwrap().0) = ("new".into(), "tf2".into());
+        assert_eq!(
+            left_nothing(&map, now.clone(), &[("pkg/a.py", 3)]),
+            Some(vec!["tests/test_b.py::test_h".to_string()])
+        );
+
+        let mut reaches = now.clone();
+        reaches.get_mut("pkg/a.py").unwrap().functions.get_mut("g.<locals>.h").unwrap().0 = "h2".into();
+        let mut edited = now.clone();
+        edited.get_mut("tests/test_b.py").unwrap().digest = "a test added".into();
+        let mut new_file = now.clone();
+        new_file.insert("tests/test_c.py".into(), FileBlocks { digest: "c".into(), ..file("s-tc", &[]) });
+        let mut conftest = now.clone();
+        conftest.insert("tests/conftest.py".into(), FileBlocks { digest: "c".into(), ..file("s-cf", &[]) });
+        let mut grown = now.clone();
+        grown.get_mut("pkg/b.py").unwrap().functions.insert("k".into(), ("k1".into(), 20, 22));
+        for (now, why) in [
+            (reaches, "test_h ran `g.<locals>.h`, which changed"),
+            (edited, "test_b.py may collect another test now"),
+            (new_file, "a test file the first round does not run is new"),
+            (conftest, "a conftest may bring fixture parameters"),
+            (grown, "the collection imported pkg/b.py, which gained a name it may parametrize by"),
+        ] {
+            assert_eq!(left_nothing(&map, now, &[("pkg/a.py", 3)]), None, "{why}");
+        }
+    }
+
+    #[test]
+    fn the_rest_is_not_proven_empty_by_a_collection_that_ran_the_change_a_doctest_or_an_older_map() {
+        // Recorded at the state under test itself: `f` ran while the tests were collected.
+        let (map, table) = collected_map(&[("pkg/a.py", "f")], false);
+        assert_eq!(left_nothing(&map, table.clone(), &[("pkg/a.py", 3)]), None);
+        assert!(left_nothing(&map, table.clone(), &[("pkg/a.py", 7)]).is_some(), "a line of g, outside h");
+        // A doctest of a source module: a docstring's new example is a new test.
+        let (map, table) = collected_map(&[], true);
+        assert!(rule_out_without_added(&map, table.clone(), &|path| path.starts_with("tests"))
+            .tests
+            .contains_key("pkg/a.py::pkg.a.f"));
+        assert_eq!(left_nothing(&map, table, &[]), None);
+        // A map from before the collection was recorded.
+        let (mut map, table) = collected_map(&[], false);
+        map.states.values_mut().for_each(|state| state.collected = None);
+        assert_eq!(left_nothing(&map, table, &[]), None);
     }
 }

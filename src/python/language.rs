@@ -258,6 +258,9 @@ impl LanguageCheck for PythonCheck {
         if open.is_empty() {
             return Ok(None);
         }
+        if let Some(tests) = &self.impact.nothing_left {
+            return Ok(Some(self.nothing_left_to_run(tests)));
+        }
         let (measured, beside) = match begun.map(|begun| (begun.yielded(), begun.finish())) {
             Some((yielded, Some(measured))) => (measured, Some(yielded)),
             _ => (self.measure_rest(ctx)?, None),
@@ -288,12 +291,13 @@ impl LanguageCheck for PythonCheck {
             if run.exit == crate::model::record::Exit::Code(5) && !left_out_by_map {
                 // Nothing left to collect: the change's tests are the whole suite.
                 let steps = vec![step];
+                let why = format!("{what} holds no test: the change's tests are the whole suite");
                 return Ok(Some(Widened {
                     jobs: Vec::new(),
                     baseline,
                     what,
                     reused,
-                    nothing_else: true,
+                    nothing_else: Some(why),
                     steps,
                 }));
             }
@@ -316,7 +320,7 @@ impl LanguageCheck for PythonCheck {
         }
         self.try_likely_first(ctx, &mut jobs, &map);
         first_round.ran_whole_suite.extend(self.whole_suite(&jobs));
-        Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: false, steps: vec![step] }))
+        Ok(Some(Widened { jobs, baseline, what, reused, nothing_else: None, steps: vec![step] }))
     }
 
     /// Each survivor against the whole suite, as it runs (pytest's own order, `-x`), in a

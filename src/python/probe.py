@@ -76,6 +76,9 @@ _deselected = []
 _ruled_out_any = False
 # Per node id: its place in the order the session collected the tests.
 _order = {}
+# The node ids the session would have run but for the tests it left out itself (those other
+# plugins deselected, by `-m` or `-k`, are not among them); none before the collection ended.
+_collected = None
 # In a process a test started (a subprocess, or a fork of the test's process): the file its
 # hits go to, a line per statement and test, for the test's process to read at the end.
 _child_out = None

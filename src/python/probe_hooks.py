@@ -212,6 +212,7 @@ def pytest_runtestloop(session):
 
 def pytest_collection_finish(session):
     core._order.update((item.nodeid, index) for index, item in enumerate(session.items))
+    core._collected = [item.nodeid for item in session.items] + core._deselected
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -339,6 +340,7 @@ def _impact(root):
         "config": impact.configuration(root),
         "tests": {nodeid: reach(nodeid) for nodeid in core._durations},
         "collection": reach(core._COLLECTION),
+        "collected": None if core._collected is None else sorted(set(core._collected)),
     }
 
 

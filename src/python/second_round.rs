@@ -11,7 +11,7 @@ use super::rest::{RestOfSuite, RestSpec};
 use super::spec;
 use super::{impact, invalidate};
 use crate::run::job::Job;
-use crate::run::language::{Context, LanguageCheck};
+use crate::run::language::{Context, LanguageCheck, Widened};
 use crate::run::timeouts::BASELINE_LIMIT;
 use crate::worktree;
 
@@ -52,7 +52,7 @@ impl PythonCheck {
         idle: bool,
     ) -> Result<Option<RestOfSuite>> {
         let question = self.rest_probe(ctx);
-        if !self.second_round() || self.memory.remembers(&question) {
+        if !self.second_round() || self.impact.nothing_left.is_some() || self.memory.remembers(&question) {
             return Ok(None);
         }
         let root = ctx.scratch.path().join("copy-rest");
@@ -127,7 +127,32 @@ impl PythonCheck {
             }
         };
         let added = coverage::plan_targets(ctx.plan);
-        self.impact = invalidate::rule_out(&map, &now, &added, &|path| spec::is_test_file(path));
+        let is_test_file = |path: &std::path::Path| spec::is_test_file(path);
+        let mut ruled_out = invalidate::rule_out(&map, &now, &added, &is_test_file);
+        if self.second_round() {
+            let first = |test: &str| !coverage::selection_runs(&[], &self.tests, test);
+            ruled_out.nothing_left =
+                invalidate::rest_left_nothing(&map, &now, &added, &ruled_out, &is_test_file, &first);
+        }
+        self.impact = ruled_out;
+    }
+
+    /// The second round when the test-impact map proves the rest of the suite holds only tests
+    /// it ruled out (`tests`): no test is left to run, and nothing starts.
+    pub(super) fn nothing_left_to_run(&self, tests: &[String]) -> Widened<PythonJob> {
+        let impact = self.impact_words(tests, true).unwrap_or_default();
+        let why =
+            format!("the rest of the test suite was not started, having no test left to run ({impact})");
+        let step = format!("baseline of the rest of the suite; not started: {impact}");
+        let record = crate::model::record::RunRecord::of(crate::model::record::How::Fresh, &[]);
+        Widened {
+            jobs: Vec::new(),
+            baseline: std::time::Duration::ZERO,
+            what: "the rest of the test suite".to_string(),
+            reused: false,
+            nothing_else: Some(why),
+            steps: vec![crate::model::record::StepRecord { step, record }],
+        }
     }
 
     /// What the test-impact map did for a run that left out `deselected`, in words; none when

@@ -66,8 +66,9 @@ pub struct Widened<D> {
     pub what: String,
     /// Nothing ran: an earlier run's measurement of the same content was reused.
     pub reused: bool,
-    /// The wider selection held no test beyond those the first round ran.
-    pub nothing_else: bool,
+    /// Why the wider selection ran no test beyond those the first round ran, in words, when
+    /// it ran none: said instead of its unmutated run.
+    pub nothing_else: Option<String>,
     pub steps: Vec<StepRecord>,
 }
 

@@ -473,10 +473,9 @@ pub fn check_language<L: LanguageCheck>(
     if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
-        events(if nothing_else {
-            Event::Note(format!("second round: {what} holds no test: the change's tests are the whole suite"))
-        } else {
-            Event::BaselinePassed { duration: took, what, reused }
+        events(match nothing_else {
+            Some(why) => Event::Note(format!("second round: {why}")),
+            None => Event::BaselinePassed { duration: took, what, reused },
         });
         let round = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;

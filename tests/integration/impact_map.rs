@@ -188,17 +188,34 @@ fn a_test_added_beside_others_leaves_those_that_cannot_reach_the_change_out_of_t
     let python = python312();
     let repo = mapped("added_test", &python);
 
-    let (rest, report) = with_and_without(repo.path(), &python, &[]);
+    let (run, report) = checked(repo.path(), &python, &[]);
+    let (_, whole) = checked(repo.path(), &python, &["--no-impact-map", "--no-cache"]);
+    assert_eq!(verdicts(&report), verdicts(&whole), "the map changed a verdict");
 
     // tests/test_words.py gained a test: test_whisper never ran `shout`, and is left out of
     // the first round as the four tests of the other files are left out of the rest.
     let first = first_round(&report);
     assert!(first.contains("ruled out 1 test of them"), "{first}");
+    assert!(!first_round(&whole).contains("ruled out"), "{}", first_round(&whole));
     // test_shout, which the map kept, ran in the first round: the rest says nothing of it.
+    let rest = rest_of_suite(&report);
     assert!(rest.contains("ruled out 4 tests"), "{rest}");
     assert!(!rest.contains("could not be ruled out"), "{rest}");
-    let (_, whole) = checked(repo.path(), &python, &["--no-impact-map", "--no-cache"]);
-    assert!(!first_round(&whole).contains("ruled out"), "{}", first_round(&whole));
+    // The rest's test files are those the map recorded collecting, each of their tests ruled
+    // out: the rest holds nothing to run, and no pytest starts for it.
+    assert!(rest.starts_with("baseline of the rest of the suite; not started: "), "{rest}");
+    let said = "second round: the rest of the test suite was not started, having no test left to run (the test-impact map recorded at commit ";
+    assert!(run.stderr.contains(said), "{run:?}");
+    let started = |report: &Value| {
+        let steps = report["mutdelta"]["steps"].as_array().unwrap().iter();
+        steps.filter(|step| step["commands"].as_array().is_some_and(|run| !run.is_empty())).count()
+    };
+    assert_eq!((started(&report), started(&whole)), (1, 2), "the first round's run alone, then both");
+    assert!(
+        rest_of_suite(&whole).starts_with("baseline of the rest of the suite ("),
+        "{}",
+        rest_of_suite(&whole)
+    );
 }
 
 #[test]
