@@ -272,16 +272,7 @@ impl LanguageCheck for PythonCheck {
             Some(impact) => format!("the rest of the test suite ({impact})"),
             None => "the rest of the test suite".to_string(),
         };
-        let step = match beside {
-            Some(true) => "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
-            Some(false) => "baseline of the rest of the suite (begun beside the first round)",
-            None => "baseline of the rest of the suite",
-        };
-        let step = match &impact {
-            Some(impact) => format!("{step}; {impact}"),
-            None => step.to_string(),
-        };
-        let step = baseline_step(&step, &measured);
+        let step = baseline_step(&rest_step(beside, impact.as_deref()), &measured);
         let (baseline, reused) = (measured.took, measured.reused);
         let map_left_out = |map: &coverage::CoverageMap| {
             map.deselected.iter().any(|test| self.impact.tests.contains_key(test))
@@ -347,5 +338,20 @@ impl LanguageCheck for PythonCheck {
                 Job::new(planned.clone(), Vec::new(), timeout, baseline).with(fresh)
             })
             .collect()
+    }
+}
+
+/// The name of the rest of the suite's step: how it was begun (`beside` the first round, and
+/// whether on idle CPU only; none: when the second round needed it) and what the test-impact
+/// map did for it.
+fn rest_step(beside: Option<bool>, impact: Option<&str>) -> String {
+    let step = match beside {
+        Some(true) => "baseline of the rest of the suite (begun beside the first round, on idle CPU while only a survivor could need it)",
+        Some(false) => "baseline of the rest of the suite (begun beside the first round)",
+        None => "baseline of the rest of the suite",
+    };
+    match impact {
+        Some(impact) => format!("{step}; {impact}"),
+        None => step.to_string(),
     }
 }

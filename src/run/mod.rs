@@ -7,6 +7,7 @@ pub mod language;
 pub mod outcome;
 pub mod plugin;
 pub mod pool;
+pub mod reach;
 pub mod require;
 pub mod timeouts;
 pub mod verdicts;
@@ -422,15 +423,16 @@ pub fn check_language<L: LanguageCheck>(
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
     let started_at = Instant::now();
-    let Proven { jobs, settled: mut results, mut baseline, mut evidence, mut steps, .. } =
+    let Proven { jobs, settled: mut results, mut baseline, mut evidence, mut steps, reused, .. } =
         prove(side, ctx, candidates, timings, events)?;
+    let scope = side.verdict_scope(ctx);
     // With no job, the first round is over; its open verdicts still face the second.
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
     if jobs.is_empty() && !(side.second_round() && any_open) {
         timings.baseline += started_at.elapsed();
+        heed_varying_coverage(ctx, scope.as_ref(), &mut results, !reused);
         return Ok(checked(side, results, baseline, steps, Cut::default()));
     }
-    let scope = side.verdict_scope(ctx);
     let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
     say_reused(&recalled.reused, events);
     results.extend(recalled.reused.iter().cloned());
@@ -473,10 +475,7 @@ pub fn check_language<L: LanguageCheck>(
     if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
         baseline += took;
         steps.extend(more);
-        events(match nothing_else {
-            Some(why) => Event::Note(format!("second round: {why}")),
-            None => Event::BaselinePassed { duration: took, what, reused },
-        });
+        events(second_round_said(nothing_else, took, what, reused));
         let round = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
@@ -490,7 +489,38 @@ pub fn check_language<L: LanguageCheck>(
         cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
         say_confirmed(&mut results, &ids);
     }
+    if !cut.interrupted && !INTERRUPTED.load(Ordering::SeqCst) {
+        heed_varying_coverage(ctx, scope.as_ref(), &mut results, !reused);
+    }
     Ok(checked(side, results, baseline, steps, cut))
+}
+
+/// What the second round's unmutated run came to, in an event: why it ran no test, when it
+/// ran none, else what it ran and how long it took.
+fn second_round_said(
+    nothing_else: Option<String>,
+    took: Duration,
+    what: String,
+    reused: bool,
+) -> Event<'static> {
+    match nothing_else {
+        Some(why) => Event::Note(format!("second round: {why}")),
+        None => Event::BaselinePassed { duration: took, what, reused },
+    }
+}
+
+/// Makes NoCoverage, saying why, each mutant whose line the runs of this state reached in some
+/// runs and not in others (`reach::settle_varying`), this run counted when it looked anew
+/// (`observed`). Only where the language can say what its tests depend on (`scope`).
+fn heed_varying_coverage(
+    ctx: &Context,
+    scope: Option<&verdicts::Scope>,
+    results: &mut [MutantResult],
+    observed: bool,
+) {
+    let Some(scope) = scope else { return };
+    let key = |planned: &PlannedMutant| ctx.verdicts.line_key(scope, ctx.options, ctx.plan, planned);
+    reach::settle_varying(ctx.cache, results, &key, observed);
 }
 
 /// What a check cut off before its second round keeps: the verdicts that round would look at

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cache::{self, Cache, Entry};
 use crate::model::outcome::{MutantResult, Outcome, Status};
-use crate::model::plan::Plan;
+use crate::model::plan::{Plan, PlannedMutant};
 use crate::options::Options;
 use crate::run::flaky::Flaky;
 use crate::run::job::{Job, JobData};
@@ -127,6 +127,42 @@ impl Verdicts {
         if kept {
             self.cache.keep_newest(VERDICTS, KEPT_VERDICTS);
         }
+    }
+
+    /// The key of what the runs of this state see of `planned`'s line (`run::reach`): every
+    /// file of the state, the statement, the language's identity, the settings and what the
+    /// runs are for; none when nothing is kept.
+    pub fn line_key(
+        &self,
+        scope: &Scope,
+        options: &Options,
+        plan: &Plan,
+        planned: &PlannedMutant,
+    ) -> Option<String> {
+        self.line_key_under(scope, &settings(options), plan, planned)
+    }
+
+    fn line_key_under(
+        &self,
+        scope: &Scope,
+        settings: &str,
+        plan: &Plan,
+        planned: &PlannedMutant,
+    ) -> Option<String> {
+        if !self.cache.is_on() || plan.carried.contains(&planned.id) {
+            return None;
+        }
+        let files: String = self.files.iter().map(|entry| entry.line.as_str()).collect();
+        let file = &plan.files[planned.file];
+        let line = format!("{} {:?}", file.path.display(), file.statement_of(planned.mutant.line));
+        Some(cache::key(&[
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            scope.identity.as_bytes(),
+            settings.as_bytes(),
+            self.purpose.as_bytes(),
+            files.as_bytes(),
+            line.as_bytes(),
+        ]))
     }
 
     /// The key of `job`'s verdict: every file but the test modules its tests do not name, the
@@ -260,5 +296,19 @@ mod tests {
             keys(&root).0,
             "a verdict of the audit is not one of the check"
         );
+
+        // What the runs of a state see of a line: one key for the mutants of one statement,
+        // another as soon as any file of the state differs.
+        let mutants = plan.mutants();
+        let line = |root: &Path, planned: &PlannedMutant| {
+            Verdicts::open(&cache, root).line_key_under(&scope, "", &plan, planned)
+        };
+        let first = line(&root, &mutants[0]).expect("kept");
+        assert_eq!(line(&root, &mutants[1]), Some(first.clone()), "the same statement");
+        std::fs::write(root.join("tests/test_g.py"), "def test_g(): assert 2\n").unwrap();
+        assert_ne!(line(&root, &mutants[0]), Some(first), "a test module no job names counts too");
+        assert_eq!(Verdicts::open(&Cache::off(), &root).line_key_under(&scope, "", &plan, &mutants[0]), None);
+        let carried = crate::model::plan::Plan { carried: [mutants[0].id].into(), ..plan.clone() };
+        assert_eq!(Verdicts::open(&cache, &root).line_key_under(&scope, "", &carried, &mutants[0]), None);
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{check, fixture_repo_variant, mutdelta, read_report, sh_as_a_user};
+use crate::common::{check, fixture_repo_variant, mutdelta, mutdelta_as, read_report, sh_as_a_user};
 
 /// The mutants that make `tax()` return `None`: `rate = None` on line 8, `return None`.
 const BREAK_TAX: [(u64, &str); 2] = [(8, "NoneValue"), (9, "ReturnValue")];
@@ -244,4 +244,50 @@ fn a_rust_mutant_that_hangs_is_a_timeout_once_its_tests_finish_unmutated_well_wi
         let reason = mutant["statusReason"].as_str().unwrap();
         assert!(reason.contains("; without the mutant, run the same way, the tests take "), "{mutant:#}");
     }
+}
+
+#[test]
+fn a_line_its_tests_reach_in_one_check_and_not_the_next_is_no_coverage_in_every_check_after_saying_so() {
+    let repo = fixture_repo_variant("rust_flaky", "varies");
+    let switch = tempfile::tempdir().unwrap();
+    let switch_file = switch.path().join("reach");
+    let json = repo.path().join("report.json");
+    let check_with = |reach: &str, extra: &[&str]| {
+        std::fs::write(&switch_file, reach).unwrap();
+        let mut args = vec!["check", "--commit", "HEAD", "-j", "2", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let run = mutdelta_as(repo.path(), &args, "", &[("REACH_SWITCH", switch_file.to_str().unwrap())]);
+        assert_eq!(run.code, 1, "{run:?}");
+        let report = read_report(&json);
+        let tax: Vec<(String, String)> = report["files"]["src/lib.rs"]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|mutant| (6..=10).contains(&mutant["location"]["start"]["line"].as_u64().unwrap()))
+            .map(|m| {
+                (m["status"].as_str().unwrap().to_string(), m["statusReason"].as_str().unwrap().to_string())
+            })
+            .collect();
+        assert!(!tax.is_empty(), "{report:#}");
+        tax
+    };
+    let statuses =
+        |tax: &[(String, String)]| tax.iter().map(|(status, _)| status.clone()).collect::<Vec<_>>();
+
+    // First reached: the test checks tax(150), and kills what breaks it.
+    let first = check_with("reach", &[]);
+    assert!(statuses(&first).contains(&"Killed".to_string()), "{first:#?}");
+    assert!(first.iter().all(|(status, _)| status != "NoCoverage"), "{first:#?}");
+    // Then not: no test reached tax(), a run of the same commit that differs from the first.
+    let second = check_with("skip", &[]);
+    let said = "coverage varies: the tests reached this line in 1 of 2 runs of this state, so none checks it every time (this run's did not)";
+    assert!(second.iter().all(|(status, reason)| status == "NoCoverage" && reason == said), "{second:#?}");
+    // Reached again: the kill depends on the tests reaching the line, so it is NoCoverage too.
+    let third = check_with("reach", &[]);
+    assert!(third.iter().all(|(status, _)| status == "NoCoverage"), "{third:#?}");
+    let killed_now = "coverage varies: the tests reached this line in 2 of 3 runs of this state, so none checks it every time (this run's did, and it was Killed: ";
+    assert!(third.iter().any(|(_, reason)| reason.starts_with(killed_now)), "{third:#?}");
+    // Without the store, a check knows only its own run.
+    let forgetful = check_with("reach", &["--no-cache"]);
+    assert_eq!(statuses(&forgetful), statuses(&first), "{forgetful:#?}");
 }
