@@ -10,7 +10,7 @@ use mutators::rust::schema::MUTANT_VAR;
 
 use super::build::Cargo;
 use super::schema::Switched;
-use super::{build, libtest, schema, spec, workspace};
+use super::{build, libtest, nextest, schema, spec, workspace};
 use crate::interrupt::Interrupted;
 use crate::model::outcome::{continued, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant};
@@ -39,10 +39,16 @@ pub struct Evidence {
 }
 
 impl CargoCheck {
-    /// Checks that the test tool is there and reads the workspace's packages.
+    /// Checks that the test tool is there, reads the workspace's packages, and tells the flaky
+    /// tests what nextest's configuration retries.
     pub fn new(ctx: &Context) -> Result<CargoCheck> {
         build::require_tool(ctx.options.rust.test_tool)?;
-        Ok(CargoCheck { workspace: workspace::workspace(ctx.base, ctx.repo_root)? })
+        let workspace = workspace::workspace(ctx.base, ctx.repo_root)?;
+        let retries = nextest::Retries::read(&ctx.base.join(&workspace.root))
+            .map_err(|why| anyhow!("{why}: mend it as nextest would ask, or remove it"))?;
+        ctx.flaky.rerun_by_project(retries.every);
+        ctx.flaky.retried_by_project(retries.tests);
+        Ok(CargoCheck { workspace })
     }
 
     /// The worker with copy `root` and target directory number `index`.

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod libtest;
+pub mod nextest;
 pub mod plugin;
 pub mod schema;
 pub mod spec;

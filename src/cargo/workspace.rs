@@ -68,6 +68,7 @@ impl Package {
 struct Metadata {
     packages: Vec<MetadataPackage>,
     target_directory: PathBuf,
+    workspace_root: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +102,8 @@ pub struct Workspace {
     pub packages: Vec<Package>,
     /// The user's target directory, as their checkout and configuration place it.
     pub user_target: PathBuf,
+    /// The workspace's root, relative to the copy's (empty: the copy's own).
+    pub root: PathBuf,
 }
 
 /// The workspace's own packages, found from the copy at `root` of the checkout at `repo_root`.
@@ -157,7 +160,8 @@ pub fn workspace(root: &Path, repo_root: &Path) -> Result<Workspace> {
             Err(_) => metadata.target_directory,
         },
     };
-    Ok(Workspace { packages, user_target })
+    let root = inside(&metadata.workspace_root).unwrap_or_default();
+    Ok(Workspace { packages, user_target, root })
 }
 
 /// `package` and every workspace package that depends on it, directly or through others: the

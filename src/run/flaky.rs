@@ -102,6 +102,40 @@ struct State {
     named: BTreeSet<String>,
     /// pytest-rerunfailures' `--reruns` as the project sets it: every failure must repeat.
     reruns: u32,
+    /// The tests the project's runner retries by name (nextest's per-test overrides).
+    retried: Vec<NamePattern>,
+}
+
+impl State {
+    /// What is known of `test`, when it is flaky: what was seen, else why the configuration or
+    /// the project's runner holds it so.
+    fn lookup(&self, test: &str) -> Option<Known> {
+        if let Some(known) = self.kept.tests.get(test) {
+            return Some(known.clone());
+        }
+        if self.configured.iter().any(|name| names(name, test)) {
+            return Some(Known::configured());
+        }
+        self.retried.iter().any(|pattern| pattern.matches(test)).then(|| Known::new(Why::Marked))
+    }
+}
+
+/// Which tests a project's runner setting names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamePattern {
+    /// This test alone.
+    Exact(String),
+    /// Every test whose name holds it.
+    Contains(String),
+}
+
+impl NamePattern {
+    pub fn matches(&self, test: &str) -> bool {
+        match self {
+            NamePattern::Exact(name) => test == name,
+            NamePattern::Contains(part) => test.contains(part.as_str()),
+        }
+    }
 }
 
 /// The flaky tests of one repository: shared by a check's workers.
@@ -130,10 +164,7 @@ impl Flaky {
     /// What is known of `test`, when it is flaky; it is then named in the report.
     pub fn known(&self, test: &str) -> Option<Known> {
         let mut state = self.state();
-        let known = match state.kept.tests.get(test) {
-            Some(known) => Some(known.clone()),
-            None => state.configured.iter().any(|name| names(name, test)).then(Known::configured),
-        };
+        let known = state.lookup(test);
         if known.is_some() {
             state.named.insert(test.to_string());
         }
@@ -143,7 +174,9 @@ impl Flaky {
     /// Whether `test` is flaky, without naming it.
     pub fn holds(&self, test: &str) -> bool {
         let state = self.state();
-        state.kept.tests.contains_key(test) || state.configured.iter().any(|name| names(name, test))
+        state.kept.tests.contains_key(test)
+            || state.configured.iter().any(|name| names(name, test))
+            || state.retried.iter().any(|pattern| pattern.matches(test))
     }
 
     /// `test` ran `runs` times without any mutant and failed `failures` of them (at least one
@@ -168,10 +201,18 @@ impl Flaky {
         }
     }
 
-    /// The project reruns every failing test `reruns` times (pytest-rerunfailures' `--reruns`).
+    /// The project reruns every failing test `reruns` times (pytest-rerunfailures' `--reruns`,
+    /// nextest's `retries`); a kill then needs that many more failing runs, at most as many
+    /// as a flaky test's (`MOST_RUNS`).
     pub fn rerun_by_project(&self, reruns: u32) {
         let mut state = self.state();
-        state.reruns = state.reruns.max(reruns);
+        state.reruns = state.reruns.max(reruns.min(MOST_RUNS - 1));
+    }
+
+    /// The project's runner retries the tests `patterns` name (nextest's overrides): they are
+    /// flaky, as marked ones are.
+    pub fn retried_by_project(&self, patterns: Vec<NamePattern>) {
+        self.state().retried.extend(patterns);
     }
 
     /// How many times the project reruns a failing test (0: never).
@@ -182,11 +223,7 @@ impl Flaky {
     /// The flaky tests this check found or consulted, in words, by test.
     pub fn named(&self) -> BTreeMap<String, Known> {
         let state = self.state();
-        state
-            .named
-            .iter()
-            .map(|test| (test.clone(), state.kept.tests.get(test).cloned().unwrap_or_else(Known::configured)))
-            .collect()
+        state.named.iter().filter_map(|test| Some((test.clone(), state.lookup(test)?))).collect()
     }
 
     fn save(&self, state: &State) {
@@ -250,19 +287,23 @@ pub fn confirm_kill(
     first: Outcome,
     mut again: impl FnMut() -> anyhow::Result<Outcome>,
 ) -> anyhow::Result<Outcome> {
+    let reruns = flaky.reruns();
     let all_flaky = |outcome: &Outcome| {
         outcome.status == Status::Killed
             && !outcome.killed_by.is_empty()
-            && outcome.killed_by.iter().all(|test| flaky.holds(test))
+            && (reruns > 0 || outcome.killed_by.iter().all(|test| flaky.holds(test)))
     };
     if !all_flaky(&first) {
         return Ok(first);
     }
     let known: Vec<(String, Known)> =
         first.killed_by.iter().filter_map(|test| Some((test.clone(), flaky.known(test)?))).collect();
-    let needed = known.iter().map(|(_, known)| known.runs_to_kill()).max().unwrap_or(1);
-    let said: Vec<String> =
+    let needed = known.iter().map(|(_, known)| known.runs_to_kill()).max().unwrap_or(1).max(reruns + 1);
+    let mut said: Vec<String> =
         known.iter().map(|(test, known)| format!("{test}: {}", known.describe())).collect();
+    if reruns > 0 {
+        said.push(format!("the project reruns a failing test up to {reruns} times"));
+    }
     let mut outcome = first;
     let mut names: Vec<String> = known.into_iter().map(|(test, _)| test).collect();
     for run in 2..=needed {
@@ -418,5 +459,36 @@ mod tests {
         assert!(flaky.named().is_empty());
         assert_eq!(flaky.known("tests/test_net.py::test_fetch").unwrap().why, Why::Configured);
         assert_eq!(flaky.named().keys().collect::<Vec<_>>(), ["tests/test_net.py::test_fetch"]);
+    }
+
+    #[test]
+    fn tests_the_project_s_runner_retries_are_marked_and_its_reruns_are_bounded() {
+        let flaky = Flaky::open(&Cache::off(), &[]);
+        flaky.retried_by_project(vec![
+            NamePattern::Exact("tests::net".into()),
+            NamePattern::Contains("io_".into()),
+        ]);
+        assert!(flaky.holds("tests::net") && flaky.holds("tests::io_read") && !flaky.holds("tests::net2"));
+        assert_eq!(flaky.known("tests::io_read").unwrap().describe(), "the project marks it flaky");
+        assert_eq!(flaky.named()["tests::io_read"].why, Why::Marked);
+        // A hostile setting (nextest's `retries = 4294967295`) cannot make a kill run forever.
+        flaky.rerun_by_project(u32::MAX);
+        assert_eq!(flaky.reruns(), MOST_RUNS - 1);
+        let killed = |tests: &[&str]| Outcome {
+            killed_by: tests.iter().map(|test| test.to_string()).collect(),
+            ..Outcome::settled(Status::Killed, "failed")
+        };
+        let mut runs = 1;
+        let decided = confirm_kill(&flaky, killed(&["tests::steady"]), || {
+            runs += 1;
+            Ok(killed(&["tests::steady"]))
+        })
+        .unwrap();
+        assert_eq!((decided.status, runs), (Status::Killed, MOST_RUNS), "every failure repeats the reruns");
+        assert!(
+            decided.reason.ends_with("(flaky: the project reruns a failing test up to 23 times)"),
+            "{}",
+            decided.reason
+        );
     }
 }

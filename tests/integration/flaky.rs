@@ -291,3 +291,38 @@ fn a_line_its_tests_reach_in_one_check_and_not_the_next_is_no_coverage_in_every_
     let forgetful = check_with("reach", &["--no-cache"]);
     assert_eq!(statuses(&forgetful), statuses(&first), "{forgetful:#?}");
 }
+
+#[test]
+fn a_test_nextest_s_configuration_retries_has_its_kills_repeat_as_a_flaky_test_s_do() {
+    let steady = fixture_repo_variant("rust_flaky", "steady");
+    let json = steady.path().join("report.json");
+    let run = check(steady.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let expected = rust_verdicts(&read_report(&json));
+
+    let retried = fixture_repo_variant("rust_flaky", "retried");
+    let json = retried.path().join("report.json");
+    let run = check(retried.path(), &["--commit", "HEAD", "--no-cache", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(&json);
+    assert_eq!(rust_verdicts(&report), expected, "the same kills, each held by every run");
+    let said = report["mutdelta"]["flaky"]["tests::tax_runs"].as_str().unwrap_or_default();
+    assert_eq!(said, "the project marks it flaky", "{report:#}");
+    let mutants = report["files"]["src/lib.rs"]["mutants"].as_array().unwrap();
+    let by_tax_runs: Vec<&serde_json::Value> = mutants
+        .iter()
+        .filter(|m| m["status"] == "Killed" && m["killedBy"].to_string().contains("tax_runs"))
+        .collect();
+    assert!(!by_tax_runs.is_empty(), "{report:#}");
+    for kill in by_tax_runs {
+        let reason = kill["statusReason"].as_str().unwrap();
+        assert!(reason.contains("; failed in all 14 runs under the mutant (flaky: tests::tax_runs: the project marks it flaky)"), "{kill:#}");
+    }
+    // A test no override names is not the project's to retry: its kill holds at once.
+    let by_adds: Vec<&serde_json::Value> =
+        mutants.iter().filter(|m| m["killedBy"].to_string().contains("adds")).collect();
+    assert!(
+        by_adds.iter().all(|kill| !kill["statusReason"].as_str().unwrap().contains("runs under the mutant")),
+        "{by_adds:#?}"
+    );
+}
