@@ -417,11 +417,11 @@ impl PythonWorker {
     /// The mutant in the copy, tested by `tests`: swapped in when it can be, else by the
     /// executor (a fork of the warm worker, or a fresh interpreter).
     ///
-    /// Swapped in, the tests first get a short limit (`timeouts::short_limit`) unless
-    /// `--timeout` was given: a swapped child has everything imported, so a mutant that hangs
-    /// shows it long before the usual timeout. Running past that limit is a timeout only when
-    /// the same tests, unmutated, finish here within a third of it; else the mutant runs again
-    /// with the usual timeout.
+    /// Swapped in, the tests first get a short limit (`timeouts::short_limit`, stretched by the
+    /// machine's load) unless `--timeout` was given: a swapped child has everything imported,
+    /// so a mutant that hangs shows it long before the usual timeout. Running past that limit
+    /// is a timeout only when the same tests, unmutated, finish here within a third of the
+    /// limit an idle machine gives; else the mutant runs again with the usual timeout.
     ///
     /// Past the usual timeout, on any path, it is a timeout only when the same tests, unmutated,
     /// run the same way (`unmutated_alike`), finish within a third of it: on a machine busy
@@ -436,16 +436,19 @@ impl PythonWorker {
     ) -> Result<Outcome> {
         let short =
             Some(timeouts::short_limit(job.cost)).filter(|short| self.short_limits && *short < job.timeout);
-        let mut outcome = self.run_mutant_within(file, job, tests, short.unwrap_or(job.timeout), log)?;
+        // The run's own limit is stretched by the machine's load; the tests, unmutated, must
+        // still finish within a third of the limit an idle machine gives.
+        let first = short.map(|short| timeouts::stretched(short).min(job.timeout));
+        let mut outcome = self.run_mutant_within(file, job, tests, first.unwrap_or(job.timeout), log)?;
         if outcome.status != Status::Timeout || outcome.memory_limit.is_some() {
             return Ok(outcome);
         }
         let swapped = outcome.record.as_ref().is_some_and(|record| record.how == How::Swap);
-        if let (Some(short), true) = (short, swapped) {
+        if let (Some(short), Some(first), true) = (short, first, swapped) {
             if let Some(unmutated) = self.quick_unmutated(tests, short, log)? {
                 outcome.reason = format!(
                     "the tests ran past {:.1} s, where unmutated they take {:.2} s",
-                    short.as_secs_f64(),
+                    first.as_secs_f64(),
                     unmutated.as_secs_f64()
                 );
                 return Ok(outcome);

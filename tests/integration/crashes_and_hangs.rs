@@ -57,8 +57,14 @@ fn a_swapped_mutant_that_hangs_times_out_at_a_short_limit_once_its_tests_are_see
     assert!(hung.len() >= 2, "`n -= 1` mutants loop forever: {run:?}");
     for mutant in hung {
         assert_eq!(mutant["run"]["how"], "swap", "{mutant}");
+        // At least 1 s: more where the machine is busier than its cores (the other tests).
         let reason = mutant["statusReason"].as_str().unwrap();
-        assert!(reason.starts_with("the tests ran past 1.0 s, where unmutated they take "), "{mutant}");
+        let limit: f64 = reason
+            .strip_prefix("the tests ran past ")
+            .and_then(|rest| rest.split_once(" s, where unmutated they take "))
+            .and_then(|(limit, _)| limit.parse().ok())
+            .unwrap_or_else(|| panic!("{mutant}"));
+        assert!((1.0..=16.0).contains(&limit), "{mutant}");
     }
 }
 
