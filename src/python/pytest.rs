@@ -129,6 +129,15 @@ pub fn conftest_broke(output: &str) -> bool {
     output.contains("ImportError while loading conftest")
 }
 
+/// How `test` failed, from pytest's short summary (`FAILED tests/test_x.py::test_y -
+/// AssertionError: 1 != 2` is `AssertionError: 1 != 2`); none when the summary gives no reason.
+pub fn failure_of<'a>(output: &'a str, test: &str) -> Option<&'a str> {
+    output.lines().find_map(|line| {
+        let rest = line.strip_prefix("FAILED ")?.strip_prefix(test)?;
+        rest.strip_prefix(" - ")
+    })
+}
+
 /// The tests that failed, from pytest's short summary
 /// (`FAILED tests/test_x.py::test_y - AssertionError`).
 fn failed_tests(output: &str) -> Vec<String> {
@@ -142,6 +151,15 @@ fn failed_tests(output: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_s_failure_is_read_from_pytest_short_summary() {
+        let output =
+            "FAILED tests/test_a.py::test_x - AssertionError: 1 != 2\nFAILED tests/test_a.py::test_xy\n";
+        assert_eq!(failure_of(output, "tests/test_a.py::test_x"), Some("AssertionError: 1 != 2"));
+        assert_eq!(failure_of(output, "tests/test_a.py::test_xy"), None, "no reason given");
+        assert_eq!(failure_of(output, "tests/test_b.py::test_x"), None);
+    }
 
     #[test]
     fn failed_tests_are_read_from_pytest_short_summary() {

@@ -246,8 +246,9 @@ impl PythonWorker {
         let mut flaky: Vec<String> = Vec::new();
         let mut passed = Vec::new();
         while outcome.status == Status::Killed && !outcome.killed_by.is_empty() {
+            let tail = outcome.record.as_ref().map(|record| record.tail.clone()).unwrap_or_default();
             let runs: Option<Vec<(String, u32, String)>> =
-                outcome.killed_by.iter().map(|test| self.runs_to_kill(test)).collect();
+                outcome.killed_by.iter().map(|test| self.runs_to_kill(test, &tail)).collect();
             // A steady test failed: the kill stands as the usual checks held it.
             let Some(runs) = runs else { break };
             for (test, _, _) in &runs {
@@ -293,11 +294,17 @@ impl PythonWorker {
         Ok(outcome)
     }
 
-    /// When `test` is flaky, or every failure must repeat (`--reruns`): how many runs in a
-    /// row must fail for it to kill, and what is known of it, in words.
-    fn runs_to_kill(&self, test: &str) -> Option<(String, u32, String)> {
+    /// When `test` is flaky, its failure in the run's output `tail` looks like a flaky test's
+    /// (`Flaky::looks_like`), or every failure must repeat (`--reruns`): how many runs in a row
+    /// must fail for it to kill, and what is known of it, in words.
+    fn runs_to_kill(&self, test: &str, tail: &str) -> Option<(String, u32, String)> {
         if let Some(known) = self.flaky.known(test) {
             return Some((test.to_string(), known.runs_to_kill(), known.describe()));
+        }
+        let failure = super::pytest::failure_of(tail, test);
+        if let Some((flaky, known)) = failure.and_then(|failure| self.flaky.looks_like(test, failure)) {
+            let said = format!("its failure looks like flaky {flaky}'s: {}", known.describe());
+            return Some((test.to_string(), known.runs_to_kill(), said));
         }
         let reruns = self.flaky.reruns();
         (reruns > 0).then(|| {

@@ -171,6 +171,32 @@ impl Flaky {
         known
     }
 
+    /// The flaky test whose failures without a mutant look like `failure` of `test` (pytest's
+    /// short summary of it: `Type: message`, or the bare message of an `assert`), with what is
+    /// known of it: a flaky test of the same file, whose failure had the same exception type
+    /// and message shape (numbers blotted out; a summary cut short with `...` compared as far as
+    /// it goes). A steady test failing as a flaky one does (a helper they share, a server both
+    /// wait on) may fail by the same luck.
+    pub fn looks_like(&self, test: &str, failure: &str) -> Option<(String, Known)> {
+        let file = test.split("::").next().unwrap_or(test);
+        let file = file.rsplit('/').next().unwrap_or(file);
+        let (kind, shape) = summary_shape(failure)?;
+        let state = self.state();
+        state.kept.tests.iter().find_map(|(flaky, known)| {
+            let alike = known.fingerprints.iter().any(|fingerprint| {
+                let Some((then_kind, then_shape, then_file)) = fingerprint_parts(fingerprint) else {
+                    return false;
+                };
+                let shape_alike = match shape.strip_suffix("...") {
+                    Some(cut) => !cut.is_empty() && then_shape.starts_with(cut),
+                    None => then_shape == shape,
+                };
+                then_file == file && then_kind == kind && shape_alike
+            });
+            alike.then(|| (flaky.clone(), known.clone()))
+        })
+    }
+
     /// Whether `test` is flaky, without naming it.
     pub fn holds(&self, test: &str) -> bool {
         let state = self.state();
@@ -339,6 +365,68 @@ pub fn confirm_kill(
 
 /// Whether the configuration's `name` (a node id, or a prefix of one: a file, a directory
 /// ending in `/`, a class) names `test`.
+/// A failure as pytest's short summary gives it (`ValueError: bad 3`, `assert 1 == 2`,
+/// `LookupError`), as the probe's fingerprint reads it: its exception type, and its message's
+/// shape (numbers and addresses blotted out, at most 120 characters); none for nothing.
+fn summary_shape(failure: &str) -> Option<(String, String)> {
+    let failure = failure.trim();
+    let is_type = |word: &str| {
+        word.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    };
+    let (kind, message) = match failure.split_once(": ") {
+        Some((kind, message)) if is_type(kind) => (kind.rsplit('.').next().unwrap_or(kind), message),
+        _ if failure.starts_with("assert ") => ("AssertionError", failure),
+        _ if is_type(failure) => (failure.rsplit('.').next().unwrap_or(failure), ""),
+        _ => return None,
+    };
+    Some((kind.to_string(), blotted(message)))
+}
+
+/// `message` with its numbers and addresses as `#`, cut at 120 characters (`probe_hooks.fingerprint`).
+fn blotted(message: &str) -> String {
+    let mut out = String::new();
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '0' && chars.peek() == Some(&'x') {
+            let mut probe = chars.clone();
+            probe.next();
+            if probe.peek().is_some_and(char::is_ascii_hexdigit) {
+                chars.next();
+                while chars.peek().is_some_and(char::is_ascii_hexdigit) {
+                    chars.next();
+                }
+                out.push('#');
+                continue;
+            }
+        }
+        if c.is_ascii_digit() {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+            let mut probe = chars.clone();
+            if probe.next() == Some('.') && probe.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+            }
+            out.push('#');
+            continue;
+        }
+        out.push(c);
+    }
+    out.chars().take(120).collect()
+}
+
+/// A fingerprint's exception type, message shape and the test file it failed in
+/// (`AssertionError: assert # == # at test_calc.py:19`); none when it names no file.
+fn fingerprint_parts(fingerprint: &str) -> Option<(&str, &str, &str)> {
+    let (failure, place) = fingerprint.rsplit_once(" at ")?;
+    let file = place.rsplit_once(':')?.0;
+    let (kind, shape) = failure.split_once(": ").unwrap_or((failure, ""));
+    Some((kind, shape, file))
+}
+
 fn names(name: &str, test: &str) -> bool {
     test == name
         || (name.ends_with('/') && test.starts_with(name))
@@ -490,5 +578,59 @@ mod tests {
             "{}",
             decided.reason
         );
+    }
+
+    #[test]
+    fn a_failure_is_shaped_as_the_probe_shapes_a_flaky_one() {
+        assert_eq!(
+            summary_shape("ValueError: bad 3 at 0x1fA0"),
+            Some(("ValueError".into(), "bad # at #".into()))
+        );
+        assert_eq!(
+            summary_shape("assert 12.5 == 1.2.3"),
+            Some(("AssertionError".into(), "assert # == #.#".into()))
+        );
+        assert_eq!(
+            summary_shape("requests.exceptions.ConnectionError: port 80"),
+            Some(("ConnectionError".into(), "port #".into()))
+        );
+        assert_eq!(summary_shape("LookupError"), Some(("LookupError".into(), String::new())));
+        assert_eq!(summary_shape("a sentence, not a failure"), None);
+        assert_eq!(blotted("0x 10x5 a0x1f"), "#x #x# a#");
+        assert_eq!(
+            fingerprint_parts("AssertionError: cold start: # ms over at test_calc.py:19"),
+            Some(("AssertionError", "cold start: # ms over", "test_calc.py"))
+        );
+        assert_eq!(
+            fingerprint_parts("TimeoutError at test_net.py:4"),
+            Some(("TimeoutError", "", "test_net.py"))
+        );
+        assert_eq!(fingerprint_parts("failed"), None);
+    }
+
+    #[test]
+    fn a_steady_test_failing_as_a_flaky_test_of_its_file_does_looks_like_it() {
+        let flaky = Flaky::open(&Cache::off(), &[]);
+        flaky.seen(
+            "tests/test_net.py::test_fetch",
+            2,
+            1,
+            &["ConnectionError: port # refused at test_net.py:7".into()],
+        );
+        let alike = flaky.looks_like("tests/test_net.py::test_upload", "ConnectionError: port 8080 refused");
+        assert_eq!(
+            alike.map(|(test, known)| (test, known.failures)),
+            Some(("tests/test_net.py::test_fetch".into(), 1))
+        );
+        let cut = flaky.looks_like("tests/test_net.py::test_upload", "ConnectionError: port 80...");
+        assert!(cut.is_some(), "a summary cut short matches as far as it goes");
+        for (test, failure) in [
+            ("tests/test_net.py::test_upload", "ConnectionError: timed out"),
+            ("tests/test_net.py::test_upload", "TypeError: port 80 refused"),
+            ("tests/test_calc.py::test_add", "ConnectionError: port 80 refused"),
+            ("tests/test_net.py::test_upload", "..."),
+        ] {
+            assert!(flaky.looks_like(test, failure).is_none(), "{test}: {failure}");
+        }
     }
 }

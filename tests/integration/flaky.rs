@@ -326,3 +326,41 @@ fn a_test_nextest_s_configuration_retries_has_its_kills_repeat_as_a_flaky_test_s
         "{by_adds:#?}"
     );
 }
+
+#[test]
+fn a_steady_test_failing_as_a_flaky_test_of_its_file_does_has_its_kill_repeat_before_it_counts() {
+    let repo = fixture_repo_variant("flaky", "lookalike");
+    // An earlier check saw test_service fail one run in two, this way.
+    let store = repo.path().join(".git/mutdelta");
+    std::fs::create_dir_all(&store).unwrap();
+    let seen = serde_json::json!({"tests": {"test_calc.py::test_service": {
+        "why": "seen", "runs": 2, "failures": 1,
+        "fingerprints": ["RuntimeError: service # unavailable at test_calc.py:10"],
+    }}});
+    std::fs::write(store.join("flaky.json"), seen.to_string()).unwrap();
+    let json = repo.path().join("report.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = read_report(&json);
+    let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
+    let mutant = |line: u64, replacement: &str| {
+        let found = mutants
+            .iter()
+            .find(|m| m["location"]["start"]["line"] == line && m["replacement"] == replacement);
+        found.unwrap_or_else(|| panic!("no `{replacement}` on line {line}: {report:#}"))
+    };
+    // `rate > 0.5` turned round raises for tax(150), as test_service failed: run again.
+    let raising = mutant(9, "<");
+    let said = "failed: test_calc.py::test_tax_runs; test_calc.py::test_tax_runs failed in all 14 runs under the mutant (flaky: its failure looks like flaky test_calc.py::test_service's: it failed 1 of 2 runs without any mutant (RuntimeError: service # unavailable at test_calc.py:10)): a kill";
+    assert_eq!(
+        (&raising["status"], raising["statusReason"].as_str()),
+        (&serde_json::json!("Killed"), Some(said)),
+        "{raising:#}"
+    );
+    assert_eq!(raising["flaky"], serde_json::json!(["test_calc.py::test_tax_runs"]), "{raising:#}");
+    // `rate = None` fails with a TypeError, unlike the flaky test: a kill at once.
+    let unlike = mutant(8, "None");
+    assert_eq!(unlike["status"], "Killed", "{unlike:#}");
+    assert_eq!(unlike["statusReason"], "failed: test_calc.py::test_tax_runs", "{unlike:#}");
+    assert!(unlike.get("flaky").is_none(), "{unlike:#}");
+}
