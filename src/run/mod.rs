@@ -472,10 +472,11 @@ pub fn check_language<L: LanguageCheck>(
         widened => widened?,
     };
     let mut cut = Cut::default();
-    if let Some(Widened { jobs, baseline: took, what, reused, nothing_else, steps: more }) = widened {
+    if let Some(widened) = widened {
+        events(second_round_said(&widened));
+        let Widened { jobs, baseline: took, steps: more, .. } = widened;
         baseline += took;
         steps.extend(more);
-        events(second_round_said(nothing_else, took, what, reused));
         let round = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
@@ -497,15 +498,14 @@ pub fn check_language<L: LanguageCheck>(
 
 /// What the second round's unmutated run came to, in an event: why it ran no test, when it
 /// ran none, else what it ran and how long it took.
-fn second_round_said(
-    nothing_else: Option<String>,
-    took: Duration,
-    what: String,
-    reused: bool,
-) -> Event<'static> {
-    match nothing_else {
+fn second_round_said<D>(widened: &Widened<D>) -> Event<'static> {
+    match &widened.nothing_else {
         Some(why) => Event::Note(format!("second round: {why}")),
-        None => Event::BaselinePassed { duration: took, what, reused },
+        None => Event::BaselinePassed {
+            duration: widened.baseline,
+            what: widened.what.clone(),
+            reused: widened.reused,
+        },
     }
 }
 
