@@ -98,12 +98,16 @@ mod tests {
 retries = { backoff = "fixed", count = 2, delay = "1s" }
 
 [[profile.default.overrides]]
-filter = 'test(=tests::tax_runs) | test(~network)'
-retries = 3
-
-[[profile.default.overrides]]
 filter = 'test(slow)'
 slow-timeout = "60s"
+
+[[profile.default.overrides]]
+filter = 'test(steady)'
+retries = 0
+
+[[profile.default.overrides]]
+filter = 'test(=tests::tax_runs) | test(~network)'
+retries = 3
 "#;
         let retries = Retries::parse(text, "default").unwrap();
         assert_eq!(retries.every, 2);
@@ -126,11 +130,15 @@ slow-timeout = "60s"
             let retries = Retries::parse(&text, "default").unwrap();
             assert_eq!(retries, Retries { every: 4, tests: Vec::new() }, "{filter}");
         }
-        let or = Retries::parse(
-            "[[profile.default.overrides]]\nfilter = 'test(a) or test(b)'\nretries = 1\n",
-            "default",
-        );
-        assert_eq!(or.unwrap().tests.len(), 2);
+        for joined in ["test(a) or test(b)", "test(a) + test(b)", "test(a) | test(b)"] {
+            let text = format!("[[profile.default.overrides]]\nfilter = '{joined}'\nretries = 1\n");
+            let tests = Retries::parse(&text, "default").unwrap().tests;
+            assert_eq!(
+                tests,
+                [NamePattern::Contains("a".into()), NamePattern::Contains("b".into())],
+                "{joined}"
+            );
+        }
     }
 
     #[test]

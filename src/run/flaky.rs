@@ -597,6 +597,10 @@ mod tests {
         assert_eq!(summary_shape("LookupError"), Some(("LookupError".into(), String::new())));
         assert_eq!(summary_shape("a sentence, not a failure"), None);
         assert_eq!(blotted("0x 10x5 a0x1f"), "#x #x# a#");
+        assert_eq!(blotted("0x1f then 2, ax1f"), "# then #, ax#f");
+        assert_eq!(blotted(&"a".repeat(200)), "a".repeat(120), "cut as the probe cuts");
+        assert_eq!(summary_shape("..."), None);
+        assert_eq!(summary_shape("a..b: x"), None);
         assert_eq!(
             fingerprint_parts("AssertionError: cold start: # ms over at test_calc.py:19"),
             Some(("AssertionError", "cold start: # ms over", "test_calc.py"))
@@ -629,8 +633,13 @@ mod tests {
             ("tests/test_net.py::test_upload", "TypeError: port 80 refused"),
             ("tests/test_calc.py::test_add", "ConnectionError: port 80 refused"),
             ("tests/test_net.py::test_upload", "..."),
+            ("tests/test_net.py::test_upload", "ConnectionError: ..."),
         ] {
             assert!(flaky.looks_like(test, failure).is_none(), "{test}: {failure}");
         }
+        // A fingerprint that names no file of the test's is no likeness.
+        let unplaced = Flaky::open(&Cache::off(), &[]);
+        unplaced.seen("tests/test_io.py::test_read", 2, 1, &["OSError: disk full".into()]);
+        assert!(unplaced.looks_like("tests/test_io.py::test_write", "OSError: disk full").is_none());
     }
 }

@@ -63,11 +63,13 @@ pub fn settle_varying(
         let name = format!("{REACH}/{key}.json");
         let earlier: Seen =
             cache.read(&name).and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default();
-        let all = if observed { earlier.and(reached) } else { earlier };
-        if observed {
-            if let Ok(bytes) = serde_json::to_vec(&all) {
-                cache.write(&name, &bytes);
-            }
+        if !observed {
+            seen.insert(key, earlier);
+            continue;
+        }
+        let all = earlier.and(reached);
+        if let Ok(bytes) = serde_json::to_vec(&all) {
+            cache.write(&name, &bytes);
         }
         seen.insert(key, all);
     }
@@ -149,9 +151,25 @@ mod tests {
             third[0].1,
             "coverage varies: the tests reached this line in 2 of 3 runs of this state, so none checks it every time (this run's did, and it was Killed: as it ran)"
         );
-        let mut results = vec![result(1, Status::Killed)];
-        settle_varying(&cache, &mut results, &|_| Some("line".to_string()), false);
-        assert!(results[0].outcome.killed_by.is_empty(), "no test killed what is NoCoverage");
+        // A mutant no line key is kept for comes first: the others are still settled.
+        let mut results = vec![result(1, Status::Killed), result(2, Status::Killed)];
+        let key = |planned: &PlannedMutant| (planned.id == 2).then(|| "line".to_string());
+        settle_varying(&cache, &mut results, &key, false);
+        assert_eq!(results[0].outcome.status, Status::Killed, "no key, nothing known");
+        assert_eq!(results[1].outcome.status, Status::NoCoverage);
+        assert!(results[1].outcome.killed_by.is_empty(), "no test killed what is NoCoverage");
+    }
+
+    #[test]
+    fn a_reused_measurement_is_no_run_of_its_own_even_when_it_differs() {
+        let (_dir, cache) = repository();
+        run(&cache, true, true);
+        assert_eq!(
+            run(&cache, false, false)[0],
+            (Status::NoCoverage, "as it ran".to_string()),
+            "1 run, not 2"
+        );
+        assert_eq!(run(&cache, true, true)[0].0, Status::Killed, "2 runs, both reached");
     }
 
     #[test]

@@ -90,6 +90,8 @@ mod tests {
         assert_eq!(load_per_core("0.50 0.40 0.30 1/345 12345", 2), Some(1.0), "an idle machine");
         assert_eq!(load_per_core("900 1 1 1/1 1", 2), Some(16.0), "bounded");
         assert_eq!(load_per_core("garbled", 2), None);
+        assert_eq!(load_per_core("3.00 1 1 1/1 1", 1), Some(3.0), "one core");
+        assert_eq!(load_per_core("3.00 1 1 1/1 1", 0), Some(3.0), "no core said: one");
     }
 
     #[test]
