@@ -161,6 +161,19 @@ mod tests {
     }
 
     #[test]
+    fn a_reused_measurement_reads_what_every_line_s_runs_saw() {
+        let (_dir, cache) = repository();
+        let line = |planned: &PlannedMutant| Some(format!("line {}", planned.id));
+        for status in [Status::Killed, Status::NoCoverage] {
+            settle_varying(&cache, &mut [result(1, status), result(2, status)], &line, true);
+        }
+        let mut reused = vec![result(1, Status::NoCoverage), result(2, Status::NoCoverage)];
+        settle_varying(&cache, &mut reused, &line, false);
+        let varied = |result: &MutantResult| result.outcome.reason.starts_with("coverage varies: ");
+        assert!(reused.iter().all(varied), "both lines varied before");
+    }
+
+    #[test]
     fn a_reused_measurement_is_no_run_of_its_own_even_when_it_differs() {
         let (_dir, cache) = repository();
         run(&cache, true, true);
