@@ -66,6 +66,29 @@ pub fn rule_out(
     added: &BTreeMap<PathBuf, Vec<usize>>,
     is_test_file: &dyn Fn(&Path) -> bool,
 ) -> RuledOut {
+    judge(map, now, added, is_test_file, None)
+}
+
+/// `rule_out`, for a check whose first round runs the tests `first` names: with whether the
+/// rest of the suite is left with nothing to run (`RuledOut::nothing_left`).
+pub fn rule_out_for_rounds(
+    map: &ImpactMap,
+    now: &Now,
+    added: &BTreeMap<PathBuf, Vec<usize>>,
+    is_test_file: &dyn Fn(&Path) -> bool,
+    first: &dyn Fn(&str) -> bool,
+) -> RuledOut {
+    judge(map, now, added, is_test_file, Some(first))
+}
+
+/// `rule_out`, and with `first`, `rule_out_for_rounds`.
+fn judge(
+    map: &ImpactMap,
+    now: &Now,
+    added: &BTreeMap<PathBuf, Vec<usize>>,
+    is_test_file: &dyn Fn(&Path) -> bool,
+    first: Option<&dyn Fn(&str) -> bool>,
+) -> RuledOut {
     let reaching = reaching(now, added);
     let modules = Modules::of(now);
     let mut out = RuledOut::default();
@@ -111,7 +134,23 @@ pub fn rule_out(
         map.tests.values().map(|entry| &entry.state).filter(|state| usable.contains_key(state)).collect();
     let at: BTreeSet<&String> = consulted.iter().map(|id| &map.states[*id].at).collect();
     out.at = at.into_iter().cloned().collect();
+    if let Some(first) = first {
+        let proven = Proven { map, now, usable: &usable, reaching: &reaching, is_test_file, first };
+        out.nothing_left = rest_left_nothing(&proven, &out);
+    }
     out
+}
+
+/// What `rest_left_nothing` judges from: the map, the project now, the recorded states that
+/// can be used with what changed since each, the blocks holding an added line, and which tests
+/// the first round runs.
+struct Proven<'a> {
+    map: &'a ImpactMap,
+    now: &'a Now,
+    usable: &'a BTreeMap<&'a String, Changes>,
+    reaching: &'a BTreeSet<(String, String)>,
+    is_test_file: &'a dyn Fn(&Path) -> bool,
+    first: &'a dyn Fn(&str) -> bool,
 }
 
 /// The blocks holding a line of `added`, as the project is `now`.
@@ -138,23 +177,15 @@ fn reaching(now: &Now, added: &BTreeMap<PathBuf, Vec<usize>>) -> BTreeSet<(Strin
 /// gained a name or changed at module level (parameters drawn from a module's names), no line
 /// the collection ran holds an added line, and each test it collected outside the first
 /// round's lies in a test module (a doctest or a plugin's test may come with any file).
-pub fn rest_left_nothing(
-    map: &ImpactMap,
-    now: &Now,
-    added: &BTreeMap<PathBuf, Vec<usize>>,
-    ruled_out: &RuledOut,
-    is_test_file: &dyn Fn(&Path) -> bool,
-    first: &dyn Fn(&str) -> bool,
-) -> Option<Vec<String>> {
-    let reaching = reaching(now, added);
-    let modules = Modules::of(now);
-    // Any state that proves it will do: each proves what pytest collects now.
-    map.states.values().filter(|state| state.collected.is_some()).find_map(|state| {
-        let changes = changed_since(state, now, &modules, is_test_file).ok()?;
-        if !collects_as_then(state, now, &changes, &reaching, is_test_file, first) {
+fn rest_left_nothing(judged: &Proven, ruled_out: &RuledOut) -> Option<Vec<String>> {
+    let Proven { map, now, usable, reaching, is_test_file, first } = *judged;
+    // Any usable state that proves it will do: each proves what pytest collects now.
+    usable.iter().find_map(|(id, changes)| {
+        let state = &map.states[*id];
+        let collected = state.collected.as_ref()?;
+        if !collects_as_then(state, now, changes, reaching, is_test_file, first) {
             return None;
         }
-        let collected = state.collected.as_ref()?;
         let rest: Vec<String> = collected.iter().filter(|test| !first(test)).cloned().collect();
         let proven = |test: &String| {
             super::spec::is_test_module(Path::new(super::select::file_of(test)))
@@ -1189,8 +1220,8 @@ mod tests {
         }
         let now = Now { table: now, config: config(), ..Now::default() };
         let is_test_file = |path: &Path| path.starts_with("tests");
-        let out = rule_out(map, &now, &lines, &is_test_file);
-        rest_left_nothing(map, &now, &lines, &out, &is_test_file, &|test| test.starts_with("tests/test_a.py"))
+        let first = |test: &str| test.starts_with("tests/test_a.py");
+        rule_out_for_rounds(map, &now, &lines, &is_test_file, &first).nothing_left
     }
 
     #[test]

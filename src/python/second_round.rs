@@ -128,13 +128,11 @@ impl PythonCheck {
         };
         let added = coverage::plan_targets(ctx.plan);
         let is_test_file = |path: &std::path::Path| spec::is_test_file(path);
-        let mut ruled_out = invalidate::rule_out(&map, &now, &added, &is_test_file);
-        if self.second_round() {
-            let first = |test: &str| !coverage::selection_runs(&[], &self.tests, test);
-            ruled_out.nothing_left =
-                invalidate::rest_left_nothing(&map, &now, &added, &ruled_out, &is_test_file, &first);
-        }
-        self.impact = ruled_out;
+        let first = |test: &str| !coverage::selection_runs(&[], &self.tests, test);
+        self.impact = match self.second_round() {
+            true => invalidate::rule_out_for_rounds(&map, &now, &added, &is_test_file, &first),
+            false => invalidate::rule_out(&map, &now, &added, &is_test_file),
+        };
     }
 
     /// The second round when the test-impact map proves the rest of the suite holds only tests

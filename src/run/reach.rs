@@ -59,6 +59,7 @@ pub fn settle_varying(
         }
     }
     let mut seen = std::collections::BTreeMap::new();
+    let mut kept = false;
     for (key, reached) in now {
         let name = format!("{REACH}/{key}.json");
         let earlier: Seen =
@@ -70,10 +71,13 @@ pub fn settle_varying(
         let all = earlier.and(reached);
         if let Ok(bytes) = serde_json::to_vec(&all) {
             cache.write(&name, &bytes);
+            kept = true;
         }
         seen.insert(key, all);
     }
-    cache.keep_newest(REACH, KEPT_LINES);
+    if kept {
+        cache.keep_newest(REACH, KEPT_LINES);
+    }
     for (result, key) in results.iter_mut().zip(&keys) {
         let Some(all) = key.as_ref().and_then(|key| seen.get(key)) else { continue };
         if all.varies() && reached(result.outcome.status).is_some() {

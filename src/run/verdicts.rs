@@ -29,6 +29,8 @@ pub struct Scope {
 pub struct Verdicts {
     cache: Cache,
     files: Vec<Entry>,
+    /// A digest of every file of `files`: the state, as what its runs see of a line is kept.
+    state: String,
     /// What the runs are for beyond the check of a change (the kill-loss audit's runs before
     /// the change, against the edited tests only): part of every key, so that no verdict
     /// crosses from one purpose to another.
@@ -49,7 +51,15 @@ impl Verdicts {
     pub fn open(cache: &Cache, base: &Path) -> Verdicts {
         match cache::manifest(base) {
             Ok(files) if cache.is_on() => {
-                Verdicts { cache: cache.clone(), files, purpose: String::new(), flaky: Flaky::default() }
+                let lines: String = files.iter().map(|entry| entry.line.as_str()).collect();
+                let state = cache::key(&[lines.as_bytes()]);
+                Verdicts {
+                    cache: cache.clone(),
+                    files,
+                    state,
+                    purpose: String::new(),
+                    flaky: Flaky::default(),
+                }
             }
             _ => Verdicts::default(),
         }
@@ -152,7 +162,6 @@ impl Verdicts {
         if !self.cache.is_on() || plan.carried.contains(&planned.id) {
             return None;
         }
-        let files: String = self.files.iter().map(|entry| entry.line.as_str()).collect();
         let file = &plan.files[planned.file];
         let line = format!("{} {:?}", file.path.display(), file.statement_of(planned.mutant.line));
         Some(cache::key(&[
@@ -160,7 +169,7 @@ impl Verdicts {
             scope.identity.as_bytes(),
             settings.as_bytes(),
             self.purpose.as_bytes(),
-            files.as_bytes(),
+            self.state.as_bytes(),
             line.as_bytes(),
         ]))
     }
