@@ -197,6 +197,11 @@ mod tests {
         settle_varying(&cache, &mut other, &|_| Some("another state's line".to_string()), true);
         assert_eq!(other[0].outcome.status, Status::NoCoverage);
         assert_eq!(other[0].outcome.reason, "as it ran");
+        // A malformed record (the store may be written by anyone with the checkout) is none.
+        cache.write(&format!("{REACH}/garbled.json"), b"{\"runs\": \"many\"");
+        let mut garbled = vec![result(1, Status::NoCoverage)];
+        settle_varying(&cache, &mut garbled, &|_| Some("garbled".to_string()), true);
+        assert_eq!(garbled[0].outcome.reason, "as it ran");
         let mut unkept = vec![result(1, Status::NoCoverage)];
         settle_varying(&cache, &mut unkept, &|_| None, true);
         assert_eq!(unkept[0].outcome.reason, "as it ran");
