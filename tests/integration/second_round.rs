@@ -672,16 +672,27 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
     let shared = tempfile::tempdir().unwrap();
     let holder = port_holder(shared.path());
     let repo = names_only_change(&holder.test);
-    // Imported by the first coverage run, it finds the port free; imported later, it waits while
-    // the holder lives and has not taken the port yet, then needs it.
+    // Imported by the first coverage run, it finds the port free; imported later, it waits until
+    // the holder has taken the port or is gone, then needs it. A holder not started yet is gone
+    // only when no process runs in the rest of the suite's copy: on a busy machine the rest of
+    // the suite may still be starting.
     let needs_the_port = format!(
         "\n\n{}\n\n\
-         def _holder_lives():\n    \
-         try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return True\n    \
-         except (OSError, ValueError):\n        return False\n\n\n\
+         def _rest_of_the_suite_runs():\n    \
+         for pid in os.listdir(\"/proc\"):\n        \
+         try:\n            \
+         if pid.isdigit() and os.readlink(f\"/proc/{{pid}}/cwd\").endswith(\"/copy-rest\"):\n                \
+         return True\n        \
+         except OSError:\n            pass\n    \
+         return False\n\n\n\
+         def _holder_gone():\n    \
+         try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return False\n    \
+         except FileNotFoundError:\n        return not _rest_of_the_suite_runs()\n    \
+         except ValueError:\n        return False\n    \
+         except OSError:\n        return True\n\n\n\
          _later = FIRST.exists()\n\
          _deadline = time.monotonic() + 120\n\
-         while _later and not HELD.exists() and _holder_lives() and time.monotonic() < _deadline:\n    \
+         while _later and not HELD.exists() and not _holder_gone() and time.monotonic() < _deadline:\n    \
          time.sleep(0.02)\n\
          _sock = reusable()\n\
          try:\n    _sock.bind((\"127.0.0.1\", PORT))\n\
