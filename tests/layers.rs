@@ -477,3 +477,155 @@ fn circles_are_found_and_a_chain_is_none() {
         [vec!["a", "b", "c"], vec!["d", "e"]]
     );
 }
+
+/// The languages' names the engine's modules may not spell: the engine asks a language's
+/// plugin or descriptor, never names one.
+const LANGUAGE_NAMES: [&str; 5] = ["python", "pytest", "cargo", "rust", "nextest"];
+
+/// The engine's modules (a path stands for its module and every module below it).
+const ENGINE: [&str; 9] =
+    ["run", "report", "model", "options", "config", "plan", "reformat", "choose", "shard"];
+
+/// Where a language's name is data, not a choice the engine makes: mutdelta's own package
+/// facts, as the compiler gives them.
+const NAMES_AS_DATA: [&str; 2] = ["CARGO_PKG_VERSION", "CARGO_PKG_REPOSITORY"];
+
+/// The words of an identifier or a string: split at every character that is not a letter or a
+/// digit and where a lower-case letter meets an upper-case one, lower-cased.
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for character in text.chars() {
+        if !character.is_alphanumeric() {
+            words.push(std::mem::take(&mut current));
+            previous_lower = false;
+            continue;
+        }
+        if character.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = character.is_lowercase() || character.is_ascii_digit();
+        current.extend(character.to_lowercase());
+    }
+    words.push(current);
+    words.retain(|word| !word.is_empty());
+    words
+}
+
+/// The identifiers and string literals of a file's product code (test-only items aside),
+/// macro arguments included.
+#[derive(Default)]
+struct Names {
+    found: Vec<String>,
+}
+
+impl Names {
+    fn tokens(&mut self, tokens: TokenStream) {
+        for token in tokens {
+            match token {
+                TokenTree::Ident(ident) => self.found.push(ident.to_string()),
+                TokenTree::Literal(literal) => {
+                    if let Ok(syn::Lit::Str(text)) = syn::parse_str::<syn::Lit>(&literal.to_string()) {
+                        self.found.push(text.value());
+                    }
+                }
+                TokenTree::Group(group) => self.tokens(group.stream()),
+                TokenTree::Punct(_) => {}
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Names {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let test_only = match item {
+            syn::Item::Mod(item) => is_test_only(&item.attrs),
+            syn::Item::Fn(item) => is_test_only(&item.attrs),
+            syn::Item::Impl(item) => is_test_only(&item.attrs),
+            syn::Item::Use(item) => is_test_only(&item.attrs),
+            _ => false,
+        };
+        if !test_only {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    /// A doc comment is prose, not a name the code uses.
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if !attr.path().is_ident("doc") {
+            syn::visit::visit_attribute(self, attr);
+        }
+    }
+
+    fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+        self.found.push(ident.to_string());
+    }
+
+    fn visit_lit_str(&mut self, text: &'ast syn::LitStr) {
+        self.found.push(text.value());
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.visit_path(&mac.path);
+        self.tokens(mac.tokens.clone());
+    }
+}
+
+/// Each identifier or string of the engine's product code that names a language, as
+/// `module: text`.
+fn languages_named_by_the_engine(src: &Path) -> Vec<String> {
+    let in_engine = |module: &str| {
+        ENGINE.iter().any(|engine| module == *engine || module.starts_with(&format!("{engine}::")))
+    };
+    let mut named = Vec::new();
+    for (module, file) in modules(src).iter().filter(|(module, _)| in_engine(module)) {
+        let syntax = syn::parse_file(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let mut names = Names::default();
+        names.visit_file(&syntax);
+        for text in names.found {
+            let as_data = NAMES_AS_DATA.contains(&text.as_str());
+            if !as_data && words(&text).iter().any(|word| LANGUAGE_NAMES.contains(&word.as_str())) {
+                named.push(format!("{module}: {text}"));
+            }
+        }
+    }
+    named.sort();
+    named.dedup();
+    named
+}
+
+#[test]
+fn the_engine_names_no_language() {
+    let named = languages_named_by_the_engine(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(
+        named.is_empty(),
+        "{} names of languages in the engine's code (ask the language):\n{}",
+        named.len(),
+        named.join("\n")
+    );
+}
+
+#[test]
+fn a_language_is_named_by_a_word_of_an_identifier_or_a_string_not_by_a_part_of_one() {
+    assert_eq!(words("PythonSettings"), ["python", "settings"]);
+    assert_eq!(words("options.rust.test_tool"), ["options", "rust", "test", "tool"]);
+    assert_eq!(
+        words("no executable Python or Rust lines"),
+        ["no", "executable", "python", "or", "rust", "lines"]
+    );
+    assert_eq!(words("trusted_runs"), ["trusted", "runs"]);
+    let text = "/// Python's.\nfn f() -> &'static str { let _ = format!(\"{}\", \"pytest\"); \"ok\" }\n#[cfg(test)]\nmod tests { const X: &str = \"cargo\"; }\nstruct PythonSettings;";
+    let mut names = Names::default();
+    names.visit_file(&syn::parse_file(text).unwrap());
+    let languages: Vec<&String> = names
+        .found
+        .iter()
+        .filter(|name| words(name).iter().any(|word| LANGUAGE_NAMES.contains(&word.as_str())))
+        .collect();
+    assert_eq!(
+        languages,
+        ["pytest", "PythonSettings"],
+        "a macro's string and a type; the doc comment and the test module left out"
+    );
+}
