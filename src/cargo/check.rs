@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use mutators::rust::schema::MUTANT_VAR;
 
 use super::build::Cargo;
+use super::refusal::CargoRun;
 use super::schema::Switched;
 use super::{build, libtest, nextest, schema, spec, workspace};
 use crate::interrupt::Interrupted;
@@ -20,7 +21,7 @@ use crate::run::flaky::{self, Flaky};
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Context, LanguageCheck, Proven, Started, Worker};
 use crate::run::outcome;
-use crate::run::require::{self, Subject};
+use crate::run::require;
 use crate::run::timeouts::{build_timeout, mutant_timeout, BASELINE_LIMIT};
 use crate::worktree::{self, Stamp};
 
@@ -298,7 +299,7 @@ impl Unswitched<'_> {
     ) -> Result<Proven<Evidence, ()>> {
         let (ctx, first, log) = (self.ctx, self.first, self.log);
         let built = first.build(self.names, BASELINE_LIMIT, log)?;
-        require::passed(&built, Subject::CargoBuild, BASELINE_LIMIT)?;
+        require::passed(&built, &CargoRun::Build, BASELINE_LIMIT)?;
         steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
         // A file no crate of the build read is compiled out (a `#[cfg]` above its module): its
         // mutants would build unchanged and pass every test.
@@ -327,7 +328,7 @@ impl Unswitched<'_> {
                 record: RunRecord::of(How::Fresh, &runs.iter().collect::<Vec<_>>()),
             });
             let run = runs.pop().expect("a run");
-            require::passed(&run, Subject::CargoTests(&named), BASELINE_LIMIT)?;
+            require::passed(&run, &CargoRun::Tests(&named), BASELINE_LIMIT)?;
             tests_took.insert(tested.clone(), run.duration);
         }
         let jobs = owned

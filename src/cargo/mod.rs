@@ -5,6 +5,7 @@ pub mod check;
 pub mod libtest;
 pub mod nextest;
 pub mod plugin;
+pub mod refusal;
 pub mod schema;
 pub mod spec;
 pub mod workspace;

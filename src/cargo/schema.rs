@@ -18,13 +18,14 @@ use serde::Deserialize;
 
 use super::build::Cargo;
 use super::libtest;
+use super::refusal::CargoRun;
 use super::workspace::Package;
 use crate::interrupt::Interrupted;
 use crate::model::plan::{Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::process::TestCommand;
 use crate::run::flaky::{self, Flaky};
-use crate::run::require::{self, Subject};
+use crate::run::require;
 use crate::worktree::{self, Stamp};
 
 /// How many times the schema is built, each time without the mutants the last build blamed.
@@ -549,7 +550,7 @@ fn record_binaries(
             record: RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()),
         });
         let run = runs.pop().expect("a run");
-        require::passed(&run, Subject::CargoTests(&binary.package), cargo.build_timeout * 4)?;
+        require::passed(&run, &CargoRun::Tests(&binary.package), cargo.build_timeout * 4)?;
         binary.duration = run.duration;
         // None: reached outside a named test thread, so any test of the executable may.
         let mut found: HashMap<u32, Option<Vec<String>>> = HashMap::new();
@@ -592,7 +593,7 @@ fn record_doctests(cargo: &Cargo, packages: &[String], records: &Path, log: &Pat
             step: format!("recorded doctests of {package}"),
             record: RunRecord::of(How::Schema, &[&run]),
         });
-        require::passed(&run, Subject::CargoTests(package), cargo.build_timeout * 4)?;
+        require::passed(&run, &CargoRun::Tests(package), cargo.build_timeout * 4)?;
         took.insert(package.clone(), run.duration);
         for (ids, _) in read_record(&file) {
             for id in ids {

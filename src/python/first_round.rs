@@ -11,6 +11,7 @@ use super::coverage::{CoverageMap, TestCoverage};
 use super::executor::{Executor, Warm};
 use super::job::{Fresh, PythonJob};
 use super::proof::refuse_imports_from_checkout;
+use super::refusal::PythonRun;
 use super::rest::RestOfSuite;
 use super::select::Selection;
 use super::{compile, coverage, pytest, select, tried_first};
@@ -18,7 +19,7 @@ use crate::model::plan::PlannedMutant;
 use crate::model::record::{Finished, How, RunRecord, StepRecord};
 use crate::run::job::Job;
 use crate::run::language::Context;
-use crate::run::require::{self, Subject};
+use crate::run::require;
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 
 impl PythonCheck {
@@ -36,7 +37,7 @@ impl PythonCheck {
             if run.exit == crate::model::record::Exit::Code(4) && pytest::lost_tests(&run.tail) {
                 return Ok(TestsRun::NotCollected);
             }
-            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
+            require::passed(run, &PythonRun::Pytest, BASELINE_LIMIT)?;
         }
         let step = baseline_step("the edited tests before the change", &measured);
         let map = measured.map.expect("a passing probe run has a map");
@@ -68,7 +69,7 @@ impl PythonCheck {
         let log = ctx.logs.join("baseline.log");
         if !self.pytest() {
             let run = self.spawn(ctx.base).run(&self.tests, BASELINE_LIMIT, &log)?;
-            require::passed(&run, Subject::Command, BASELINE_LIMIT)?;
+            require::passed(&run, &PythonRun::Command, BASELINE_LIMIT)?;
             let timeout = mutant_timeout(ctx.options.timeout, run.duration);
             let jobs = candidates
                 .into_iter()
@@ -95,7 +96,7 @@ impl PythonCheck {
         }
         heed_flaky(ctx, &measured);
         if let Some(run) = measured.decisive() {
-            require::passed(run, Subject::Pytest, BASELINE_LIMIT)?;
+            require::passed(run, &PythonRun::Pytest, BASELINE_LIMIT)?;
         }
         let map = measured.map.take().expect("a passing probe run has a map");
         // Of the change's test files, the map leaves out the tests it proves, as of the rest.

@@ -10,6 +10,7 @@ use super::check::{FirstRound, PythonCheck, SWAPPED_PER_COLLECTOR};
 use super::first_round::{baseline_step, select_each, CompileCheck, Selected};
 use super::job::{Fresh, PythonJob};
 use super::proof::{prove_canaries, prove_swap, refuse_imports_from_checkout};
+use super::refusal::PythonRun;
 use super::rest::RestOfSuite;
 use super::worker::{PythonWorker, Swap};
 use super::{compile, coverage, interpreter, spec};
@@ -18,7 +19,7 @@ use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::{How, RunRecord, StepRecord};
 use crate::run::job::Job;
 use crate::run::language::{self, Context, LanguageCheck, Proven, Started, Widened};
-use crate::run::require::{self, Subject};
+use crate::run::require;
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 
 impl LanguageCheck for PythonCheck {
@@ -293,7 +294,7 @@ impl LanguageCheck for PythonCheck {
                 }));
             }
             if run.exit != crate::model::record::Exit::Code(5) {
-                require::passed(run, Subject::RestOfSuite, BASELINE_LIMIT)?;
+                require::passed(run, &PythonRun::RestOfSuite, BASELINE_LIMIT)?;
             }
         }
         let map =

@@ -18,6 +18,7 @@ pub mod map;
 pub mod plugin;
 pub mod proof;
 pub mod pytest;
+pub mod refusal;
 pub mod rest;
 pub mod second_round;
 pub mod select;
