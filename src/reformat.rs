@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use mutators::Scope;
 
-use crate::model::plan::{Language, Strings};
+use crate::model::plan::Language;
 
 /// A match is old code only with this many tokens: one line of them, or a run of shorter ones.
 const MIN_TOKENS: usize = 3;
@@ -193,10 +193,10 @@ fn runs(lines: &BTreeMap<usize, &str>, language: Language, scopes: &[Scope]) -> 
         .collect()
 }
 
-/// The tokens of one line: words, strings (normalized in Python), single punctuation marks.
+/// The tokens of one line: words, literals (as the language reads them), single punctuation
+/// marks.
 fn tokens(text: &str, language: Language) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
-    let prefixed = language.lexing.strings == Strings::Prefixed;
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -205,85 +205,21 @@ fn tokens(text: &str, language: Language) -> Vec<String> {
             i += 1;
         } else if starts_at(&chars, i, language.lexing.line_comment) {
             break;
+        } else if let Some((token, end)) = (language.lexing.literal)(&chars, i) {
+            out.push(token);
+            i = end;
         } else if c.is_alphanumeric() || c == '_' {
             let start = i;
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect();
-            match chars.get(i) {
-                Some(&quote @ ('"' | '\'')) if prefixed && is_string_prefix(&word) => {
-                    let (token, end) = python_string(&chars, i, quote, &word.to_ascii_lowercase());
-                    out.push(token);
-                    i = end;
-                }
-                _ => out.push(word),
-            }
-        } else if c == '"' || (c == '\'' && prefixed) {
-            let (token, end) = if prefixed { python_string(&chars, i, c, "") } else { quoted(&chars, i, c) };
-            out.push(token);
-            i = end;
-        } else if c == '\'' {
-            // Rust: a char literal, or a lifetime (a quote and a word).
-            let (token, end) = if chars.get(i + 2) == Some(&'\'') || chars.get(i + 1) == Some(&'\\') {
-                quoted(&chars, i, c)
-            } else {
-                ("'".to_string(), i + 1)
-            };
-            out.push(token);
-            i = end;
+            out.push(chars[start..i].iter().collect());
         } else {
             out.push(c.to_string());
             i += 1;
         }
     }
     out
-}
-
-fn is_string_prefix(word: &str) -> bool {
-    word.len() <= 2 && word.chars().all(|c| "rbfutRBFUT".contains(c))
-}
-
-/// A quoted literal as written, from `start` to its closing quote (or the line's end).
-fn quoted(chars: &[char], start: usize, quote: char) -> (String, usize) {
-    let mut i = start + 1;
-    while i < chars.len() && chars[i] != quote {
-        i += if chars[i] == '\\' { 2 } else { 1 };
-    }
-    let end = (i + 1).min(chars.len());
-    (chars[start..end].iter().collect(), end)
-}
-
-/// A Python string as its prefix and value: quote style (single, double, triple) does not
-/// count, nor `u`; a quote escaped in a non-raw string is the quote.
-fn python_string(chars: &[char], start: usize, quote: char, prefix: &str) -> (String, usize) {
-    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
-    let width = if triple { 3 } else { 1 };
-    let raw = prefix.contains('r');
-    let mut body = String::new();
-    let mut i = start + width;
-    while i < chars.len() {
-        if chars[i] == quote
-            && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)))
-        {
-            i += width;
-            break;
-        }
-        if chars[i] == '\\' && i + 1 < chars.len() {
-            let next = chars[i + 1];
-            if !raw && (next == '\'' || next == '"') {
-                body.push(next);
-            } else {
-                body.push('\\');
-                body.push(next);
-            }
-            i += 2;
-            continue;
-        }
-        body.push(chars[i]);
-        i += 1;
-    }
-    (format!("str:{}:{body}", prefix.replace('u', "")), i)
 }
 
 /// Removes each comma right before a closing bracket of `lines` (one stream over the run),

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use mutators::rust::UnsafeCode;
 
-use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing, Strings};
+use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing};
 
 /// Where the cargo tests whose names do not say their package are filed: a package tested
 /// whole, a failed test libtest names alone.
@@ -24,7 +24,7 @@ pub static RUST: LanguageSpec = LanguageSpec {
     scopes: mutators::rust::scopes,
     lexing: Lexing {
         line_comment: "//",
-        strings: Strings::DoubleQuoted,
+        literal,
         keywords: &[
             "as", "break", "else", "for", "if", "in", "let", "match", "move", "mut", "ref", "return",
             "while", "yield",
@@ -58,4 +58,27 @@ fn place_test(test: &str) -> (&str, &str) {
         Some((package, name)) if !package.contains("::") => (package, name),
         _ => (NO_PACKAGE, test),
     }
+}
+/// A Rust literal beginning at `start` as written: a string in double quotes, or a char; a
+/// lifetime's quote is a mark of its own (the word after it another token).
+fn literal(chars: &[char], start: usize) -> Option<(String, usize)> {
+    match chars[start] {
+        '"' => Some(quoted(chars, start)),
+        '\'' if chars.get(start + 2) == Some(&'\'') || chars.get(start + 1) == Some(&'\\') => {
+            Some(quoted(chars, start))
+        }
+        '\'' => Some(("'".to_string(), start + 1)),
+        _ => None,
+    }
+}
+
+/// A quoted literal as written, from `start` to its closing quote (or the line's end).
+fn quoted(chars: &[char], start: usize) -> (String, usize) {
+    let quote = chars[start];
+    let mut i = start + 1;
+    while i < chars.len() && chars[i] != quote {
+        i += if chars[i] == '\\' { 2 } else { 1 };
+    }
+    let end = (i + 1).min(chars.len());
+    (chars[start..end].iter().collect(), end)
 }

@@ -77,22 +77,15 @@ pub struct LanguageSpec {
 pub struct Lexing {
     /// What begins a comment that runs to the end of the line.
     pub line_comment: &'static str,
-    /// How its string literals are read.
-    pub strings: Strings,
+    /// Reads the string or character literal that begins at `start` of a line's characters (its
+    /// letter prefix included), or a mark its quote makes (a Rust lifetime's): the token it
+    /// counts as, so that a literal written another way compares equal where the language
+    /// says it is, and where it ends. None where no literal begins.
+    pub literal: fn(chars: &[char], start: usize) -> Option<(String, usize)>,
     /// The keywords a bracket may follow without being a call.
     pub keywords: &'static [&'static str],
     /// A call's or definition's parenthesis may follow a generic type's closing `>`.
     pub generics: bool,
-}
-
-/// How a language writes string literals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strings {
-    /// Single or double quotes alike, with letter prefixes (`r`, `b`, `f`), triple-quoted
-    /// forms too: compared by their value, whatever the quotes.
-    Prefixed,
-    /// Double quotes; a single quote is a character or a lifetime.
-    DoubleQuoted,
 }
 
 /// A language, by its descriptor: compared by name.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing, Strings};
+use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing};
 
 /// Python, as the layers below the languages see it.
 pub static PYTHON: LanguageSpec = LanguageSpec {
@@ -15,7 +15,7 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     scopes: mutators::python::scopes,
     lexing: Lexing {
         line_comment: "#",
-        strings: Strings::Prefixed,
+        literal: string_literal,
         keywords: &[
             "and", "as", "assert", "async", "await", "del", "elif", "else", "except", "for", "from", "if",
             "import", "in", "is", "lambda", "not", "or", "raise", "return", "while", "with", "yield",
@@ -55,4 +55,51 @@ pub fn is_test_module(path: &Path) -> bool {
 /// `::`, a whole file, is its own name.
 fn place_test(test: &str) -> (&str, &str) {
     test.split_once("::").unwrap_or((test, test))
+}
+/// A Python string beginning at `start`, a token's start (its letter prefix included), as its
+/// prefix and value: quote style (single, double, triple) does not count, nor `u`.
+fn string_literal(chars: &[char], start: usize) -> Option<(String, usize)> {
+    let mut quote_at = start;
+    while quote_at < chars.len() && chars[quote_at].is_ascii_alphabetic() {
+        quote_at += 1;
+    }
+    let prefix: String = chars[start..quote_at].iter().collect();
+    let quote = *chars.get(quote_at)?;
+    let is_prefix = prefix.len() <= 2 && prefix.chars().all(|c| "rbfutRBFUT".contains(c));
+    if !matches!(quote, '"' | '\'') || !is_prefix {
+        return None;
+    }
+    Some(string_value(chars, quote_at, quote, &prefix.to_ascii_lowercase()))
+}
+
+/// The string whose opening `quote` is at `start`, as `str:` its prefix and value; a quote
+/// escaped in a non-raw string is the quote.
+fn string_value(chars: &[char], start: usize, quote: char, prefix: &str) -> (String, usize) {
+    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
+    let width = if triple { 3 } else { 1 };
+    let raw = prefix.contains('r');
+    let mut body = String::new();
+    let mut i = start + width;
+    while i < chars.len() {
+        if chars[i] == quote
+            && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)))
+        {
+            i += width;
+            break;
+        }
+        if chars[i] == '\\' && i + 1 < chars.len() {
+            let next = chars[i + 1];
+            if !raw && (next == '\'' || next == '"') {
+                body.push(next);
+            } else {
+                body.push('\\');
+                body.push(next);
+            }
+            i += 2;
+            continue;
+        }
+        body.push(chars[i]);
+        i += 1;
+    }
+    (format!("str:{}:{body}", prefix.replace('u', "")), i)
 }
