@@ -4,7 +4,7 @@ use std::path::Path;
 
 use mutators::rust::UnsafeCode;
 
-use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing};
+use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing, Literal};
 
 /// Where the cargo tests whose names do not say their package are filed: a package tested
 /// whole, a failed test libtest names alone.
@@ -61,7 +61,7 @@ fn place_test(test: &str) -> (&str, &str) {
 }
 /// A Rust literal beginning at `start` as written: a string in double quotes, or a char; a
 /// lifetime's quote is a mark of its own (the word after it another token).
-fn literal(chars: &[char], start: usize) -> Option<(String, usize)> {
+fn literal(chars: &[char], start: usize) -> Option<Literal> {
     match chars[start] {
         '"' => Some(quoted(chars, start)),
         '\'' if chars.get(start + 2) == Some(&'\'') || chars.get(start + 1) == Some(&'\\') => {

@@ -81,12 +81,15 @@ pub struct Lexing {
     /// letter prefix included), or a mark its quote makes (a Rust lifetime's): the token it
     /// counts as, so that a literal written another way compares equal where the language
     /// says it is, and where it ends. None where no literal begins.
-    pub literal: fn(chars: &[char], start: usize) -> Option<(String, usize)>,
+    pub literal: fn(chars: &[char], start: usize) -> Option<Literal>,
     /// The keywords a bracket may follow without being a call.
     pub keywords: &'static [&'static str],
     /// A call's or definition's parenthesis may follow a generic type's closing `>`.
     pub generics: bool,
 }
+
+/// A literal as a line's tokens hold it, and the index of the character after it.
+pub type Literal = (String, usize);
 
 /// A language, by its descriptor: compared by name.
 #[derive(Clone, Copy)]

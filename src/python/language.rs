@@ -18,7 +18,7 @@ use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::{How, RunRecord, StepRecord};
 use crate::run::job::Job;
-use crate::run::language::{self, Context, LanguageCheck, Proven, Started, Widened};
+use crate::run::language::{self, Context, LanguageCheck, Proven, Rounds, RoundsOf, Started, Widened};
 use crate::run::require;
 use crate::run::timeouts::{mutant_timeout, BASELINE_LIMIT};
 
@@ -27,11 +27,6 @@ impl LanguageCheck for PythonCheck {
     type Evidence = FirstRound;
     type Worker = PythonWorker;
     const LANGUAGE: Language = spec::LANGUAGE;
-
-    /// Only when the change's own test files ran first, under pytest.
-    fn second_round(&self) -> bool {
-        !self.tests.is_empty() && self.pytest() && self.widens
-    }
 
     /// The interpreter with its packages, the runner and the environment; a changed test
     /// module counts only for the mutants whose tests it holds.
@@ -189,26 +184,6 @@ impl LanguageCheck for PythonCheck {
         Ok(Started { workers, steps })
     }
 
-    /// A kill shows the tests saw the mutants of its file; each file with none (all its
-    /// mutants survived, timed out or broke) has its canary: its tests must fail when it is
-    /// broken, or no survivor of it can be believed.
-    fn prove_unseen(
-        &self,
-        ctx: &Context,
-        workers: &mut [PythonWorker],
-        jobs: &[Job<PythonJob>],
-        ran: &[MutantResult],
-    ) -> Result<Vec<StepRecord>> {
-        let seen: BTreeSet<usize> = ran
-            .iter()
-            .filter(|result| result.outcome.status == Status::Killed)
-            .map(|result| result.planned.file)
-            .collect();
-        let unseen: Vec<Job<PythonJob>> =
-            jobs.iter().filter(|job| !seen.contains(&job.planned.file)).cloned().collect();
-        prove_canaries(ctx, &mut workers[0], &unseen)
-    }
-
     /// The first round's collectors collected the change's tests only: when enough of the
     /// second round's mutants could be swapped in, each worker gets a collector of the test
     /// files they need. A collector collects all of those files, a fresh import only its
@@ -236,6 +211,41 @@ impl LanguageCheck for PythonCheck {
         Ok(steps)
     }
 
+    fn rounds(&self) -> Option<&RoundsOf<Self>> {
+        Some(self)
+    }
+}
+
+impl Rounds for PythonCheck {
+    type Data = PythonJob;
+    type Evidence = FirstRound;
+    type Worker = PythonWorker;
+
+    /// Only when the change's own test files ran first, under pytest.
+    fn widens(&self) -> bool {
+        !self.tests.is_empty() && self.pytest() && self.widens
+    }
+
+    /// A kill shows the tests saw the mutants of its file; each file with none (all its
+    /// mutants survived, timed out or broke) has its canary: its tests must fail when it is
+    /// broken, or no survivor of it can be believed.
+    fn prove_unseen(
+        &self,
+        ctx: &Context,
+        workers: &mut [PythonWorker],
+        jobs: &[Job<PythonJob>],
+        ran: &[MutantResult],
+    ) -> Result<Vec<StepRecord>> {
+        let seen: BTreeSet<usize> = ran
+            .iter()
+            .filter(|result| result.outcome.status == Status::Killed)
+            .map(|result| result.planned.file)
+            .collect();
+        let unseen: Vec<Job<PythonJob>> =
+            jobs.iter().filter(|job| !seen.contains(&job.planned.file)).cloned().collect();
+        prove_canaries(ctx, &mut workers[0], &unseen)
+    }
+
     /// The change's own tests ran first. A mutant they let survive, or whose statement they did
     /// not run, faces the rest of the suite as the project's configuration collects it
     /// (doctests included): one more coverage run, watching only those statements, leaving
@@ -246,7 +256,7 @@ impl LanguageCheck for PythonCheck {
         first_round: &mut FirstRound,
         results: &[MutantResult],
     ) -> Result<Option<Widened<PythonJob>>> {
-        if !self.second_round() {
+        if !self.widens() {
             return Ok(None); // the whole suite, the user's command, or the tests asked for ran already
         }
         let open: Vec<PlannedMutant> = results

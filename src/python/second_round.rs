@@ -11,7 +11,7 @@ use super::rest::{RestOfSuite, RestSpec};
 use super::spec;
 use super::{impact, invalidate};
 use crate::run::job::Job;
-use crate::run::language::{Context, LanguageCheck, Widened};
+use crate::run::language::{Context, Rounds, Widened};
 use crate::run::timeouts::BASELINE_LIMIT;
 use crate::worktree;
 
@@ -52,7 +52,7 @@ impl PythonCheck {
         idle: bool,
     ) -> Result<Option<RestOfSuite>> {
         let question = self.rest_probe(ctx);
-        if !self.second_round() || self.impact.nothing_left.is_some() || self.memory.remembers(&question) {
+        if !self.widens() || self.impact.nothing_left.is_some() || self.memory.remembers(&question) {
             return Ok(None);
         }
         let root = ctx.scratch.path().join("copy-rest");
@@ -129,7 +129,7 @@ impl PythonCheck {
         let added = coverage::plan_targets(ctx.plan);
         let is_test_file = |path: &std::path::Path| spec::is_test_file(path);
         let first = |test: &str| !coverage::selection_runs(&[], &self.tests, test);
-        self.impact = match self.second_round() {
+        self.impact = match self.widens() {
             true => invalidate::rule_out_for_rounds(&map, &now, &added, &is_test_file, &first),
             false => invalidate::rule_out(&map, &now, &added, &is_test_file),
         };

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing};
+use crate::model::plan::{in_directory_named, Language, LanguageSpec, Lexing, Literal};
 
 /// Python, as the layers below the languages see it.
 pub static PYTHON: LanguageSpec = LanguageSpec {
@@ -58,7 +58,7 @@ fn place_test(test: &str) -> (&str, &str) {
 }
 /// A Python string beginning at `start`, a token's start (its letter prefix included), as its
 /// prefix and value: quote style (single, double, triple) does not count, nor `u`.
-fn string_literal(chars: &[char], start: usize) -> Option<(String, usize)> {
+fn string_literal(chars: &[char], start: usize) -> Option<Literal> {
     let mut quote_at = start;
     while quote_at < chars.len() && chars[quote_at].is_ascii_alphabetic() {
         quote_at += 1;

@@ -106,7 +106,7 @@ pub trait LanguageCheck {
 
     /// Readies the workers of an earlier round for `jobs`, and proves that they see mutants of
     /// the files `jobs` mutate, with their tests (a canary), where the language needs that;
-    /// `workers` or `prove_unseen` does it for its first round.
+    /// `workers` or `Rounds::prove_unseen` does it for its first round.
     fn prove_round(
         &self,
         ctx: &Context,
@@ -114,30 +114,9 @@ pub trait LanguageCheck {
         jobs: &[Job<Self::Data>],
     ) -> Result<Vec<StepRecord>>;
 
-    /// After the first round ran `jobs` (`ran`: their verdicts), before any is kept: proves
-    /// that the workers saw the mutants of each file where the language needs that and no
-    /// mutant of the file was killed (a kill proves it for its file).
-    fn prove_unseen(
-        &self,
-        _ctx: &Context,
-        _workers: &mut [Self::Worker],
-        _jobs: &[Job<Self::Data>],
-        _ran: &[MutantResult],
-    ) -> Result<Vec<StepRecord>> {
-        Ok(Vec::new())
-    }
-
-    /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
-    /// has, they are not final.
-    fn second_round(&self) -> bool {
-        false
-    }
-
     /// What its tests depend on beside the files, for reusing verdicts between runs; `None`
     /// reuses nothing.
-    fn verdict_scope(&self, _ctx: &Context) -> Option<super::verdicts::Scope> {
-        None
-    }
+    fn verdict_scope(&self, ctx: &Context) -> Option<super::verdicts::Scope>;
 
     /// Why a test-impact map could not rule out the tests it kept, per reason (none without
     /// one).
@@ -145,29 +124,62 @@ pub trait LanguageCheck {
         Vec::new()
     }
 
+    /// What it does after its first round, where that round is not its last.
+    fn rounds(&self) -> Option<&RoundsOf<Self>> {
+        None
+    }
+}
+
+/// The `Rounds` of a language check, with its types.
+pub type RoundsOf<L> = dyn Rounds<
+    Evidence = <L as LanguageCheck>::Evidence,
+    Data = <L as LanguageCheck>::Data,
+    Worker = <L as LanguageCheck>::Worker,
+>;
+
+/// What a language whose first round is not its last adds: one whose first round runs only
+/// some of the tests that reach a mutant (the change's own) proves after it what its kills did
+/// not, widens it, and confirms survivors against the whole suite. Any language may have them;
+/// one whose first round decides every verdict has none.
+pub trait Rounds {
+    type Evidence;
+    type Data: JobData;
+    type Worker: Worker<Data = Self::Data>;
+
+    /// After the first round ran `jobs` (`ran`: their verdicts), before any is kept: proves
+    /// that the workers saw the mutants of each file where the language needs that and no
+    /// mutant of the file was killed (a kill proves it for its file).
+    fn prove_unseen(
+        &self,
+        ctx: &Context,
+        workers: &mut [Self::Worker],
+        jobs: &[Job<Self::Data>],
+        ran: &[MutantResult],
+    ) -> Result<Vec<StepRecord>>;
+
+    /// Whether `widen` looks again at the first round's open verdicts (`is_open`): until it
+    /// has, they are not final.
+    fn widens(&self) -> bool;
+
     /// After the first round: the mutants whose verdicts rest on fewer tests than the suite
     /// has for them, with the rest of those tests. `None` when every verdict stands.
     fn widen(
         &self,
-        _ctx: &Context,
-        _evidence: &mut Self::Evidence,
-        _results: &[MutantResult],
-    ) -> Result<Option<Widened<Self::Data>>> {
-        Ok(None)
-    }
+        ctx: &Context,
+        evidence: &mut Self::Evidence,
+        results: &[MutantResult],
+    ) -> Result<Option<Widened<Self::Data>>>;
 
     /// After the last round, with `--confirm-survivors`: a job per survivor that runs the whole
     /// suite as it runs, where the language can (a test that does not run a line may still
     /// read what it made: a memo, a registry). `baseline`: what the unmutated runs took.
     fn confirm(
         &self,
-        _ctx: &Context,
-        _evidence: &Self::Evidence,
-        _results: &[MutantResult],
-        _baseline: Duration,
-    ) -> Vec<Job<Self::Data>> {
-        Vec::new()
-    }
+        ctx: &Context,
+        evidence: &Self::Evidence,
+        results: &[MutantResult],
+        baseline: Duration,
+    ) -> Vec<Job<Self::Data>>;
 }
 
 /// The survivors a language confirms against the whole suite, as it runs (`--confirm-survivors`).

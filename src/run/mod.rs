@@ -428,7 +428,7 @@ pub fn check_language<L: LanguageCheck>(
     let scope = side.verdict_scope(ctx);
     // With no job, the first round is over; its open verdicts still face the second.
     let any_open = results.iter().any(|result| language::is_open(result.outcome.status));
-    if jobs.is_empty() && !(side.second_round() && any_open) {
+    if jobs.is_empty() && !(widens(side) && any_open) {
         timings.baseline += started_at.elapsed();
         heed_varying_coverage(ctx, scope.as_ref(), &mut results, !reused);
         return Ok(checked(side, results, baseline, steps, Cut::default()));
@@ -464,10 +464,11 @@ pub fn check_language<L: LanguageCheck>(
     }
     let started = Instant::now();
     let open = results.iter().filter(|result| language::is_open(result.outcome.status)).count();
-    if side.second_round() && open > 0 {
+    if widens(side) && open > 0 {
         events(Event::Phase(Phase::SecondRound { open }));
     }
-    let widened = match side.widen(ctx, &mut evidence, &results) {
+    let widened = side.rounds().map_or(Ok(None), |rounds| rounds.widen(ctx, &mut evidence, &results));
+    let widened = match widened {
         Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
         widened => widened?,
     };
@@ -480,15 +481,12 @@ pub fn check_language<L: LanguageCheck>(
         let round = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started };
         cut = round.run(jobs, &mut workers, &mut results, &mut steps, timings, events)?;
     }
-    let confirming = side.confirm(ctx, &evidence, &results, baseline);
+    let confirming =
+        side.rounds().map_or(Vec::new(), |rounds| rounds.confirm(ctx, &evidence, &results, baseline));
     if !cut.interrupted && !INTERRUPTED.load(Ordering::SeqCst) && !confirming.is_empty() {
-        let count = confirming.len();
-        events(Event::Phase(Phase::Confirming { count }));
-        let ids: BTreeSet<usize> = confirming.iter().map(|job| job.planned.id).collect();
         let round =
             Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started: Instant::now() };
-        cut = round.run(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
-        say_confirmed(&mut results, &ids);
+        cut = round.confirm(confirming, &mut workers, &mut results, &mut steps, timings, events)?;
     }
     if !cut.interrupted && !INTERRUPTED.load(Ordering::SeqCst) {
         heed_varying_coverage(ctx, scope.as_ref(), &mut results, !reused);
@@ -523,6 +521,12 @@ fn heed_varying_coverage(
     reach::settle_varying(ctx.cache, results, &key, observed);
 }
 
+/// Whether a language's second round looks again at its first round's open verdicts: until it
+/// has, they are not final.
+fn widens<L: LanguageCheck>(side: &L) -> bool {
+    side.rounds().is_some_and(|rounds| rounds.widens())
+}
+
 /// What a check cut off before its second round keeps: the verdicts that round would look at
 /// again are not final.
 fn cut_off<L: LanguageCheck>(
@@ -532,7 +536,7 @@ fn cut_off<L: LanguageCheck>(
     steps: Vec<StepRecord>,
 ) -> Result<Checked> {
     let reached = results.len();
-    if side.second_round() {
+    if widens(side) {
         results.retain(|result| !language::is_open(result.outcome.status));
     }
     let undecided = reached - results.len();
@@ -654,6 +658,24 @@ impl<L: LanguageCheck> Round<'_, L> {
         results.retain(|result| !cut.contains(&result.planned.id));
         Ok(Cut { interrupted: !cut.is_empty() || INTERRUPTED.load(Ordering::SeqCst), undecided: cut.len() })
     }
+
+    /// Runs the survivors the language confirms (`jobs`) against the whole suite, as it runs,
+    /// saying so in their reasons.
+    fn confirm(
+        self,
+        jobs: Vec<job::Job<L::Data>>,
+        workers: &mut Vec<L::Worker>,
+        results: &mut Vec<MutantResult>,
+        steps: &mut Vec<StepRecord>,
+        timings: &mut Timings,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<Cut> {
+        events(Event::Phase(Phase::Confirming { count: jobs.len() }));
+        let ids: BTreeSet<usize> = jobs.iter().map(|job| job.planned.id).collect();
+        let cut = self.run(jobs, workers, results, steps, timings, events)?;
+        say_confirmed(results, &ids);
+        Ok(cut)
+    }
 }
 
 /// Runs the jobs no earlier verdict settled on `workers`, and keeps their verdicts for the
@@ -684,7 +706,10 @@ fn first_round<L: LanguageCheck>(
     if INTERRUPTED.load(Ordering::SeqCst) {
         return Ok((ran, Vec::new()));
     }
-    let proofs = side.prove_unseen(ctx, workers, &recalled.jobs, &ran)?;
+    let proofs = match side.rounds() {
+        Some(rounds) => rounds.prove_unseen(ctx, workers, &recalled.jobs, &ran)?,
+        None => Vec::new(),
+    };
     ctx.verdicts.remember(recalled, &ran);
     Ok((ran, proofs))
 }
