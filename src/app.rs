@@ -185,7 +185,7 @@ fn check(options: &Options) -> Result<Exit> {
     console.finish(&report.timings);
     write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
-        report::out::write(dir, &report, options)?;
+        report::out::write(dir, &report, options, LANGUAGES)?;
     }
     Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&report.gate()) })
 }

@@ -13,4 +13,5 @@ pub const PLUGIN: Plugin = Plugin {
         check_language(&CargoCheck::new(ctx)?, ctx, candidates, timings, events)
     },
     audit: None,
+    settings: |options| serde_json::json!({ "testTool": options.rust.test_tool.name() }),
 };

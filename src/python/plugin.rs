@@ -13,4 +13,12 @@ pub const PLUGIN: Plugin = Plugin {
         check_language(&PythonCheck::new(ctx)?, ctx, candidates, timings, events)
     },
     audit: Some(Auditor { touches_tests: audit::touches_tests, begin: audit::begin }),
+    settings: |options| {
+        serde_json::json!({
+            "interpreter": options.python.interpreter,
+            "extraTests": options.python.extra_tests,
+            "fork": options.python.fork,
+            "swap": options.python.swap,
+        })
+    },
 };

@@ -10,6 +10,7 @@ use super::{json as report_json, text};
 use crate::lines::Target;
 use crate::model::report::Report;
 use crate::options::Options;
+use crate::run::plugin::Plugin;
 
 /// The file that marks a directory as a run record.
 const MARKER: &str = "run.json";
@@ -28,8 +29,9 @@ pub fn check_destination(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes the record of `report`, replacing an earlier record in `dir`.
-pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
+/// Writes the record of `report`, replacing an earlier record in `dir`; each of `languages`
+/// gives its settings.
+pub fn write(dir: &Path, report: &Report, options: &Options, languages: &[Plugin]) -> Result<()> {
     check_destination(dir)?;
     for old in ["mutants", MARKER, "report.json"] {
         let path = dir.join(old);
@@ -88,7 +90,7 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
         "version": env!("CARGO_PKG_VERSION"),
         "repository": report.origin.as_ref().map(|origin| origin.repository.clone()),
         "state": report.origin.as_ref().map(|origin| origin.state.to_text()),
-        "options": options_json(options),
+        "options": options_json(options, languages),
         "steps": steps,
         // What the run printed last: the delta's line (none after `audit-tests`), the audit's.
         "summary": text::summary(report).trim_end(),
@@ -109,8 +111,8 @@ pub fn write(dir: &Path, report: &Report, options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// The options of the check, as resolved.
-fn options_json(options: &Options) -> Value {
+/// The options of the check, as resolved, with each language's settings under its name.
+fn options_json(options: &Options, languages: &[Plugin]) -> Value {
     let target = match &options.target {
         Target::Staged => json!({ "staged": true }),
         Target::Commit(rev) => json!({ "commit": rev }),
@@ -118,7 +120,7 @@ fn options_json(options: &Options) -> Value {
         Target::Range { from, to } => json!({ "from": from, "to": to }),
         Target::Lines(text) => json!({ "lines": text }),
     };
-    json!({
+    let mut record = json!({
         "directory": options.directory,
         "target": target,
         "arid": options.choice.arid,
@@ -130,14 +132,9 @@ fn options_json(options: &Options) -> Value {
         "jobs": options.jobs.get(),
         "testCmd": options.test_cmd,
         "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),
-        "python": {
-            "interpreter": options.python.interpreter,
-            "extraTests": options.python.extra_tests,
-            "fork": options.python.fork,
-            "swap": options.python.swap,
-        },
-        "rust": {
-            "testTool": options.rust.test_tool.name(),
-        },
-    })
+    });
+    for plugin in languages {
+        record[plugin.language.name] = (plugin.settings)(options);
+    }
+    record
 }

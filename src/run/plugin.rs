@@ -28,6 +28,8 @@ pub struct Plugin {
     pub check: CheckMutants,
     /// The audit of the tests a change edits; none where the language has none yet.
     pub audit: Option<Auditor>,
+    /// Its settings, as a check's run record shows them under its name.
+    pub settings: fn(&Options) -> serde_json::Value,
 }
 
 /// How a language checks its mutants, hearing its events out.

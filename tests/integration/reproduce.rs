@@ -96,6 +96,14 @@ fn the_run_record_keeps_each_mutants_diff_commands_and_output() {
         (&overview["options"]["arid"], &overview["options"]["onePerLine"]),
         (&Value::Bool(true), &Value::Bool(false))
     );
+    // Each language's settings, under its name.
+    let python = &overview["options"]["python"];
+    assert_eq!(
+        (&python["fork"], &python["extraTests"]),
+        (&Value::Bool(true), &serde_json::json!([])),
+        "{python}"
+    );
+    assert_eq!(overview["options"]["rust"], serde_json::json!({ "testTool": "cargo" }));
     assert!(overview["state"].as_str().unwrap().starts_with("commit "), "{overview}");
     let steps = overview["steps"].as_array().unwrap();
     let baseline = steps.iter().find(|s| s["step"] == "baseline").expect("the baseline's record");
