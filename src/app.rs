@@ -20,6 +20,11 @@ use crate::{report, run};
 /// language is a folder beside `python/` and `cargo/` and a line here).
 pub const LANGUAGES: &[run::plugin::Plugin] = &[crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
 
+/// Each language's settings (its keys, its flags, their resolution), in the order of `LANGUAGES`.
+fn settings() -> Vec<crate::options::SettingsOf> {
+    LANGUAGES.iter().map(|plugin| plugin.settings).collect()
+}
+
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
     if let Command::Watchdog = cli.command {
@@ -48,24 +53,24 @@ fn dispatch(cli: Cli) -> Exit {
     let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
         Command::Check(args) if args.config.print_config => {
-            Options::resolve(Some(directory), &args, &mut std::io::empty()).map(|o| print_config(&o.config))
-        }
-        Command::Check(args) => {
-            Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
-        }
-        Command::AuditTests(args) if args.config.print_config => {
-            Options::resolve_audit(Some(directory), &args, &mut std::io::empty())
+            Options::resolve(Some(directory), &args, &mut std::io::empty(), &settings())
                 .map(|o| print_config(&o.config))
         }
-        Command::AuditTests(args) => {
-            Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
+        Command::Check(args) => {
+            Options::resolve(Some(directory), &args, stdin, &settings()).and_then(|options| check(&options))
         }
+        Command::AuditTests(args) if args.config.print_config => {
+            Options::resolve_audit(Some(directory), &args, &mut std::io::empty(), &settings())
+                .map(|o| print_config(&o.config))
+        }
+        Command::AuditTests(args) => Options::resolve_audit(Some(directory), &args, stdin, &settings())
+            .and_then(|options| check(&options)),
         Command::List(args) if args.config.print_config => {
-            ListOptions::resolve(directory, &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+            ListOptions::resolve(directory, &args, &mut std::io::empty(), &settings())
+                .map(|o| print_config(&o.config))
         }
-        Command::List(args) => {
-            ListOptions::resolve(directory, &args, stdin).and_then(|options| list(&options, args.json))
-        }
+        Command::List(args) => ListOptions::resolve(directory, &args, stdin, &settings())
+            .and_then(|options| list(&options, args.json)),
         Command::Merge(args) => merge(&args),
         Command::Map(args) => impact_map(directory, &args),
         Command::Mutators => {
@@ -297,7 +302,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// `mutdelta map`: the suite of a commit run once, its test-impact map kept and written.
 fn impact_map(directory: PathBuf, args: &MapArgs) -> Result<Exit> {
     let check = args.as_check()?;
-    let options = Options::resolve(Some(directory), &check, &mut std::io::empty())?;
+    let options = Options::resolve(Some(directory), &check, &mut std::io::empty(), &settings())?;
     if args.config.print_config {
         return Ok(print_config(&options.config));
     }

@@ -6,5 +6,6 @@ pub mod libtest;
 pub mod nextest;
 pub mod plugin;
 pub mod schema;
+pub mod settings;
 pub mod spec;
 pub mod workspace;

@@ -1,6 +1,7 @@
 //! Python plugged into the runner: its descriptor, the tests a change names, the pytest check and the kill-loss audit.
 
 use super::check::PythonCheck;
+use super::settings::{PythonSettings, SETTINGS};
 use super::{audit, select, spec};
 use crate::run::check_language;
 use crate::run::plugin::{Auditor, Plugin};
@@ -8,7 +9,8 @@ use crate::run::plugin::{Auditor, Plugin};
 /// Python plugged into the runner: the pytest check, and the kill-loss audit.
 pub const PLUGIN: Plugin = Plugin {
     language: spec::LANGUAGE,
-    relevant_tests: |plan, options| select::relevant_tests(plan, &options.python.extra_tests),
+    settings: SETTINGS,
+    relevant_tests: |plan, options| select::relevant_tests(plan, &PythonSettings::of(options).extra_tests),
     check: |ctx, candidates, timings, events| {
         check_language(&PythonCheck::new(ctx)?, ctx, candidates, timings, events)
     },

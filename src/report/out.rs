@@ -7,9 +7,11 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{json as report_json, text};
+use crate::cargo::settings::RustSettings;
 use crate::lines::Target;
 use crate::model::report::Report;
 use crate::options::Options;
+use crate::python::settings::PythonSettings;
 
 /// The file that marks a directory as a run record.
 const MARKER: &str = "run.json";
@@ -118,6 +120,7 @@ fn options_json(options: &Options) -> Value {
         Target::Range { from, to } => json!({ "from": from, "to": to }),
         Target::Lines(text) => json!({ "lines": text }),
     };
+    let (python, rust) = (PythonSettings::of(options), RustSettings::of(options));
     json!({
         "directory": options.directory,
         "target": target,
@@ -131,13 +134,13 @@ fn options_json(options: &Options) -> Value {
         "testCmd": options.test_cmd,
         "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),
         "python": {
-            "interpreter": options.python.interpreter,
-            "extraTests": options.python.extra_tests,
-            "fork": options.python.fork,
-            "swap": options.python.swap,
+            "interpreter": python.interpreter,
+            "extraTests": python.extra_tests,
+            "fork": python.fork,
+            "swap": python.swap,
         },
         "rust": {
-            "testTool": options.rust.test_tool.name(),
+            "testTool": rust.test_tool.name(),
         },
     })
 }

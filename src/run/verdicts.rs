@@ -224,19 +224,11 @@ impl Verdicts {
     }
 }
 
-/// The settings that can change a verdict; the timeout only when the user set it (the
-/// measured one changes from run to run).
+/// The settings that can change a verdict: the command, the timeout only when the user set it
+/// (the measured one changes from run to run), and each language's part, asked of its settings
+/// (`LanguageOptions::verdict_key`).
 fn settings(options: &Options) -> String {
-    format!(
-        "{:?} {:?} {} {} {:?} {} {:?}",
-        options.test_cmd,
-        options.timeout,
-        options.python.fork,
-        options.python.swap,
-        options.rust.test_tool,
-        options.rust.schema,
-        options.rust.features
-    )
+    format!("{:?} {:?} {}", options.test_cmd, options.timeout, options.languages.verdict_key())
 }
 
 #[cfg(test)]
@@ -328,7 +320,9 @@ mod settings_key {
     use std::time::Duration;
 
     use super::*;
-    use crate::options::{Features, ImpactMap, PythonSettings, RustSettings, TestTool};
+    use crate::cargo::settings::{Features, RustSettings, TestTool};
+    use crate::options::Languages;
+    use crate::python::settings::{ImpactMap, PythonSettings};
 
     /// Options with the settings a verdict's key holds, as given.
     fn options(test_cmd: Option<&str>, timeout: Option<f64>, changed: bool) -> Options {
@@ -353,23 +347,25 @@ mod settings_key {
             audit: crate::options::AuditMode::WithTestEdits,
             audit_budget: None,
             flaky: Vec::new(),
-            python: PythonSettings {
-                interpreter: None,
-                extra_tests: Vec::new(),
-                fork: !changed,
-                swap: !changed,
-                confirm_survivors: false,
-                impact_map: ImpactMap::Kept,
-            },
-            rust: RustSettings {
-                test_tool: if changed { TestTool::Nextest } else { TestTool::Cargo },
-                schema: !changed,
-                features: Features {
-                    named: if changed { vec!["a".into(), "pkg/b".into()] } else { Vec::new() },
-                    all: changed,
-                    no_default: changed,
-                },
-            },
+            languages: Languages::new(vec![
+                std::sync::Arc::new(PythonSettings {
+                    interpreter: None,
+                    extra_tests: Vec::new(),
+                    fork: !changed,
+                    swap: !changed,
+                    confirm_survivors: false,
+                    impact_map: ImpactMap::Kept,
+                }),
+                std::sync::Arc::new(RustSettings {
+                    test_tool: if changed { TestTool::Nextest } else { TestTool::Cargo },
+                    schema: !changed,
+                    features: Features {
+                        named: if changed { vec!["a".into(), "pkg/b".into()] } else { Vec::new() },
+                        all: changed,
+                        no_default: changed,
+                    },
+                }),
+            ]),
             config: Default::default(),
         }
     }
