@@ -411,3 +411,38 @@ fn demo() -> Result<Exit> {
     println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn every_flag_a_language_says_it_reads_is_an_option_of_check() {
+        let cli = crate::cli::Cli::command();
+        let check = cli.find_subcommand("check").expect("check is a command");
+        let options: Vec<String> =
+            check.get_arguments().filter_map(|arg| arg.get_long()).map(|long| format!("--{long}")).collect();
+        for plugin in LANGUAGES {
+            assert!(!plugin.settings.flags.is_empty(), "{}", plugin.language.display);
+            for flag in plugin.settings.flags {
+                assert!(options.iter().any(|option| option == flag), "{flag} is no option of check");
+            }
+        }
+    }
+
+    #[test]
+    fn every_language_owns_a_table_of_its_own_and_no_key_of_another() {
+        let mut keys = Vec::new();
+        for plugin in LANGUAGES {
+            let file = plugin.settings.file;
+            assert!(!crate::config::KEYS.contains(&file.table), "{}", file.table);
+            for key in file.keys {
+                assert!(!crate::config::KEYS.contains(&key.flat), "{} is the engine's", key.flat);
+                assert!(!keys.contains(&key.flat), "{} is two languages'", key.flat);
+                keys.push(key.flat);
+            }
+        }
+    }
+}
