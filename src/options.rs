@@ -292,7 +292,7 @@ impl Options {
         let directory = directory.unwrap_or_else(|| PathBuf::from("."));
         let config = load_config(&directory, &args.config, languages)?;
         let mut settings = Resolver::new(&config);
-        let test_cmd = resolve_test_cmd(args, &config, &mut settings);
+        let test_cmd = resolve_test_cmd(args, &config, &mut settings, languages);
         let timeout = settings.value("timeout", cli_timeout.map(Some), config.timeout.map(Some), None, |t| {
             t.map_or("(not set: max(10, 5 x what the mutant's tests took unmutated))".into(), |t| {
                 t.to_string()
@@ -358,14 +358,21 @@ fn check_cli(args: &CheckArgs) -> Result<(Option<NonZeroUsize>, Option<f64>)> {
     Ok((cli_jobs, cli_timeout))
 }
 
-/// `test-cmd`: the shell command that replaces the language's test tool, if any.
-fn resolve_test_cmd(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Option<String> {
+/// `test-cmd`: the shell command that replaces the languages' test tools, if any.
+fn resolve_test_cmd(
+    args: &CheckArgs,
+    config: &Config,
+    settings: &mut Resolver,
+    languages: &[SettingsOf],
+) -> Option<String> {
+    let tools: Vec<&str> = languages.iter().map(|language| language.tests_run_by).collect();
+    let unset = format!("(not set: {})", tools.join(", or "));
     settings.value(
         "test-cmd",
         args.test_cmd.clone().map(Some),
         config.test_cmd.clone().map(Some),
         None,
-        |cmd| cmd.as_deref().map_or("(not set: pytest, or cargo test for Rust files)".into(), config::quoted),
+        |cmd| cmd.as_deref().map_or(unset.clone(), config::quoted),
     )
 }
 
@@ -417,13 +424,16 @@ impl Options {
         if args.shard.is_some() {
             bail!("audit-tests mutates no added lines to split over shards: leave out --shard");
         }
+        let tool = languages.iter().find_map(|language| language.audit_runs_with).unwrap_or("its test tool");
         if args.test_cmd.is_some() {
-            bail!("audit-tests runs the edited tests alone with pytest: leave out --test-cmd");
+            bail!("audit-tests runs the edited tests alone with {tool}: leave out --test-cmd");
         }
         let mut options = Options::resolve(directory, args, stdin, languages)?;
         // The configuration's `test-cmd` is for `check`: the audit runs the edited tests alone.
         if options.test_cmd.take().is_some() {
-            options.config.set("test-cmd", "(not used: audit-tests runs the edited tests with pytest)");
+            options
+                .config
+                .set("test-cmd", &format!("(not used: audit-tests runs the edited tests with {tool})"));
         }
         options.audit = AuditMode::Only;
         Ok(options)

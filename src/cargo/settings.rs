@@ -85,6 +85,8 @@ impl LanguageOptions for RustSettings {
 pub const SETTINGS: SettingsOf = SettingsOf {
     file: LanguageTable { table: "rust", keys: KEYS, read },
     flags: &["--test-tool", "--features", "--all-features", "--no-default-features", "--no-schema"],
+    tests_run_by: "cargo test for Rust files",
+    audit_runs_with: None,
     resolve,
 };
 

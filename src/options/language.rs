@@ -29,6 +29,10 @@ pub struct SettingsOf {
     pub file: LanguageTable,
     /// The command-line flags it reads (`check --help` names them).
     pub flags: &'static [&'static str],
+    /// What runs its tests when no `test-cmd` replaces it, in words.
+    pub tests_run_by: &'static str,
+    /// What runs the edited tests of its kill-loss audit, where it has one, in words.
+    pub audit_runs_with: Option<&'static str>,
     /// Its settings, resolved.
     pub resolve: Resolve,
 }

@@ -68,6 +68,8 @@ pub const SETTINGS: SettingsOf = SettingsOf {
         "--impact-map",
         "--no-impact-map",
     ],
+    tests_run_by: "pytest",
+    audit_runs_with: Some("pytest"),
     resolve,
 };
 
