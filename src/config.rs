@@ -19,7 +19,6 @@ mod values;
 pub use file::{Config, FileKind, Found};
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};
 pub use tables::{Given, Key, LanguageTable};
-pub use values::from_root;
 use values::{boolean, describe, did_you_mean, strings};
 
 /// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.

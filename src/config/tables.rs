@@ -73,13 +73,14 @@ impl Given<'_> {
         values::strings(self.value(key)?)
     }
 
-    /// A path `key` holds, read from the repository root.
+    /// `path`, as the file gave it, read from the repository root (a bare name that is no file
+    /// there stays a command name).
     pub fn path(&self, path: &str) -> PathBuf {
         values::from_root(self.root, path)
     }
 }
 
-/// The table `NAME` of the file's own `table`, if a language owns that name.
+/// The language whose table is named `key`, if any.
 pub(super) fn language_of<'l>(languages: &'l [LanguageTable], key: &str) -> Option<&'l LanguageTable> {
     languages.iter().find(|language| language.table == key)
 }
