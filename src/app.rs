@@ -20,6 +20,11 @@ use crate::{report, run};
 /// language is a folder beside `python/` and `cargo/` and a line here).
 pub const LANGUAGES: &[run::plugin::Plugin] = &[crate::python::plugin::PLUGIN, crate::cargo::plugin::PLUGIN];
 
+/// Each language's settings (its keys, its flags, their resolution), in the order of `LANGUAGES`.
+fn settings() -> Vec<crate::options::SettingsOf> {
+    LANGUAGES.iter().map(|plugin| plugin.settings).collect()
+}
+
 /// Runs one command line to its exit status; errors are printed here, as one sentence.
 pub fn run(cli: Cli) -> Exit {
     if let Command::Watchdog = cli.command {
@@ -48,24 +53,24 @@ fn dispatch(cli: Cli) -> Exit {
     let stdin = &mut std::io::stdin();
     let outcome = match cli.command {
         Command::Check(args) if args.config.print_config => {
-            Options::resolve(Some(directory), &args, &mut std::io::empty()).map(|o| print_config(&o.config))
-        }
-        Command::Check(args) => {
-            Options::resolve(Some(directory), &args, stdin).and_then(|options| check(&options))
-        }
-        Command::AuditTests(args) if args.config.print_config => {
-            Options::resolve_audit(Some(directory), &args, &mut std::io::empty())
+            Options::resolve(Some(directory), &args, &mut std::io::empty(), &settings())
                 .map(|o| print_config(&o.config))
         }
-        Command::AuditTests(args) => {
-            Options::resolve_audit(Some(directory), &args, stdin).and_then(|options| check(&options))
+        Command::Check(args) => {
+            Options::resolve(Some(directory), &args, stdin, &settings()).and_then(|options| check(&options))
         }
+        Command::AuditTests(args) if args.config.print_config => {
+            Options::resolve_audit(Some(directory), &args, &mut std::io::empty(), &settings())
+                .map(|o| print_config(&o.config))
+        }
+        Command::AuditTests(args) => Options::resolve_audit(Some(directory), &args, stdin, &settings())
+            .and_then(|options| check(&options)),
         Command::List(args) if args.config.print_config => {
-            ListOptions::resolve(directory, &args, &mut std::io::empty()).map(|o| print_config(&o.config))
+            ListOptions::resolve(directory, &args, &mut std::io::empty(), &settings())
+                .map(|o| print_config(&o.config))
         }
-        Command::List(args) => {
-            ListOptions::resolve(directory, &args, stdin).and_then(|options| list(&options, args.json))
-        }
+        Command::List(args) => ListOptions::resolve(directory, &args, stdin, &settings())
+            .and_then(|options| list(&options, args.json)),
         Command::Merge(args) => merge(&args),
         Command::Map(args) => impact_map(directory, &args),
         Command::Mutators => {
@@ -297,7 +302,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// `mutdelta map`: the suite of a commit run once, its test-impact map kept and written.
 fn impact_map(directory: PathBuf, args: &MapArgs) -> Result<Exit> {
     let check = args.as_check()?;
-    let options = Options::resolve(Some(directory), &check, &mut std::io::empty())?;
+    let options = Options::resolve(Some(directory), &check, &mut std::io::empty(), &settings())?;
     if args.config.print_config {
         return Ok(print_config(&options.config));
     }
@@ -405,4 +410,39 @@ fn demo() -> Result<Exit> {
     }
     println!("{}", crate::demo::outro(exit));
     Ok(Exit::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn every_flag_a_language_says_it_reads_is_an_option_of_check() {
+        let cli = crate::cli::Cli::command();
+        let check = cli.find_subcommand("check").expect("check is a command");
+        let options: Vec<String> =
+            check.get_arguments().filter_map(|arg| arg.get_long()).map(|long| format!("--{long}")).collect();
+        for plugin in LANGUAGES {
+            assert!(!plugin.settings.flags.is_empty(), "{}", plugin.language.display);
+            for flag in plugin.settings.flags {
+                assert!(options.iter().any(|option| option == flag), "{flag} is no option of check");
+            }
+        }
+    }
+
+    #[test]
+    fn every_language_owns_a_table_of_its_own_and_no_key_of_another() {
+        let mut keys = Vec::new();
+        for plugin in LANGUAGES {
+            let file = plugin.settings.file;
+            assert!(!crate::config::KEYS.contains(&file.table), "{}", file.table);
+            for key in file.keys {
+                assert!(!crate::config::KEYS.contains(&key.flat), "{} is the engine's", key.flat);
+                assert!(!keys.contains(&key.flat), "{} is two languages'", key.flat);
+                keys.push(key.flat);
+            }
+        }
+    }
 }

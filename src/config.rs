@@ -1,7 +1,7 @@
 //! The project's configuration file (`mutdelta.toml` at the repository root, else `[tool.mutdelta]` in its `pyproject.toml`), read from the working tree and checked; and where each resolved setting came from.
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
@@ -13,69 +13,41 @@ use crate::memory::parse_limit;
 
 mod file;
 mod sources;
+mod tables;
+mod values;
 
-pub use file::{Config, FileKind, Found, TestTool};
+pub use file::{Config, FileKind, Found};
 pub use sources::{quoted, quoted_list, render, Provenance, Resolver, Setting, Source};
-
-/// The feature names in `lists` (each names features separated by commas or spaces), or the
-/// first that is not a cargo feature name (`where_` says which setting held it).
-pub fn feature_names(lists: &[String], where_: &str) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for name in lists.iter().flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace())) {
-        if name.is_empty() {
-            continue;
-        }
-        // Cargo's rule for a feature name (letters, digits, `_`, `-`, `+`, `.`, a word start),
-        // with one `/` after a package name.
-        let word = |part: &str| {
-            part.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && part.chars().all(|c| c.is_alphanumeric() || "_-+.".contains(c))
-        };
-        let valid = match name.split_once('/') {
-            Some((package, feature)) => word(package) && word(feature),
-            None => word(name),
-        };
-        if !valid {
-            bail!("{where_} holds {name:?}, which is not a cargo feature name: give names such as `serde` or `package/feature`, separated by commas");
-        }
-        names.push(name.to_string());
-    }
-    Ok(names)
-}
+pub use tables::{Given, Key, LanguageTable};
+use values::{boolean, describe, did_you_mean, strings};
 
 /// Whether `seconds` is a usable time limit: positive, and within what a `Duration` holds.
 pub fn is_seconds(seconds: f64) -> bool {
     seconds > 0.0 && Duration::try_from_secs_f64(seconds).is_ok()
 }
 
-/// The keys a configuration may set, spelled as on the command line.
+/// The keys the engine's settings take in a configuration, spelled as on the command line
+/// (each language's own are its `LanguageTable`'s).
 pub const KEYS: &[&str] = &[
     "test-cmd",
-    "python",
     "timeout",
     "jobs",
     "exclude",
     "disable-mutators",
-    "tests",
     "flaky",
     "no-arid",
     "one-per-line",
     "include-reformatted",
     "mutate-unsafe",
-    "test-tool",
-    "features",
-    "all-features",
-    "no-default-features",
     "no-audit",
-    "confirm-survivors",
     "memory-limit",
 ];
 
 impl Config {
     /// The configuration of the checkout at `root`, as its working tree holds it:
     /// `mutdelta.toml`, else `pyproject.toml`'s `[tool.mutdelta]`, else none. With `skip`, none
-    /// is looked for.
-    pub fn load(root: &Path, skip: bool) -> Result<Config> {
+    /// is looked for. Each of `languages` reads its own keys.
+    pub fn load(root: &Path, skip: bool, languages: &[LanguageTable]) -> Result<Config> {
         let empty = Config { root: root.to_path_buf(), ..Config::default() };
         if skip {
             return Ok(Config { found: Found::Skipped, ..empty });
@@ -83,7 +55,7 @@ impl Config {
         let pyproject = root.join("pyproject.toml");
         if let Some(text) = read(&root.join("mutdelta.toml"))? {
             let table = parse(&text, FileKind::MutdeltaToml)?;
-            let mut config = Config::from_table(table, FileKind::MutdeltaToml, root)?;
+            let mut config = Config::from_table(table, FileKind::MutdeltaToml, root, languages)?;
             let shadowed = read(&pyproject)
                 .ok()
                 .flatten()
@@ -101,79 +73,86 @@ impl Config {
         let table = parse(&text, FileKind::Pyproject)?;
         match mutdelta_table(&table) {
             None => Ok(empty),
-            Some(Value::Table(own)) => Config::from_table(own.clone(), FileKind::Pyproject, root),
+            Some(Value::Table(own)) => Config::from_table(own.clone(), FileKind::Pyproject, root, languages),
             Some(other) => {
                 bail!("pyproject.toml: `tool.mutdelta` must be a table of settings, not {}", describe(other))
             }
         }
     }
 
-    fn from_table(table: Table, kind: FileKind, root: &Path) -> Result<Config> {
+    fn from_table(table: Table, kind: FileKind, root: &Path, languages: &[LanguageTable]) -> Result<Config> {
         let mut config = Config { found: Found::File(kind), root: root.to_path_buf(), ..Config::default() };
+        let (mut flat, mut tables) = (Table::new(), Table::new());
         for (key, value) in table {
-            let wrong =
-                |allowed: &str| anyhow!("{kind}: `{key}` must be {allowed}, not {}", describe(&value));
-            if let Some(flag) = config.flag(&key) {
-                *flag = Some(boolean(&value).ok_or_else(|| wrong("true or false"))?);
-                continue;
-            }
-            match key.as_str() {
-                "test-cmd" => match &value {
-                    Value::String(cmd) if !cmd.trim().is_empty() => config.test_cmd = Some(cmd.clone()),
-                    _ => return Err(wrong("a shell command (a non-empty string)")),
-                },
-                "python" => match &value {
-                    Value::String(path) if !path.is_empty() => config.python = Some(from_root(root, path)),
-                    _ => return Err(wrong("a path to an interpreter or a virtual environment (a string)")),
-                },
-                "timeout" => match &value {
-                    Value::Integer(n) if is_seconds(*n as f64) => config.timeout = Some(*n as f64),
-                    Value::Float(x) if is_seconds(*x) => config.timeout = Some(*x),
-                    _ => return Err(wrong("a positive number of seconds")),
-                },
-                "memory-limit" => match &value {
-                    Value::String(text) => {
-                        config.memory_limit =
-                            Some(parse_limit(text).map_err(|err| anyhow!("{kind}: `memory-limit`: {err}"))?)
-                    }
-                    _ => return Err(wrong("an amount of memory such as \"4G\", or \"none\" (a string)")),
-                },
-                "jobs" => match &value {
-                    Value::Integer(n) if *n > 0 => {
-                        config.jobs = usize::try_from(*n).ok().and_then(NonZeroUsize::new)
-                    }
-                    _ => return Err(wrong("a whole number of at least 1")),
-                },
-                "exclude" => config.exclude = Some(exclude(&value, kind, &wrong)?),
-                "disable-mutators" => config.disable_mutators = Some(families(&value, kind, &wrong)?),
-                "tests" => {
-                    let tests = strings(&value)
-                        .filter(|tests| tests.iter().all(|test| !test.is_empty()))
-                        .ok_or_else(|| wrong("a list of test files or pytest node ids (strings)"))?;
-                    config.tests = Some(tests);
-                }
-                "flaky" => {
-                    let tests = strings(&value)
-                        .filter(|tests| tests.iter().all(|test| !test.trim().is_empty()))
-                        .ok_or_else(|| {
-                            wrong("a list of test ids, or their files, classes or directories (strings)")
-                        })?;
-                    config.flaky = Some(tests);
-                }
-                "features" => config.features = Some(features(&value, kind, &wrong)?),
-                "test-tool" => match &value {
-                    Value::String(tool) if tool == "cargo" => config.test_tool = Some(TestTool::Cargo),
-                    Value::String(tool) if tool == "nextest" => config.test_tool = Some(TestTool::Nextest),
-                    _ => return Err(wrong("\"cargo\" or \"nextest\"")),
-                },
-                _ => bail!(
-                    "{kind}: unknown key `{key}`{}; the keys are {}",
-                    did_you_mean(&key, KEYS.iter().copied()),
-                    KEYS.join(", ")
-                ),
+            let table_of = tables::language_of(languages, &key);
+            if table_of.is_some() && (value.is_table() || tables::flat_owner(languages, &key).is_none()) {
+                tables.insert(key, value);
+            } else if tables::flat_owner(languages, &key).is_some() {
+                flat.insert(key, value);
+            } else {
+                config.read_key(&key, &value, kind, languages)?;
             }
         }
+        config.languages = tables::read_languages(languages, &flat, &tables, kind, root)?;
         Ok(config)
+    }
+
+    /// The engine's key `key`, checked; an unknown one refused with the closest known.
+    fn read_key(
+        &mut self,
+        key: &str,
+        value: &Value,
+        kind: FileKind,
+        languages: &[LanguageTable],
+    ) -> Result<()> {
+        let wrong = |allowed: &str| anyhow!("{kind}: `{key}` must be {allowed}, not {}", describe(value));
+        if let Some(flag) = self.flag(key) {
+            *flag = Some(boolean(value).ok_or_else(|| wrong("true or false"))?);
+            return Ok(());
+        }
+        match key {
+            "test-cmd" => match value {
+                Value::String(cmd) if !cmd.trim().is_empty() => self.test_cmd = Some(cmd.clone()),
+                _ => return Err(wrong("a shell command (a non-empty string)")),
+            },
+            "timeout" => match value {
+                Value::Integer(n) if is_seconds(*n as f64) => self.timeout = Some(*n as f64),
+                Value::Float(x) if is_seconds(*x) => self.timeout = Some(*x),
+                _ => return Err(wrong("a positive number of seconds")),
+            },
+            "memory-limit" => match value {
+                Value::String(text) => {
+                    self.memory_limit =
+                        Some(parse_limit(text).map_err(|err| anyhow!("{kind}: `memory-limit`: {err}"))?)
+                }
+                _ => return Err(wrong("an amount of memory such as \"4G\", or \"none\" (a string)")),
+            },
+            "jobs" => match value {
+                Value::Integer(n) if *n > 0 => {
+                    self.jobs = usize::try_from(*n).ok().and_then(NonZeroUsize::new)
+                }
+                _ => return Err(wrong("a whole number of at least 1")),
+            },
+            "exclude" => self.exclude = Some(exclude(value, kind, &wrong)?),
+            "disable-mutators" => self.disable_mutators = Some(families(value, kind, &wrong)?),
+            "flaky" => {
+                let tests = strings(value)
+                    .filter(|tests| tests.iter().all(|test| !test.trim().is_empty()))
+                    .ok_or_else(|| {
+                    wrong("a list of test ids, or their files, classes or directories (strings)")
+                })?;
+                self.flaky = Some(tests);
+            }
+            _ => {
+                let keys = all_keys(languages);
+                bail!(
+                    "{kind}: unknown key `{key}`{}; the keys are {}",
+                    did_you_mean(key, keys.iter().copied()),
+                    keys.join(", ")
+                )
+            }
+        }
+        Ok(())
     }
 
     /// Where the true-or-false setting `key` goes, if it is one.
@@ -184,9 +163,6 @@ impl Config {
             "include-reformatted" => &mut self.include_reformatted,
             "mutate-unsafe" => &mut self.mutate_unsafe,
             "no-audit" => &mut self.no_audit,
-            "confirm-survivors" => &mut self.confirm_survivors,
-            "all-features" => &mut self.all_features,
-            "no-default-features" => &mut self.no_default_features,
             _ => return None,
         })
     }
@@ -206,13 +182,17 @@ fn families(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error
     names.iter().map(|name| Mutator::from_name(name).ok_or_else(|| unknown_family(kind, name))).collect()
 }
 
-/// `features`: one string of names or a list of them, each a valid cargo feature name.
-fn features(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error) -> Result<Vec<String>> {
-    let lists = match value {
-        Value::String(names) => vec![names.clone()],
-        _ => strings(value).ok_or_else(|| wrong("a list of cargo feature names (strings)"))?,
-    };
-    feature_names(&lists, &format!("{kind}: `features`"))
+/// The keys a file's top level may hold: the engine's, then each language's (as the top level
+/// spells them), then the names of the languages' tables.
+fn all_keys(languages: &[LanguageTable]) -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = KEYS.to_vec();
+    keys.extend(languages.iter().flat_map(|language| language.keys.iter().map(|key| key.flat)));
+    for language in languages {
+        if !keys.contains(&language.table) {
+            keys.push(language.table);
+        }
+    }
+    keys
 }
 
 /// A file's text; `None` when there is no such file.
@@ -246,41 +226,6 @@ fn mutdelta_table(pyproject: &Table) -> Option<&Value> {
     pyproject.get("tool")?.as_table()?.get("mutdelta")
 }
 
-/// A path in the configuration, read from the repository root; a bare name that is no file
-/// there stays a command name.
-fn from_root(root: &Path, path: &str) -> PathBuf {
-    let joined = root.join(path);
-    if Path::new(path).components().count() == 1 && !joined.exists() {
-        PathBuf::from(path)
-    } else {
-        joined
-    }
-}
-
-fn strings(value: &Value) -> Option<Vec<String>> {
-    value.as_array()?.iter().map(|item| item.as_str().map(str::to_string)).collect()
-}
-
-fn boolean(value: &Value) -> Option<bool> {
-    value.as_bool()
-}
-
-/// A value in words, for an error that says what was found instead.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::String(text) => format!("the string {text:?}"),
-        Value::Integer(n) => n.to_string(),
-        Value::Float(x) => format!("{x:?}"),
-        Value::Boolean(b) => b.to_string(),
-        Value::Datetime(when) => format!("the date {when}"),
-        Value::Array(items) => match items.iter().find(|item| !item.is_str()) {
-            Some(item) => format!("a list holding {}", describe(item)),
-            None => "a list".to_string(),
-        },
-        Value::Table(_) => "a table".to_string(),
-    }
-}
-
 /// The mutator family `name` names, as `--disable-mutator` gives it; else what the names are.
 pub fn mutator_family(name: &str) -> Result<Mutator> {
     Mutator::from_name(name).ok_or_else(|| {
@@ -302,16 +247,20 @@ fn unknown_family(kind: FileKind, name: &str) -> anyhow::Error {
     )
 }
 
-/// " (did you mean `x`?)" for the candidate closest to `word`, when one is close.
-fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> String {
-    let plain = |text: &str| text.to_lowercase().replace(['_', '-'], "");
-    let word = plain(word);
-    candidates
-        .map(|candidate| (strsim::jaro_winkler(&word, &plain(candidate)), candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| format!(" (did you mean `{candidate}`?)"))
-        .unwrap_or_default()
+/// The configuration `text` holds, as if read from `kind` at `/repo` (for the languages' tests).
+#[cfg(test)]
+pub fn from_text(text: &str, kind: FileKind, languages: &[LanguageTable]) -> Result<Config> {
+    let mut table = parse(text, kind)?;
+    if kind == FileKind::Pyproject {
+        match table
+            .remove("tool")
+            .and_then(|tool| tool.as_table().and_then(|tool| tool.get("mutdelta")).cloned())
+        {
+            Some(Value::Table(own)) => table = own,
+            _ => return Ok(Config::default()),
+        }
+    }
+    Config::from_table(table, kind, Path::new("/repo"), languages)
 }
 
 #[cfg(test)]
@@ -319,47 +268,81 @@ mod tests {
     use super::*;
     use crate::model::record::Bytes;
 
+    /// A language whose table is named as one of its top-level keys is, as the interpreter's is.
+    const LANG: LanguageTable = LanguageTable {
+        table: "lang",
+        keys: &[Key { table: "path", flat: "lang" }, Key { table: "names", flat: "names" }],
+        read: |given| {
+            let mut read = Vec::new();
+            for key in ["path", "names"] {
+                if let Some(value) = given.value(key) {
+                    if key == "path" && !value.is_str() {
+                        return Err(given.wrong(key, "a path (a string)"));
+                    }
+                    read.push((key, describe(value), given.source(key)));
+                }
+            }
+            Ok(std::sync::Arc::new(read))
+        },
+    };
+    const OTHER: LanguageTable =
+        LanguageTable { table: "other", keys: &[], read: |_| Ok(std::sync::Arc::new(())) };
+
     fn load(text: &str) -> Result<Config> {
-        let table = parse(text, FileKind::MutdeltaToml)?;
-        Config::from_table(table, FileKind::MutdeltaToml, Path::new("/repo"))
+        from_text(text, FileKind::MutdeltaToml, &[LANG, OTHER])
+    }
+
+    /// What the language `lang` read: each key, its value, where it was written.
+    fn read_by_lang(config: &Config) -> Vec<(&'static str, String, Source)> {
+        config.languages["lang"].downcast_ref::<Vec<(&'static str, String, Source)>>().unwrap().clone()
     }
 
     #[test]
     fn every_key_is_read() {
         let config = load(
-            "test-cmd = \"make test\"\npython = \".venv/bin/python\"\ntimeout = 2.5\njobs = 3\n\
-             exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\ntests = [\"tests/test_a.py\"]\nflaky = [\"tests/test_net.py\"]\n\
-             no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\nfeatures = [\"a\", \"pkg/b\"]\nall-features = false\nno-default-features = true\ntest-tool = \"nextest\"\nno-audit = true\n\
+            "test-cmd = \"make test\"\ntimeout = 2.5\njobs = 3\n\
+             exclude = [\"docs/conf.py\"]\ndisable-mutators = [\"StringLiteral\"]\nflaky = [\"tests/test_net.py\"]\n\
+             no-arid = true\none-per-line = true\ninclude-reformatted = false\nmutate-unsafe = true\nno-audit = true\n\
              memory-limit = \"2G\"\n",
         )
         .unwrap();
         assert_eq!(config.test_cmd.as_deref(), Some("make test"));
-        assert_eq!(config.python, Some(PathBuf::from("/repo/.venv/bin/python")));
         assert_eq!(config.timeout, Some(2.5));
         assert_eq!(config.jobs, NonZeroUsize::new(3));
         assert!(config.exclude.unwrap().matches(Path::new("docs/conf.py")));
         assert_eq!(config.disable_mutators, Some(vec![Mutator::StringLiteral]));
-        assert_eq!(config.tests, Some(vec!["tests/test_a.py".to_string()]));
         assert_eq!(config.flaky, Some(vec!["tests/test_net.py".to_string()]));
         assert_eq!(
             (config.no_arid, config.one_per_line, config.include_reformatted, config.no_audit),
             (Some(true), Some(true), Some(false), Some(true))
         );
         assert_eq!(config.mutate_unsafe, Some(true));
-        assert_eq!(config.features, Some(vec!["a".to_string(), "pkg/b".to_string()]));
-        assert_eq!((config.all_features, config.no_default_features), (Some(false), Some(true)));
-        assert_eq!(
-            load("features = \"a, b c\"").unwrap().features,
-            Some(vec!["a".into(), "b".into(), "c".into()])
-        );
-        assert_eq!(config.test_tool, Some(TestTool::Nextest));
         assert_eq!(config.memory_limit, Some(Some(Bytes(2 << 30))));
         assert_eq!(load("memory-limit = \"none\"").unwrap().memory_limit, Some(None));
     }
 
     #[test]
-    fn a_bare_interpreter_name_stays_a_command() {
-        assert_eq!(load("python = \"python3.12\"").unwrap().python, Some(PathBuf::from("python3.12")));
+    fn a_language_reads_its_keys_from_its_table_or_from_the_top_level() {
+        let flat = load("lang = \"bin/x\"\nnames = [\"a\"]\n").unwrap();
+        assert_eq!(
+            read_by_lang(&flat),
+            [
+                ("path", "the string \"bin/x\"".to_string(), Source::File(FileKind::MutdeltaToml)),
+                ("names", "a list".to_string(), Source::File(FileKind::MutdeltaToml)),
+            ]
+        );
+        let table = load("[lang]\npath = \"bin/x\"\n").unwrap();
+        assert_eq!(
+            read_by_lang(&table),
+            [("path", "the string \"bin/x\"".to_string(), Source::Table(FileKind::MutdeltaToml, "lang"))]
+        );
+        assert_eq!(Source::Table(FileKind::MutdeltaToml, "lang").to_string(), "mutdelta.toml [lang]");
+        let pyproject =
+            from_text("[tool.mutdelta.lang]\nnames = []\n", FileKind::Pyproject, &[LANG]).unwrap();
+        let source = Source::Table(FileKind::Pyproject, "lang");
+        assert_eq!(read_by_lang(&pyproject), [("names", "a list".to_string(), source)]);
+        assert_eq!(source.to_string(), "pyproject.toml [tool.mutdelta.lang]");
+        assert!(read_by_lang(&load("jobs = 2").unwrap()).is_empty(), "read even when it says nothing");
     }
 
     #[test]
@@ -378,35 +361,44 @@ mod tests {
             ("no-arid = \"yes\"", "`no-arid` must be true or false, not the string \"yes\""),
             ("exclude = \"docs\"", "`exclude` must be a list of globs (strings), not the string \"docs\""),
             (
-                "tests = [1]",
-                "`tests` must be a list of test files or pytest node ids (strings), not a list holding 1",
-            ),
-            ("test-tool = \"pytest\"", "`test-tool` must be \"cargo\" or \"nextest\""),
-            (
                 "flaky = \"tests/test_net.py\"",
                 "`flaky` must be a list of test ids, or their files, classes or directories (strings), not the string",
             ),
             ("flaky = [\" \"]", "`flaky` must be a list of test ids"),
-            // A feature name that cargo would read as an option never reaches cargo.
-            (
-                "features = [\"rounding\", \"--config=build.rustc-wrapper='x'\"]",
-                "mutdelta.toml: `features` holds \"--config=build.rustc-wrapper='x'\", which is not a cargo feature name",
-            ),
-            ("features = [1]", "`features` must be a list of cargo feature names (strings)"),
-            ("all-features = 1", "`all-features` must be true or false"),
             ("test-cmd = \" \"", "`test-cmd` must be a shell command"),
             ("exclude = [\"docs/[conf.py\"]", "`exclude` holds \"docs/[conf.py\", which is not a glob"),
-            ("jbos = 2", "unknown key `jbos` (did you mean `jobs`?); the keys are test-cmd, python,"),
+            ("jbos = 2", "unknown key `jbos` (did you mean `jobs`?); the keys are test-cmd, timeout,"),
             ("test_cmd = \"x\"", "unknown key `test_cmd` (did you mean `test-cmd`?)"),
+            ("nmaes = 2", "unknown key `nmaes` (did you mean `names`?)"),
+            ("othre = 2", "unknown key `othre` (did you mean `other`?)"),
             (
                 "disable-mutators = [\"StringLiterals\"]",
                 "names \"StringLiterals\", which is no mutator family (did you mean `StringLiteral`?)",
             ),
+            // A language's table.
+            (
+                "[lang]\npaht = \"x\"",
+                "mutdelta.toml [lang]: unknown key `paht` (did you mean `path`?); the keys are path, names",
+            ),
+            ("[lang]\npath = 1", "mutdelta.toml [lang]: `path` must be a path (a string), not 1"),
+            ("lang = 1", "mutdelta.toml: `lang` must be a path (a string), not 1"),
+            ("other = 1", "mutdelta.toml: `other` must be a table of settings, not 1"),
+            ("other = [\"a\"]", "mutdelta.toml: `other` must be a table of settings, not a list"),
+            (
+                "names = []\n[lang]\nnames = []",
+                "mutdelta.toml: `names` is set both at the top level and in mutdelta.toml [lang]: keep one (the table's)",
+            ),
+            ("[lang.path]\nx = 1", "mutdelta.toml [lang]: `path` must be a path (a string), not a table"),
         ];
         for (text, expected) in cases {
             let err = load(text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text}: {err}");
         }
+        let err = from_text("[tool.mutdelta.lang]\nfoo = 1\n", FileKind::Pyproject, &[LANG]).unwrap_err();
+        assert!(
+            err.to_string().starts_with("pyproject.toml [tool.mutdelta.lang]: unknown key `foo`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -6,9 +6,11 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 use git2::{Repository, Signature};
 
+use crate::cargo::settings::{RustSettings, TestTool};
 use crate::exit::Exit;
 use crate::lines::Target;
-use crate::options::{default_jobs, Options, PythonSettings, RustSettings, TestTool};
+use crate::options::{default_jobs, Languages, Options};
+use crate::python::settings::{ImpactMap, PythonSettings};
 
 /// The example project: (path, content before the change, content after it).
 const EXAMPLE: &[(&str, &str, &str)] = &[
@@ -67,15 +69,22 @@ pub fn prepare() -> Result<Demo> {
         audit: crate::options::AuditMode::WithTestEdits,
         audit_budget: Some(crate::options::AUDIT_BUDGET),
         flaky: Vec::new(),
-        python: PythonSettings {
-            interpreter: Some(python),
-            extra_tests: Vec::new(),
-            fork: true,
-            swap: true,
-            confirm_survivors: false,
-            impact_map: crate::options::ImpactMap::Kept,
-        },
-        rust: RustSettings { test_tool: TestTool::Cargo, schema: true, features: Default::default() },
+        // In the order of `app::LANGUAGES`.
+        languages: Languages::new(vec![
+            std::sync::Arc::new(PythonSettings {
+                interpreter: Some(python),
+                extra_tests: Vec::new(),
+                fork: true,
+                swap: true,
+                confirm_survivors: false,
+                impact_map: ImpactMap::Kept,
+            }),
+            std::sync::Arc::new(RustSettings {
+                test_tool: TestTool::Cargo,
+                schema: true,
+                features: Default::default(),
+            }),
+        ]),
         config: Default::default(),
     };
     Ok(Demo { _repository: dir, options, intro })

@@ -10,41 +10,16 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::choose::{Choice, Exclude};
 use crate::cli::{
     ChangeArgs, CheckArgs, ChoiceArgs, ColorArg, ConfigArgs, DiffArg, FormatArg, ListArgs, ReportArgs,
-    TestToolArg,
 };
-pub use crate::config::TestTool;
-use crate::config::{self, feature_names, is_seconds, Config, Provenance, Resolver};
+use crate::config::{self, is_seconds, Config, Provenance, Resolver};
 pub use crate::lines::Target;
 use crate::memory::{self, parse_limit};
 use crate::model::plan::Shard;
 use crate::model::record::Bytes;
 
-/// The cargo features the packages are built and tested with.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Features {
-    /// `--features`: names, `package/feature` for one package's.
-    pub named: Vec<String>,
-    pub all: bool,
-    pub no_default: bool,
-}
+mod language;
 
-impl Features {
-    /// What each cargo build and test command is given: the names as one word of their own,
-    /// so none can be read as another option.
-    pub fn cargo_args(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if !self.named.is_empty() {
-            args.push(format!("--features={}", self.named.join(",")));
-        }
-        if self.all {
-            args.push("--all-features".to_string());
-        }
-        if self.no_default {
-            args.push("--no-default-features".to_string());
-        }
-        args
-    }
-}
+pub use language::{LanguageOptions, Languages, SettingsOf};
 
 /// The kill-loss audit's default budget, in mutants tried before the change.
 pub const AUDIT_BUDGET: usize = 50;
@@ -128,43 +103,6 @@ impl Format {
     }
 }
 
-/// Settings only the Python side reads.
-#[derive(Debug, Clone)]
-pub struct PythonSettings {
-    /// `--python`: the interpreter that runs the tests (else found from the environment).
-    pub interpreter: Option<PathBuf>,
-    /// `--test`: more tests to run.
-    pub extra_tests: Vec<String>,
-    /// Fork each mutant's pytest run from a warm worker (else one process per mutant).
-    pub fork: bool,
-    /// Swap a mutant's code into a process that collected the tests, where it can be.
-    pub swap: bool,
-    /// `--confirm-survivors`: run each survivor against the whole suite, as it runs.
-    pub confirm_survivors: bool,
-    /// Which test-impact map the rest of the suite consults.
-    pub impact_map: ImpactMap,
-}
-
-/// The test-impact map a Python check consults (and records).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ImpactMap {
-    /// The one kept in `.git/mutdelta/`, recorded by earlier checks.
-    Kept,
-    /// `--impact-map FILE`: one made elsewhere (this check still records in the kept one).
-    File(PathBuf),
-    /// `--no-impact-map`: none consulted.
-    Off,
-}
-
-/// Settings only the Rust side reads.
-#[derive(Debug, Clone)]
-pub struct RustSettings {
-    pub test_tool: TestTool,
-    /// Mutants switched into one build per package (`--no-schema`: each built alone).
-    pub schema: bool,
-    pub features: Features,
-}
-
 /// Everything `check` needs, resolved.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -206,8 +144,8 @@ pub struct Options {
     pub audit_budget: Option<usize>,
     /// The configuration's `flaky`: tests known to fail at random (node ids, or prefixes).
     pub flaky: Vec<String>,
-    pub python: PythonSettings,
-    pub rust: RustSettings,
+    /// Each language's own settings, resolved by the language (`SettingsOf`).
+    pub languages: Languages,
     /// Where each setting came from (`--print-config`).
     pub config: Provenance,
 }
@@ -307,15 +245,23 @@ impl Choice {
     }
 }
 
-/// The configuration of the repository `directory` is in, unless `--no-config`.
-fn load_config(directory: &std::path::Path, args: &ConfigArgs) -> Result<Config> {
+/// The configuration of the repository `directory` is in, unless `--no-config`; each of
+/// `languages` reads its own keys.
+fn load_config(directory: &std::path::Path, args: &ConfigArgs, languages: &[SettingsOf]) -> Result<Config> {
     let root = crate::lines::repository_root(directory)?;
-    Config::load(&root, args.no_config)
+    let tables: Vec<config::LanguageTable> = languages.iter().map(|language| language.file).collect();
+    Config::load(&root, args.no_config, &tables)
 }
 
 impl ListOptions {
-    pub fn resolve(directory: PathBuf, args: &ListArgs, stdin: &mut dyn Read) -> Result<ListOptions> {
-        let config = load_config(&directory, &args.config)?;
+    /// The options of `list`; the configuration is checked whole, `languages`' keys included.
+    pub fn resolve(
+        directory: PathBuf,
+        args: &ListArgs,
+        stdin: &mut dyn Read,
+        languages: &[SettingsOf],
+    ) -> Result<ListOptions> {
+        let config = load_config(&directory, &args.config, languages)?;
         let mut settings = Resolver::new(&config);
         let choice = Choice::resolve(&args.choice, &config, &mut settings)?;
         let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
@@ -335,13 +281,18 @@ fn read_line_list(path: &std::path::Path, stdin: &mut dyn Read) -> Result<String
 }
 
 impl Options {
-    pub fn resolve(directory: Option<PathBuf>, args: &CheckArgs, stdin: &mut dyn Read) -> Result<Options> {
+    /// The options of `check`, each of `languages` resolving its own settings.
+    pub fn resolve(
+        directory: Option<PathBuf>,
+        args: &CheckArgs,
+        stdin: &mut dyn Read,
+        languages: &[SettingsOf],
+    ) -> Result<Options> {
         let (cli_jobs, cli_timeout) = check_cli(args)?;
         let directory = directory.unwrap_or_else(|| PathBuf::from("."));
-        let config = load_config(&directory, &args.config)?;
+        let config = load_config(&directory, &args.config, languages)?;
         let mut settings = Resolver::new(&config);
-        let test_cmd = resolve_test_cmd(args, &config, &mut settings);
-        let interpreter = resolve_interpreter(args, &config, &mut settings);
+        let test_cmd = resolve_test_cmd(args, &config, &mut settings, languages);
         let timeout = settings.value("timeout", cli_timeout.map(Some), config.timeout.map(Some), None, |t| {
             t.map_or("(not set: max(10, 5 x what the mutant's tests took unmutated))".into(), |t| {
                 t.to_string()
@@ -350,18 +301,14 @@ impl Options {
         let jobs = settings.value("jobs", cli_jobs, config.jobs, default_jobs(), |n| n.to_string());
         let memory_limit = resolve_memory_limit(args, &config, &mut settings, jobs)?;
         let choice = Choice::resolve(&args.choice, &config, &mut settings)?;
-        let extra_tests = settings.value(
-            "tests",
-            (!args.tests.is_empty()).then(|| args.tests.clone()),
-            config.tests.clone(),
-            Vec::new(),
-            |tests| config::quoted_list(tests),
-        );
-        let test_tool = TestTool::resolve(args.test_tool, &config, &mut settings);
-        let features = Features::resolve(args, &config, &mut settings)?;
+        let own = languages
+            .iter()
+            .map(|language| {
+                let file = config.languages.get(language.file.table).map(|file| &**file);
+                (language.resolve)(args, file, &mut settings)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let no_audit = settings.flag("no-audit", args.no_audit, config.no_audit);
-        let confirm_survivors =
-            settings.flag("confirm-survivors", args.confirm_survivors, config.confirm_survivors);
         let flaky = settings
             .value("flaky", None, config.flaky.clone(), Vec::new(), |tests| config::quoted_list(tests));
         Ok(Options {
@@ -385,19 +332,7 @@ impl Options {
             audit: if no_audit { AuditMode::Off } else { AuditMode::WithTestEdits },
             audit_budget: (!args.audit_full).then_some(args.audit_budget.unwrap_or(AUDIT_BUDGET)),
             flaky,
-            python: PythonSettings {
-                interpreter,
-                extra_tests,
-                fork: !args.no_fork,
-                swap: !args.no_swap,
-                confirm_survivors,
-                impact_map: match (&args.impact_map, args.no_impact_map) {
-                    (_, true) => ImpactMap::Off,
-                    (Some(file), false) => ImpactMap::File(file.clone()),
-                    (None, false) => ImpactMap::Kept,
-                },
-            },
-            rust: RustSettings { test_tool, schema: !args.no_schema, features },
+            languages: Languages::new(own),
             config: settings.finish(),
         })
     }
@@ -423,24 +358,22 @@ fn check_cli(args: &CheckArgs) -> Result<(Option<NonZeroUsize>, Option<f64>)> {
     Ok((cli_jobs, cli_timeout))
 }
 
-/// `test-cmd`: the shell command that replaces the language's test tool, if any.
-fn resolve_test_cmd(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Option<String> {
+/// `test-cmd`: the shell command that replaces the languages' test tools, if any.
+fn resolve_test_cmd(
+    args: &CheckArgs,
+    config: &Config,
+    settings: &mut Resolver,
+    languages: &[SettingsOf],
+) -> Option<String> {
+    let tools: Vec<&str> = languages.iter().map(|language| language.tests_run_by).collect();
+    let unset = format!("(not set: {})", tools.join(", or "));
     settings.value(
         "test-cmd",
         args.test_cmd.clone().map(Some),
         config.test_cmd.clone().map(Some),
         None,
-        |cmd| cmd.as_deref().map_or("(not set: pytest, or cargo test for Rust files)".into(), config::quoted),
+        |cmd| cmd.as_deref().map_or(unset.clone(), config::quoted),
     )
-}
-
-/// `python`: the interpreter that runs the tests, if one is named.
-fn resolve_interpreter(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Option<PathBuf> {
-    settings.value("python", args.python.clone().map(Some), config.python.clone().map(Some), None, |path| {
-        path.as_ref().map_or("(not set: $VIRTUAL_ENV, .venv or python3)".into(), |path| {
-            config::quoted(&path.display().to_string())
-        })
-    })
 }
 
 /// `memory-limit`: by default the machine's memory shared between the `jobs` workers.
@@ -464,45 +397,6 @@ fn resolve_memory_limit(
     ))
 }
 
-impl TestTool {
-    /// `test-tool`: cargo unless the command line or the file names nextest.
-    fn resolve(arg: Option<TestToolArg>, config: &Config, settings: &mut Resolver) -> TestTool {
-        settings.value(
-            "test-tool",
-            arg.map(|tool| match tool {
-                TestToolArg::Cargo => TestTool::Cargo,
-                TestToolArg::Nextest => TestTool::Nextest,
-            }),
-            config.test_tool,
-            TestTool::Cargo,
-            |tool| config::quoted(tool.name()),
-        )
-    }
-}
-
-impl Features {
-    /// `features`, `all-features` and `no-default-features`, in that order.
-    fn resolve(args: &CheckArgs, config: &Config, settings: &mut Resolver) -> Result<Features> {
-        Ok(Features {
-            named: settings.value(
-                "features",
-                (!args.features.is_empty())
-                    .then(|| feature_names(&args.features, "--features"))
-                    .transpose()?,
-                config.features.clone(),
-                Vec::new(),
-                |names| config::quoted_list(names),
-            ),
-            all: settings.flag("all-features", args.all_features, config.all_features),
-            no_default: settings.flag(
-                "no-default-features",
-                args.no_default_features,
-                config.no_default_features,
-            ),
-        })
-    }
-}
-
 /// `--color` as the terminal report takes it.
 fn color_choice(arg: ColorArg) -> crate::paint::ColorChoice {
     match arg {
@@ -519,6 +413,7 @@ impl Options {
         directory: Option<PathBuf>,
         args: &CheckArgs,
         stdin: &mut dyn Read,
+        languages: &[SettingsOf],
     ) -> Result<Options> {
         if args.change.lines.is_some() {
             bail!("--lines names lines, not a change whose tests could be compared: give --commit REV, --base REV or --staged");
@@ -529,13 +424,16 @@ impl Options {
         if args.shard.is_some() {
             bail!("audit-tests mutates no added lines to split over shards: leave out --shard");
         }
+        let tool = languages.iter().find_map(|language| language.audit_runs_with).unwrap_or("its test tool");
         if args.test_cmd.is_some() {
-            bail!("audit-tests runs the edited tests alone with pytest: leave out --test-cmd");
+            bail!("audit-tests runs the edited tests alone with {tool}: leave out --test-cmd");
         }
-        let mut options = Options::resolve(directory, args, stdin)?;
+        let mut options = Options::resolve(directory, args, stdin, languages)?;
         // The configuration's `test-cmd` is for `check`: the audit runs the edited tests alone.
         if options.test_cmd.take().is_some() {
-            options.config.set("test-cmd", "(not used: audit-tests runs the edited tests with pytest)");
+            options
+                .config
+                .set("test-cmd", &format!("(not used: audit-tests runs the edited tests with {tool})"));
         }
         options.audit = AuditMode::Only;
         Ok(options)

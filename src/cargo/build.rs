@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::settings::TestTool;
 use crate::model::record::{Exit, Finished};
-use crate::options::TestTool;
 use crate::process::TestCommand;
 
 /// Starts the first worker's target directory from the user's own debug build, when there is
@@ -44,7 +44,7 @@ pub struct Cargo {
     /// The workspace's packages, to name each by a spec no other package matches.
     pub packages: Vec<super::workspace::Package>,
     /// `--features`, `--all-features`, `--no-default-features` as asked.
-    pub features: crate::options::Features,
+    pub features: super::settings::Features,
     /// Whether rustc keeps incremental state: not for a target directory built once (the
     /// schema's), where writing it costs about a third of a fresh build and nothing reads it.
     pub incremental: bool,
@@ -353,7 +353,7 @@ mod tests {
                 package("bench", &[], &[]),
                 package("sval", &[], &["rayon"]),
             ],
-            features: crate::options::Features {
+            features: crate::cargo::settings::Features {
                 named: vec!["rayon".into(), "indexmap/std".into(), "nope".into()],
                 ..Default::default()
             },

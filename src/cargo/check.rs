@@ -11,12 +11,12 @@ use mutators::rust::schema::MUTANT_VAR;
 use super::build::Cargo;
 use super::refusal::CargoRun;
 use super::schema::Switched;
+use super::settings::{RustSettings, TestTool};
 use super::{build, libtest, nextest, schema, spec, workspace};
 use crate::interrupt::Interrupted;
 use crate::model::outcome::{continued, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
-use crate::options::TestTool;
 use crate::run::flaky::{self, Flaky};
 use crate::run::job::Job;
 use crate::run::language::{with_mutant, Context, LanguageCheck, Proven, Started, Worker};
@@ -43,7 +43,7 @@ impl CargoCheck {
     /// Checks that the test tool is there, reads the workspace's packages, and tells the flaky
     /// tests what nextest's configuration retries.
     pub fn new(ctx: &Context) -> Result<CargoCheck> {
-        build::require_tool(ctx.options.rust.test_tool)?;
+        build::require_tool(RustSettings::of(ctx.options).test_tool)?;
         let workspace = workspace::workspace(ctx.base, ctx.repo_root)?;
         let retries = nextest::Retries::read(&ctx.base.join(&workspace.root))
             .map_err(|why| anyhow!("{why}: mend it as nextest would ask, or remove it"))?;
@@ -57,11 +57,11 @@ impl CargoCheck {
         Cargo {
             root,
             target: target_dir(ctx, index),
-            tool: ctx.options.rust.test_tool,
+            tool: RustSettings::of(ctx.options).test_tool,
             command: ctx.options.test_cmd.clone(),
             build_timeout,
             packages: self.workspace.packages.clone(),
-            features: ctx.options.rust.features.clone(),
+            features: RustSettings::of(ctx.options).features.clone(),
             incremental: true,
         }
     }
@@ -94,7 +94,7 @@ impl CargoCheck {
     /// cannot see into. With nextest, the schema's recording still says which tests reach each
     /// mutant; nextest then runs those.
     fn schema_wanted(ctx: &Context) -> bool {
-        ctx.options.rust.schema && ctx.options.test_cmd.is_none()
+        RustSettings::of(ctx.options).schema && ctx.options.test_cmd.is_none()
     }
 }
 
@@ -370,7 +370,7 @@ struct Schema {
 fn compiled_out(ctx: &Context, planned: &PlannedMutant, package: &workspace::Package) -> Option<String> {
     let path = &ctx.plan.files[planned.file].path;
     let needed = ctx.plan.feature_gated.get(path)?.get(&planned.mutant.line)?;
-    let enabled = package.enabled_features(&ctx.options.rust.features);
+    let enabled = package.enabled_features(&RustSettings::of(ctx.options).features);
     let off: Vec<&str> =
         needed.iter().filter(|feature| !enabled.contains(*feature)).map(String::as_str).collect();
     if off.is_empty() {

@@ -7,5 +7,6 @@ pub mod nextest;
 pub mod plugin;
 pub mod refusal;
 pub mod schema;
+pub mod settings;
 pub mod spec;
 pub mod workspace;

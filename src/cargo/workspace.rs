@@ -7,7 +7,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use crate::options::Features;
+use super::settings::Features;
 use crate::run::outcome::last_line;
 
 /// A package of the cargo workspace, as `cargo metadata` describes it.

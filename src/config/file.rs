@@ -1,8 +1,11 @@
-//! What a configuration file sets, which file it was and whether one was read: the data the reader fills and the resolver reads.
+//! What a configuration file sets (the engine's keys, and each language's in the language's own form), which file it was and whether one was read: the data the reader fills and the resolver reads.
 
+use std::any::Any;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use mutators::catalog::Mutator;
 
@@ -22,6 +25,15 @@ impl FileKind {
         match self {
             FileKind::MutdeltaToml => "mutdelta.toml",
             FileKind::Pyproject => "pyproject.toml",
+        }
+    }
+
+    /// How the table of the language `name` is named: `mutdelta.toml [NAME]`, or
+    /// `pyproject.toml [tool.mutdelta.NAME]`.
+    pub fn table(self, name: &str) -> String {
+        match self {
+            FileKind::MutdeltaToml => format!("mutdelta.toml [{name}]"),
+            FileKind::Pyproject => format!("pyproject.toml [tool.mutdelta.{name}]"),
         }
     }
 }
@@ -55,42 +67,20 @@ pub struct Config {
     /// What the user should know about how it was found.
     pub notes: Vec<String>,
     pub test_cmd: Option<String>,
-    /// Read from the repository root (a bare name is a command looked up on `PATH`).
-    pub python: Option<PathBuf>,
     pub timeout: Option<f64>,
     /// `Some(None)`: no limit.
     pub memory_limit: Option<Option<Bytes>>,
     pub jobs: Option<NonZeroUsize>,
     pub exclude: Option<Exclude>,
     pub disable_mutators: Option<Vec<Mutator>>,
-    pub tests: Option<Vec<String>>,
     pub no_arid: Option<bool>,
     pub one_per_line: Option<bool>,
     pub include_reformatted: Option<bool>,
     pub mutate_unsafe: Option<bool>,
-    pub test_tool: Option<TestTool>,
-    pub features: Option<Vec<String>>,
-    pub all_features: Option<bool>,
-    pub no_default_features: Option<bool>,
     pub no_audit: Option<bool>,
-    pub confirm_survivors: Option<bool>,
     /// Tests known to be flaky: node ids, or their files, classes or directories.
     pub flaky: Option<Vec<String>>,
-}
-
-/// What runs a cargo package's tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestTool {
-    Cargo,
-    Nextest,
-}
-
-impl TestTool {
-    /// As `--test-tool` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestTool::Cargo => "cargo",
-            TestTool::Nextest => "nextest",
-        }
-    }
+    /// What the file gives each language's keys, by the language's name, in the language's own
+    /// form (its `LanguageTable::read`).
+    pub languages: BTreeMap<&'static str, Arc<dyn Any + Send + Sync>>,
 }

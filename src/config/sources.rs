@@ -9,7 +9,10 @@ use super::file::{Config, FileKind, Found};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Cli,
+    /// The file's top level (`[tool.mutdelta]` in `pyproject.toml`).
     File(FileKind),
+    /// A language's table in the file.
+    Table(FileKind, &'static str),
     Default,
 }
 
@@ -18,6 +21,7 @@ impl fmt::Display for Source {
         match self {
             Source::Cli => f.write_str("cli"),
             Source::File(kind) => kind.fmt(f),
+            Source::Table(kind, name) => f.write_str(&kind.table(name)),
             Source::Default => f.write_str("default"),
         }
     }
@@ -83,6 +87,25 @@ impl Resolver {
             (Some(value), _, _) => (value, Source::Cli),
             (None, Some(value), Found::File(kind)) => (value, Source::File(kind)),
             _ => (default, Source::Default),
+        };
+        self.settings.push(Setting { key, value: show(&value), source });
+        value
+    }
+
+    /// The command line's value, else the file's (with where the file gave it: `Given::source`),
+    /// else `default`; `show` writes it for `--print-config`.
+    pub fn given<T>(
+        &mut self,
+        key: &'static str,
+        cli: Option<T>,
+        file: Option<(T, Source)>,
+        default: T,
+        show: impl Fn(&T) -> String,
+    ) -> T {
+        let (value, source) = match (cli, file) {
+            (Some(value), _) => (value, Source::Cli),
+            (None, Some((value, source))) => (value, source),
+            (None, None) => (default, Source::Default),
         };
         self.settings.push(Setting { key, value: show(&value), source });
         value

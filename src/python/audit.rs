@@ -173,7 +173,11 @@ pub fn begin(
     let scratch = Scratch::create()?;
     let base = scratch.path().join("copy-0");
     worktree::materialize(&repo, State::Commit(commit), &base)?;
-    let python = interpreter::find_interpreter(options.python.interpreter.as_deref(), change.repo_root)?.path;
+    let python = interpreter::find_interpreter(
+        super::settings::PythonSettings::of(options).interpreter.as_deref(),
+        change.repo_root,
+    )?
+    .path;
     let edited = touched::edited_tests(&python, &base, change.after, &files)?;
     if edited.is_empty() {
         return done(notes, Vec::new());

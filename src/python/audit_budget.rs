@@ -19,7 +19,9 @@ pub(super) fn others_running(
     edited: &[String],
 ) -> BTreeMap<(PathBuf, usize), usize> {
     let Some(store) = &side.memory.impact else { return BTreeMap::new() };
-    let Ok(Some(map)) = store.chosen(&ctx.options.python.impact_map) else { return BTreeMap::new() };
+    let Ok(Some(map)) = store.chosen(&super::settings::PythonSettings::of(ctx.options).impact_map) else {
+        return BTreeMap::new();
+    };
     let Ok(now) = impact::now(&side.python, &side.support, ctx.base, &map) else { return BTreeMap::new() };
     let unedited: Vec<&impact::Entry> = map
         .tests

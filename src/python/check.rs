@@ -10,6 +10,7 @@ use super::collector::Collector;
 use super::executor::{Executor, Spawn, Warm};
 use super::interpreter::Runner;
 use super::rest::RestOfSuite;
+use super::settings::PythonSettings;
 use super::worker::Equivalent;
 use super::{collector, coverage, interpreter, invalidate, select, spec};
 use crate::run::language::Context;
@@ -74,7 +75,7 @@ pub(super) struct EarlyStart {
 impl PythonCheck {
     /// Finds the interpreter and writes the helpers into the scratch directory.
     pub fn new(ctx: &Context) -> Result<PythonCheck> {
-        let tests = select::relevant_tests(ctx.plan, &ctx.options.python.extra_tests);
+        let tests = select::relevant_tests(ctx.plan, &PythonSettings::of(ctx.options).extra_tests);
         PythonCheck::with_tests(ctx, tests, true, None)
     }
 
@@ -90,7 +91,7 @@ impl PythonCheck {
         widens: bool,
         watch: Option<BTreeMap<PathBuf, Vec<usize>>>,
     ) -> Result<PythonCheck> {
-        let settings = &ctx.options.python;
+        let settings = PythonSettings::of(ctx.options);
         let interpreter::Found { path: python, why: python_chosen } =
             interpreter::find_interpreter(settings.interpreter.as_deref(), ctx.repo_root)?;
         let runner = Runner::new(ctx.options.test_cmd.as_deref(), &python, ctx.scratch.path(), ctx.base);
@@ -121,7 +122,7 @@ impl PythonCheck {
             // Most kills the audit carries hold: with no mutant of the change's own, the rest
             // of the suite begun on speculation would take the cores they need.
             rest_before_needed: ctx.plan.carried.is_empty() || ctx.plan.mutant_count() > 0,
-            confirm_survivors: ctx.options.python.confirm_survivors,
+            confirm_survivors: PythonSettings::of(ctx.options).confirm_survivors,
             watch,
             impact: invalidate::RuledOut::default(),
             begun: Mutex::default(),
@@ -137,7 +138,8 @@ impl PythonCheck {
 
     /// Whether mutants may be swapped into collectors: under pytest, forking, not `--no-swap`.
     pub(super) fn swapping(&self, ctx: &Context) -> bool {
-        self.pytest() && ctx.options.python.fork && ctx.options.python.swap
+        let settings = PythonSettings::of(ctx.options);
+        self.pytest() && settings.fork && settings.swap
     }
 
     /// Which tests the baseline ran, in words.
@@ -167,7 +169,7 @@ impl PythonCheck {
     /// Per file, the tests the test-impact map saw run its functions (empty without a map).
     pub(super) fn users_of_files(&self, ctx: &Context) -> BTreeMap<String, BTreeSet<String>> {
         let Some(store) = &self.memory.impact else { return BTreeMap::new() };
-        match store.chosen(&ctx.options.python.impact_map) {
+        match store.chosen(&PythonSettings::of(ctx.options).impact_map) {
             Ok(Some(map)) => map.users_of_files(),
             _ => BTreeMap::new(),
         }

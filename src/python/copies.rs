@@ -114,7 +114,7 @@ impl PythonCheck {
         early: Vec<Warm>,
     ) -> Result<(Executors, Option<String>, Vec<Warm>)> {
         let fresh = || roots.iter().map(|root| Box::new(self.spawn(root)) as Box<dyn Executor>).collect();
-        if !(self.pytest() && ctx.options.python.fork) {
+        if !(self.pytest() && super::settings::PythonSettings::of(ctx.options).fork) {
             return Ok((fresh(), None, early));
         }
         let (warm, held) = if early.len() == roots.len() {

@@ -311,12 +311,12 @@ impl Store {
     /// when there is none to consult, an error saying why one named was refused.
     pub fn chosen(
         &self,
-        choice: &crate::options::ImpactMap,
+        choice: &super::settings::ImpactMap,
     ) -> std::result::Result<Option<ImpactMap>, String> {
         match choice {
-            crate::options::ImpactMap::Off => Ok(None),
-            crate::options::ImpactMap::Kept => Ok(self.load()),
-            crate::options::ImpactMap::File(path) => self.read_file(path).map(Some),
+            super::settings::ImpactMap::Off => Ok(None),
+            super::settings::ImpactMap::Kept => Ok(self.load()),
+            super::settings::ImpactMap::File(path) => self.read_file(path).map(Some),
         }
     }
 

@@ -23,6 +23,7 @@ pub mod rest;
 pub mod second_round;
 pub mod select;
 pub mod served;
+pub mod settings;
 pub mod spec;
 pub mod touched;
 pub mod tried_first;

@@ -111,7 +111,7 @@ impl PythonCheck {
             return;
         }
         let Some(store) = &self.memory.impact else { return };
-        let map = match store.chosen(&ctx.options.python.impact_map) {
+        let map = match store.chosen(&super::settings::PythonSettings::of(ctx.options).impact_map) {
             Ok(Some(map)) => map,
             Ok(None) => return,
             Err(why) => {

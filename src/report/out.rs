@@ -134,7 +134,7 @@ fn options_json(options: &Options, languages: &[Plugin]) -> Value {
         "timeout": options.timeout.map(|timeout| timeout.as_secs_f64()),
     });
     for plugin in languages {
-        record[plugin.language.name] = (plugin.settings)(options);
+        record[plugin.language.name] = (plugin.record)(options);
     }
     record
 }

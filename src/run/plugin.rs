@@ -14,12 +14,14 @@ use crate::model::outcome::MutantResult;
 use crate::model::plan::{Language, Plan, PlannedMutant};
 use crate::model::record::StepRecord;
 use crate::model::report::Timings;
-use crate::options::{AuditMode, Options, Target};
+use crate::options::{AuditMode, Options, SettingsOf, Target};
 
 /// A language plugged into the runner, listed once where the commands begin (`app`): what it
 /// is, the tests a change names, how it checks its mutants, and its kill-loss audit.
 pub struct Plugin {
     pub language: Language,
+    /// Its own settings: its keys in the configuration, the flags it reads, their resolution.
+    pub settings: SettingsOf,
     /// The tests the change itself names (those it adds or edits, those the configuration adds):
     /// the report's relevant tests.
     pub relevant_tests: fn(&Plan, &Options) -> Vec<String>,
@@ -29,7 +31,7 @@ pub struct Plugin {
     /// The audit of the tests a change edits; none where the language has none yet.
     pub audit: Option<Auditor>,
     /// Its settings, as a check's run record shows them under its name.
-    pub settings: fn(&Options) -> serde_json::Value,
+    pub record: fn(&Options) -> serde_json::Value,
 }
 
 /// How a language checks its mutants, hearing its events out.

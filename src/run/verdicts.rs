@@ -224,19 +224,11 @@ impl Verdicts {
     }
 }
 
-/// The settings that can change a verdict; the timeout only when the user set it (the
-/// measured one changes from run to run).
+/// The settings that can change a verdict: the command, the timeout only when the user set it
+/// (the measured one changes from run to run), and each language's part, asked of its settings
+/// (`LanguageOptions::verdict_key`).
 fn settings(options: &Options) -> String {
-    format!(
-        "{:?} {:?} {} {} {:?} {} {:?}",
-        options.test_cmd,
-        options.timeout,
-        options.python.fork,
-        options.python.swap,
-        options.rust.test_tool,
-        options.rust.schema,
-        options.rust.features
-    )
+    format!("{:?} {:?} {}", options.test_cmd, options.timeout, options.languages.verdict_key())
 }
 
 #[cfg(test)]
@@ -319,5 +311,76 @@ mod tests {
         assert_eq!(Verdicts::open(&Cache::off(), &root).line_key_under(&scope, "", &plan, &mutants[0]), None);
         let carried = crate::model::plan::Plan { carried: [mutants[0].id].into(), ..plan.clone() };
         assert_eq!(Verdicts::open(&cache, &root).line_key_under(&scope, "", &carried, &mutants[0]), None);
+    }
+}
+
+#[cfg(test)]
+mod settings_key {
+    use std::num::NonZeroUsize;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cargo::settings::{Features, RustSettings, TestTool};
+    use crate::options::Languages;
+    use crate::python::settings::{ImpactMap, PythonSettings};
+
+    /// Options with the settings a verdict's key holds, as given.
+    fn options(test_cmd: Option<&str>, timeout: Option<f64>, changed: bool) -> Options {
+        Options {
+            directory: ".".into(),
+            target: crate::lines::Target::Staged,
+            choice: Default::default(),
+            jobs: NonZeroUsize::MIN,
+            test_cmd: test_cmd.map(str::to_string),
+            timeout: timeout.map(Duration::from_secs_f64),
+            memory_limit: None,
+            shard: None,
+            reports: Default::default(),
+            format: Default::default(),
+            diffs: true,
+            color: crate::paint::ColorChoice::Never,
+            out: None,
+            cache: true,
+            verbose: false,
+            quiet: false,
+            allow_empty: false,
+            audit: crate::options::AuditMode::WithTestEdits,
+            audit_budget: None,
+            flaky: Vec::new(),
+            languages: Languages::new(vec![
+                std::sync::Arc::new(PythonSettings {
+                    interpreter: None,
+                    extra_tests: Vec::new(),
+                    fork: !changed,
+                    swap: !changed,
+                    confirm_survivors: false,
+                    impact_map: ImpactMap::Kept,
+                }),
+                std::sync::Arc::new(RustSettings {
+                    test_tool: if changed { TestTool::Nextest } else { TestTool::Cargo },
+                    schema: !changed,
+                    features: Features {
+                        named: if changed { vec!["a".into(), "pkg/b".into()] } else { Vec::new() },
+                        all: changed,
+                        no_default: changed,
+                    },
+                }),
+            ]),
+            config: Default::default(),
+        }
+    }
+
+    /// The settings' part of every key is the one earlier versions wrote, so that the verdicts
+    /// they kept stay valid.
+    #[test]
+    fn the_settings_part_of_a_key_is_the_one_kept_verdicts_were_stored_under() {
+        assert_eq!(
+            settings(&options(None, None, false)),
+            "None None true true Cargo true Features { named: [], all: false, no_default: false }"
+        );
+        assert_eq!(
+            settings(&options(Some("make test"), Some(2.5), true)),
+            "Some(\"make test\") Some(2.5s) false false Nextest false Features { named: [\"a\", \"pkg/b\"], all: true, no_default: true }"
+        );
     }
 }

@@ -161,6 +161,32 @@ fn configured_values_are_printed_with_their_source_and_the_command_line_override
 }
 
 #[test]
+fn a_language_s_table_is_read_and_printed_as_its_source() {
+    let repo = fixture_repo("configured");
+    write(
+        repo.path(),
+        "mutdelta.toml",
+        "jobs = 2\n[python]\ntests = [\"tests/test_prices.py\"]\n[rust]\ntest-tool = \"nextest\"\n",
+    );
+    let run = mutdelta(repo.path(), &["check", "--print-config"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(setting(&run.stdout, "jobs"), pair("2", "mutdelta.toml"));
+    assert_eq!(setting(&run.stdout, "tests"), pair("[\"tests/test_prices.py\"]", "mutdelta.toml [python]"));
+    assert_eq!(setting(&run.stdout, "test-tool"), pair("\"nextest\"", "mutdelta.toml [rust]"));
+    let run = mutdelta(repo.path(), &["check", "--print-config", "--test-tool", "cargo"]);
+    assert_eq!(setting(&run.stdout, "test-tool"), pair("\"cargo\"", "cli"));
+
+    write(repo.path(), "pyproject.toml", "[tool.mutdelta.python]\nconfirm-survivors = true\n");
+    std::fs::remove_file(repo.path().join("mutdelta.toml")).unwrap();
+    let run = mutdelta(repo.path(), &["check", "--print-config"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        setting(&run.stdout, "confirm-survivors"),
+        pair("true", "pyproject.toml [tool.mutdelta.python]")
+    );
+}
+
+#[test]
 fn pyproject_tool_mutdelta_is_read_and_mutdelta_toml_wins_over_it_with_a_note() {
     let repo = fixture_repo("configured");
     write(
@@ -192,7 +218,7 @@ fn bad_configuration_is_refused_naming_the_file_the_key_and_what_is_allowed() {
         (
             "mutdelta.toml",
             "jbos = 2\n",
-            "mutdelta.toml: unknown key `jbos` (did you mean `jobs`?); the keys are test-cmd, python, timeout, jobs, exclude",
+            "mutdelta.toml: unknown key `jbos` (did you mean `jobs`?); the keys are test-cmd, timeout, jobs, exclude",
         ),
         ("mutdelta.toml", "jobs = \"four\"\n", "mutdelta.toml: `jobs` must be a whole number of at least 1, not the string \"four\""),
         ("mutdelta.toml", "timeout = 0\n", "mutdelta.toml: `timeout` must be a positive number of seconds, not 0"),
@@ -210,6 +236,18 @@ fn bad_configuration_is_refused_naming_the_file_the_key_and_what_is_allowed() {
         ("mutdelta.toml", "jobs = 2\nexclude = [\"docs\"\n", "mutdelta.toml is not valid TOML: line 2, column "),
         ("pyproject.toml", "[tool.mutdelta]\none-per-line = \"yes\"\n", "pyproject.toml [tool.mutdelta]: `one-per-line` must be true or false"),
         ("pyproject.toml", "[tool.mutdelta]\njobs = 2\n[project\n", "pyproject.toml is not valid TOML: line 3, column "),
+        (
+            "mutdelta.toml",
+            "[python]\ninterpretr = \".venv\"\n",
+            "mutdelta.toml [python]: unknown key `interpretr` (did you mean `interpreter`?); the keys are interpreter, tests, confirm-survivors",
+        ),
+        ("mutdelta.toml", "[rust]\ntest-tool = \"vitest\"\n", "mutdelta.toml [rust]: `test-tool` must be \"cargo\" or \"nextest\", not the string \"vitest\""),
+        ("mutdelta.toml", "rust = 1\n", "mutdelta.toml: `rust` must be a table of settings, not 1"),
+        (
+            "pyproject.toml",
+            "[tool.mutdelta]\ntests = [\"a.py\"]\n[tool.mutdelta.python]\ntests = [\"b.py\"]\n",
+            "pyproject.toml [tool.mutdelta]: `tests` is set both at the top level and in pyproject.toml [tool.mutdelta.python]: keep one (the table's)",
+        ),
     ];
     for (file, text, phrase) in cases {
         write(repo.path(), file, text);
