@@ -10,7 +10,7 @@ use super::document::{AuditSection, Document, FileEntry, Performance, ShardEntry
 use super::test_files::{shown, Defined, TestEntry, TestFile};
 
 /// The shards' documents joined into one; each is named by its place ("report 2") in errors.
-pub fn merge(documents: &[Value]) -> Result<Value> {
+pub fn merge(documents: &[Value]) -> Result<Document> {
     let named: Vec<(String, &Value)> =
         documents.iter().enumerate().map(|(i, document)| (format!("report {}", i + 1), document)).collect();
     merge_named(&named)
@@ -24,7 +24,7 @@ pub fn merge(documents: &[Value]) -> Result<Value> {
 /// digest proves it), with each shard's steps (baselines, canaries) in `steps` marked with
 /// `"shard"`, the shards' kill-loss audits joined (`join_audits`), and in `shards` each shard's
 /// own scratch directory and `performance`; no `shard` and no top-level `scratch`.
-pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
+pub fn merge_named(documents: &[(String, &Value)]) -> Result<Document> {
     if documents.is_empty() {
         bail!("nothing to merge: give the --json report of every shard");
     }
@@ -83,7 +83,7 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
         merged.test_files = tests;
     }
     merged.mutdelta.audit = audit;
-    Ok(serde_json::to_value(merged)?)
+    Ok(merged)
 }
 
 /// A shard's document read as the typed document, beside what it says about its place.
@@ -437,6 +437,8 @@ mod tests {
         let second = shard(1, 2, &[(2, "a.py", "NoCoverage"), (3, "b.py", "Killed")]);
 
         let merged = merge(&[second, first]).unwrap();
+        let gate = crate::report::gate::of(&merged);
+        let merged = crate::report::json::value(&merged);
 
         let ids = |path: &str| -> Vec<&str> {
             merged["files"][path]["mutants"]
@@ -454,7 +456,6 @@ mod tests {
         let steps: Vec<&Value> = section["steps"].as_array().unwrap().iter().map(|s| &s["shard"]).collect();
         assert_eq!(steps, [&json!(0), &json!(1)]);
 
-        let gate = crate::report::gate::read(&merged).unwrap();
         let summary = gate.summary;
         assert_eq!((summary.mutants, summary.caught, summary.scored, summary.lines), (4, 2, 4, 2));
         assert_eq!((summary.lines_with_survivors, summary.lines_not_run), (1, 1));
@@ -495,14 +496,18 @@ mod tests {
 
         let merged = merge(&[first.clone(), second.clone()]).unwrap();
 
+        let defined = Defined::read(merged.test_files.as_ref().unwrap()).unwrap();
+        for (path, mutant) in merged.mutants() {
+            defined.check(path, &mutant.id, &mutant.covered_by).expect("every reference defined");
+            defined.check(path, &mutant.id, &mutant.killed_by).expect("every reference defined");
+        }
         assert_eq!(
-            merged["testFiles"],
+            crate::report::json::value(&merged)["testFiles"],
             json!({
                 "t.py": { "tests": [{ "id": "t.py::a", "name": "a" }] },
                 "u.py": { "tests": [{ "id": "u.py::b", "name": "b" }] },
             })
         );
-        crate::report::document::Document::read(&merged).expect("every reference defined");
 
         let mut elsewhere = second.clone();
         elsewhere["testFiles"] = json!({
