@@ -326,13 +326,11 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
     let step_summary = step_summary(format)?;
     let mut documents = Vec::new();
     for path in &args.shards {
-        let document: serde_json::Value =
+        let document: Document =
             report::input::read(path, "the shard report", "give the file a shard's --json wrote")?;
         documents.push((path.display().to_string(), document));
     }
-    let named: Vec<(String, &serde_json::Value)> =
-        documents.iter().map(|(name, document)| (name.clone(), document)).collect();
-    let merged = report::merge::merge_named(&named)?;
+    let merged = report::merge::merge_named(documents)?;
     let gate = report::gate::of(&merged);
     let files = ReportFiles::resolve(&args.reports);
     let summary = report::text::summary_lines(&gate);
