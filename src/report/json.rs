@@ -420,6 +420,32 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_counts_from_the_document_what_the_report_holds() {
+        for variant in 0..3 {
+            let report = report(variant);
+            let gate = crate::report::gate::of(&document(&report));
+            let summary = gate.summary;
+            let with = |status: Status| report.results.iter().filter(|r| r.outcome.status == status).count();
+            assert_eq!((summary.mutants, summary.lines), (report.results.len(), report.plan.line_count()));
+            assert_eq!(summary.caught, with(Status::Killed) + with(Status::Timeout));
+            assert_eq!(summary.scored, summary.caught + with(Status::Survived) + with(Status::NoCoverage));
+            assert_eq!(
+                (summary.compile_errors, summary.runtime_errors, summary.ignored),
+                (with(Status::CompileError), with(Status::RuntimeError), with(Status::Ignored))
+            );
+            let shard = report.plan.share.as_ref().map(|share| (share.shard, report.plan.mutant_count()));
+            assert_eq!(summary.shard, shard, "variant {variant}");
+            let lost = gate.audit.as_ref().map(|audit| (audit.tried, audit.killed_before, audit.lost));
+            assert_eq!(
+                lost,
+                report.audit.as_ref().map(|audit| (audit.tried, audit.killed_before, audit.lost.len()))
+            );
+            let not_run = gate.incomplete.map(|incomplete| (incomplete.not_run, incomplete.planned));
+            assert_eq!(not_run, report.incomplete.map(|incomplete| (report.not_run(), incomplete.planned)));
+        }
+    }
+
+    #[test]
     fn optional_parts_are_written_only_when_the_check_has_them() {
         let full = render(&report(1));
         let bare = render(&report(2));
