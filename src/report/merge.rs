@@ -1,12 +1,13 @@
-//! `mutdelta merge`: the JSON reports of every shard of one split joined into the document an unsharded check writes, once they are proven to be exactly that split.
+//! `mutdelta merge`: the reports of every shard of one split, read as typed documents, joined into the document an unsharded check writes, once their fields prove them to be exactly that split.
 
 use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Result};
 
 use super::document::{
     AuditSection, Document, FileEntry, Performance, PlanEntry, ShardEntry, ShardPlace, StepEntry,
 };
 use super::test_files::{shown, Defined, TestEntry, TestFile};
-use anyhow::{anyhow, bail, Result};
 
 /// The shards' documents joined into one, each named (by its file) in errors.
 ///
