@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
-use serde_json::Value;
 
 use crate::cli::{Cli, Command, MapArgs, MergeArgs};
 use crate::config::{self, Provenance};
@@ -13,6 +12,7 @@ use crate::console::Console;
 use crate::exit::Exit;
 use crate::interrupt::{Interrupted, INTERRUPTED};
 use crate::options::{Format, ListOptions, Options, ReportFiles};
+use crate::report::document::Document;
 use crate::report::gate::Gate;
 use crate::{report, run};
 
@@ -176,23 +176,25 @@ fn check(options: &Options) -> Result<Exit> {
     let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
     let report = run::check(options, LANGUAGES, &mut |event| console.hear(event))?;
     console.settle();
+    // The report as the one document every rendering reads, and the counts it comes to.
+    let document = report::json::document(&report);
+    let gate = Gate { audit_only: report.audit_only, ..report::gate::of(&document) };
     let text = if options.quiet {
-        report::text::summary(&report)
+        report::text::summary_lines(&gate)
     } else {
-        report::text::render(&report, options.diffs)
+        report::text::render(&report, &gate, options.diffs)
     };
     // A report written to standard output has it to itself: the terminal report goes to
     // standard error.
     let report_on_stdout = options.reports.to_stdout()?;
     let text = if options.color.enabled(!report_on_stdout) { crate::paint::paint(&text) } else { text };
-    let document = report::json::render(&report);
-    show(options.format, &text, &document, &report.gate(), step_summary.as_deref(), report_on_stdout)?;
+    show(options.format, &text, &document, &gate, step_summary.as_deref(), report_on_stdout)?;
     console.finish(&report.timings);
     write_reports(&document, &options.reports)?;
     if let Some(dir) = &options.out {
-        report::out::write(dir, &report, options, LANGUAGES)?;
+        report::out::write(dir, &report, &document, &gate, options, LANGUAGES)?;
     }
-    Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&report.gate()) })
+    Ok(if report.incomplete.is_some() { Exit::Interrupted } else { report::gate::exit(&gate) })
 }
 
 /// Prints the terminal report `text` as `format` has it: alone, followed by the annotations, or
@@ -200,7 +202,7 @@ fn check(options: &Options) -> Result<Exit> {
 fn show(
     format: Format,
     text: &str,
-    document: &Value,
+    document: &Document,
     gate: &Gate,
     step_summary: Option<&Path>,
     report_on_stdout: bool,
@@ -216,10 +218,10 @@ fn show(
         Format::Text => out.write_all(text.as_bytes())?,
         Format::Github => {
             out.write_all(text.as_bytes())?;
-            out.write_all(report::github::render(document)?.as_bytes())?;
+            out.write_all(report::github::render(document).as_bytes())?;
         }
         Format::Markdown => {
-            let markdown = report::markdown::render(document, gate)?;
+            let markdown = report::markdown::render(document, gate);
             match step_summary {
                 Some(path) => {
                     out.write_all(text.as_bytes())?;
@@ -258,17 +260,17 @@ fn append_to(path: &Path) -> Result<std::fs::File> {
 
 /// Writes each requested report file, all rendered from the mutation-testing-elements document
 /// of a check, finished or cut short.
-pub fn write_reports(document: &Value, files: &ReportFiles) -> Result<()> {
+pub fn write_reports(document: &Document, files: &ReportFiles) -> Result<()> {
     let write = |path: &Option<PathBuf>, what: &str, render: &dyn Fn() -> Result<String>| -> Result<()> {
         let Some(path) = path else { return Ok(()) };
         write_whole(path, &render()?)
             .with_context(|| format!("could not write the {what} report to {}", path.display()))
     };
-    write(&files.json, "JSON", &|| Ok(serde_json::to_string_pretty(document)? + "\n"))?;
+    write(&files.json, "JSON", &|| report::json::text(document))?;
     write(&files.html, "HTML", &|| report::html::render(document))?;
-    write(&files.junit, "JUnit", &|| report::junit::render(document))?;
+    write(&files.junit, "JUnit", &|| Ok(report::junit::render(document)))?;
     write(&files.sarif, "SARIF", &|| {
-        Ok(serde_json::to_string_pretty(&report::sarif::render(document)?)? + "\n")
+        Ok(serde_json::to_string_pretty(&report::sarif::render(document))? + "\n")
     })
 }
 
@@ -329,14 +331,12 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
     let step_summary = step_summary(format)?;
     let mut documents = Vec::new();
     for path in &args.shards {
-        let document: serde_json::Value =
+        let document: Document =
             report::input::read(path, "the shard report", "give the file a shard's --json wrote")?;
         documents.push((path.display().to_string(), document));
     }
-    let named: Vec<(String, &serde_json::Value)> =
-        documents.iter().map(|(name, document)| (name.clone(), document)).collect();
-    let merged = report::merge::merge_named(&named)?;
-    let gate = report::gate::read(&merged)?;
+    let merged = report::merge::merge_named(documents)?;
+    let gate = report::gate::of(&merged);
     let files = ReportFiles::resolve(&args.reports);
     let summary = report::text::summary_lines(&gate);
     show(format, &summary, &merged, &gate, step_summary.as_deref(), files.to_stdout()?)?;

@@ -1,20 +1,19 @@
-//! The mutation-testing-elements document read back as typed data: what the HTML, JUnit, SARIF and GitHub reports share.
+//! The mutation-testing-elements document as typed data: what `report::json` fills from a check, what a report file is read into, and what every rendering reads.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::test_files::{Defined, TestFile};
+use super::test_files::TestFile;
 use crate::model::outcome::Status;
 use crate::words::some_tests;
 
 /// The mutation-testing-elements document (schemaVersion 2) with mutdelta's section: the one
-/// type `report::json::render` fills and serializes, and every reader deserializes (the reports
-/// rendered from it, `show` and `apply`, a merge's renderers). Fields a reader may find missing
-/// (in a report of an earlier version, or a merge of shards) are optional or default.
+/// type `report::json::document` fills from a check and `report::json::text` writes, a report
+/// file is read into (`report::input`), and every reader takes (the reports rendered from it,
+/// the summary counts, `show` and `apply`, `merge`). Fields a reader may find missing (in a
+/// report of an earlier version, or a merge of shards) are optional or default.
 #[derive(Debug, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Document {
@@ -366,21 +365,6 @@ impl MissedLine<'_> {
 }
 
 impl Document {
-    /// Reads a document; an error says what is missing, or which test a mutant names that its
-    /// `testFiles` does not define.
-    pub fn read(document: &Value) -> Result<Document> {
-        let document = Document::deserialize(document).map_err(|err| {
-            anyhow!("not a mutdelta JSON report ({err}): give a report `check --json` wrote")
-        })?;
-        if let Some(files) = &document.test_files {
-            let defined = Defined::read(files)?;
-            for (path, mutant) in document.mutants() {
-                defined.check(path, &mutant.id, mutant.covered_by.iter().chain(&mutant.killed_by))?;
-            }
-        }
-        Ok(document)
-    }
-
     /// Every mutant with its file's path, files in path order.
     pub fn mutants(&self) -> impl Iterator<Item = (&str, &MutantEntry)> {
         self.files.iter().flat_map(|(path, file)| file.mutants.iter().map(move |m| (path.as_str(), m)))

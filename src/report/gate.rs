@@ -1,15 +1,10 @@
-//! The counts behind the summary lines and the exit status (`Summary`, `Gate`), from a check's `Report` or read back from a mutation-testing-elements document: what `merge` prints, whatever renders the document beside it.
+//! The counts behind the summary lines and the exit status (`Summary`, `Gate`), counted once from the report document (`of`): a check's, a shard's or a merge's.
 
 use std::collections::BTreeSet;
 
-use anyhow::{anyhow, Result};
-use serde::Deserialize;
-use serde_json::Value;
-
-use super::document::Document;
+use super::document::{Document, MutantEntry};
 use crate::exit::Exit;
 use crate::model::outcome::Status;
-use crate::model::report::Report;
 
 /// The counts behind the summary line of the mutation delta and the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,57 +26,6 @@ pub struct Summary {
     pub ignored: usize,
 }
 
-impl Report {
-    pub fn summary(&self) -> Summary {
-        let count = |status: Status| self.results.iter().filter(|r| r.outcome.status == status).count();
-        let lines_with = |status: Status| -> BTreeSet<_> {
-            self.results
-                .iter()
-                .filter(|r| r.outcome.status == status)
-                .map(|r| (r.planned.file, r.planned.mutant.line))
-                .collect()
-        };
-        let lines_with_survivors = lines_with(Status::Survived);
-        let lines_not_run = lines_with(Status::NoCoverage).difference(&lines_with_survivors).count();
-        Summary {
-            mutants: self.results.len(),
-            shard: self.plan.share.as_ref().map(|share| (share.shard, share.planned)),
-            caught: self.results.iter().filter(|r| r.outcome.status.is_caught()).count(),
-            scored: self
-                .results
-                .iter()
-                .filter(|r| r.outcome.status.is_caught() || r.outcome.status.is_missed())
-                .count(),
-            lines: self.plan.line_count(),
-            lines_with_survivors: lines_with_survivors.len(),
-            lines_not_run,
-            compile_errors: count(Status::CompileError),
-            runtime_errors: count(Status::RuntimeError),
-            ignored: count(Status::Ignored),
-        }
-    }
-
-    /// What the summary lines say and the exit status follows.
-    pub fn gate(&self) -> Gate {
-        Gate {
-            summary: self.summary(),
-            audit: self.audit.as_ref().map(|audit| AuditSummary {
-                edited: audit.edited.clone(),
-                tried: audit.tried,
-                killed_before: audit.killed_before,
-                lost: audit.lost.len(),
-            }),
-            audit_only: self.audit_only,
-            incomplete: self.incomplete.map(|incomplete| Interruption {
-                not_run: self.not_run(),
-                planned: incomplete.planned,
-                undecided: incomplete.undecided,
-                audit_cut_off: incomplete.audit_cut_off,
-            }),
-        }
-    }
-}
-
 impl Summary {
     /// Some mutant Survived or had NoCoverage, or its test run broke.
     pub fn has_missed(&self) -> bool {
@@ -101,8 +45,8 @@ pub struct AuditSummary {
     pub lost: usize,
 }
 
-/// Everything the summary lines say and the exit status follows: from a `Report`, or read back
-/// from a JSON document (`gate::read`).
+/// Everything the summary lines say and the exit status follows, counted from a document
+/// (`gate::of`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Gate {
     pub summary: Summary,
@@ -134,15 +78,38 @@ impl Gate {
     }
 }
 
-/// The summary counts of a document written by `check --json` (a shard's too) or `merge`.
-pub fn read(document: &Value) -> Result<Gate> {
-    let document = Document::deserialize(document).map_err(|err| not_ours(&err.to_string()))?;
+/// The summary counts of a document: a check's (`check` adds whether only the audit ran, which
+/// the document does not say), a shard's, or a merge of shards. The one place they are counted.
+pub fn of(document: &Document) -> Gate {
     let section = &document.mutdelta;
-    let mut summary =
-        Summary { lines: section.added_lines.values().map(Vec::len).sum(), ..Summary::default() };
+    let summary = Summary {
+        shard: section.shard.zip(section.plan.as_ref()).map(|(shard, plan)| {
+            (crate::model::plan::Shard { index: shard.index, count: shard.count }, plan.mutants)
+        }),
+        ..count(document.mutants(), section.added_lines.values().map(Vec::len).sum())
+    };
+    let audit = section.audit.as_ref().map(|audit| AuditSummary {
+        edited: audit.edited_tests.clone(),
+        tried: audit.mutants,
+        killed_before: audit.killed_before,
+        lost: audit.lost_kills.len(),
+    });
+    let incomplete = section.incomplete.as_ref().map(|incomplete| Interruption {
+        not_run: incomplete.not_run,
+        planned: incomplete.planned,
+        undecided: incomplete.undecided,
+        audit_cut_off: incomplete.audit_cut_off,
+    });
+    Gate { summary, audit, audit_only: false, incomplete }
+}
+
+/// The verdict counts of `mutants` (each with its file's path), over `lines` added executable
+/// lines.
+fn count<'a>(mutants: impl Iterator<Item = (&'a str, &'a MutantEntry)>, lines: usize) -> Summary {
+    let mut summary = Summary { lines, ..Summary::default() };
     let mut survived = BTreeSet::new();
     let mut not_run = BTreeSet::new();
-    for (path, mutant) in document.mutants() {
+    for (path, mutant) in mutants {
         let (status, line) = (mutant.status, (path, mutant.line()));
         summary.mutants += 1;
         summary.caught += usize::from(status.is_caught());
@@ -160,25 +127,9 @@ pub fn read(document: &Value) -> Result<Gate> {
             Status::Killed | Status::Timeout => {}
         }
     }
-    if let (Some(shard), Some(plan)) = (section.shard, &section.plan) {
-        let shard = crate::model::plan::Shard { index: shard.index, count: shard.count };
-        summary.shard = Some((shard, plan.mutants));
-    }
     summary.lines_with_survivors = survived.len();
     summary.lines_not_run = not_run.difference(&survived).count();
-    let audit = section.audit.as_ref().map(|audit| AuditSummary {
-        edited: audit.edited_tests.clone(),
-        tried: audit.mutants,
-        killed_before: audit.killed_before,
-        lost: audit.lost_kills.len(),
-    });
-    let incomplete = section.incomplete.as_ref().map(|incomplete| Interruption {
-        not_run: incomplete.not_run,
-        planned: incomplete.planned,
-        undecided: incomplete.undecided,
-        audit_cut_off: incomplete.audit_cut_off,
-    });
-    Ok(Gate { summary, audit, audit_only: false, incomplete })
+    summary
 }
 
 /// The exit status a check with these counts ends with.
@@ -188,8 +139,4 @@ pub fn exit(gate: &Gate) -> Exit {
     } else {
         Exit::Clean
     }
-}
-
-fn not_ours(why: &str) -> anyhow::Error {
-    anyhow!("not a report written by mutdelta's --json: {why}")
 }

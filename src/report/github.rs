@@ -2,15 +2,11 @@
 
 use std::fmt::Write;
 
-use anyhow::Result;
-use serde_json::Value;
-
 use super::document::{Document, MissedLine};
 use crate::words::{count_of, some_tests};
 
 /// One `::error …::…` line per annotated line of the report.
-pub fn render(document: &Value) -> Result<String> {
-    let document = Document::read(document)?;
+pub fn render(document: &Document) -> String {
     let mut out = String::new();
     if let Some(note) = document.incomplete_note() {
         let _ = writeln!(
@@ -40,7 +36,7 @@ pub fn render(document: &Value) -> Result<String> {
             );
         }
     }
-    Ok(out)
+    out
 }
 
 fn missed(line: &MissedLine) -> String {

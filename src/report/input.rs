@@ -1,4 +1,4 @@
-//! A report read from outside (`show`, `apply`, `merge`): an untrusted file, read up to a size bound and parsed with serde_json's nesting bound, refused in one sentence.
+//! A report read from outside (`show`, `apply`, `merge`): an untrusted file, read up to a size bound and parsed straight into its type (`Document`) with serde_json's nesting bound, refused in one sentence.
 
 use std::io::Read;
 use std::path::Path;
@@ -39,6 +39,7 @@ fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::document::Document;
 
     fn read_text(text: &[u8]) -> Result<serde_json::Value> {
         let file = tempfile::NamedTempFile::new().unwrap();
@@ -53,6 +54,29 @@ mod tests {
             assert!(err.contains("is not a mutdelta JSON report") && !err.contains('\n'), "{err}");
         }
         assert!(read_text(b"{\"files\": {}}").is_ok());
+    }
+
+    #[test]
+    fn a_report_with_fields_of_the_wrong_type_or_nested_deep_where_nothing_reads_is_refused_in_one_sentence()
+    {
+        let deep = [&b"{\"files\": {}, \"extra\": "[..], &"[".repeat(100_000).into_bytes()].concat();
+        for bad in [
+            &br#"{"files": [1, 2]}"#[..],
+            br#"{"files": {}, "mutdelta": {"shard": {"index": "0", "count": 2}}}"#,
+            br#"{"files": {"a.py": {"mutants": [{"id": 1}]}}}"#,
+            br#"{"mutdelta": {}}"#,
+            &deep,
+        ] {
+            let file = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(file.path(), bad).unwrap();
+            let err = read::<Document>(file.path(), "the report", "give another").unwrap_err().to_string();
+            assert!(err.contains("is not a mutdelta JSON report") && !err.contains('\n'), "{err}");
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), br#"{"files": {}, "mutdelta": {"shard": {"index": 0, "count": 2}}}"#)
+            .unwrap();
+        let read: Document = read(file.path(), "the report", "give another").unwrap();
+        assert_eq!(read.mutdelta.shard.map(|shard| (shard.index, shard.count)), Some((0, 2)));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::Result;
 use serde_json::Value;
 
 use super::document::{
@@ -15,12 +16,20 @@ use crate::model::plan::Language;
 use crate::model::record::{CommandRecord, RunRecord, StepRecord};
 use crate::model::report::Report;
 
-/// The report as a mutation-testing-elements document.
-pub fn render(report: &Report) -> Value {
-    serde_json::to_value(document(report)).expect("a report's paths are UTF-8, as the plan read them")
+/// The document as JSON data, every object's keys in alphabetical order (serde_json's map keeps
+/// them so): the order of every report mutdelta has written, whatever the fields' order in
+/// `Document`.
+pub fn value(document: &Document) -> Value {
+    serde_json::to_value(document).expect("a document's paths are UTF-8, as the plan read them")
 }
 
-/// The report as the typed document every reader reads back.
+/// The document as the JSON text `--json` writes (and `--out`'s `report.json`), a line of its own
+/// at the end.
+pub fn text(document: &Document) -> Result<String> {
+    Ok(serde_json::to_string_pretty(&value(document))? + "\n")
+}
+
+/// The report as the typed document every rendering reads: made once per check.
 pub fn document(report: &Report) -> Document {
     let t = &report.timings;
     let mut files: BTreeMap<String, FileEntry> = BTreeMap::new();
@@ -231,8 +240,9 @@ fn command(command: &CommandRecord) -> CommandEntry {
 mod tests {
     use std::path::PathBuf;
 
-    use super::render;
     use std::time::Duration;
+
+    use super::{document, value};
 
     use crate::model::audit::{Audit, LostKill};
     use crate::model::outcome::{Outcome, Status};
@@ -396,12 +406,42 @@ mod tests {
         }
     }
 
+    fn render(report: &Report) -> serde_json::Value {
+        value(&document(report))
+    }
+
     #[test]
     fn every_field_written_reads_back_into_the_same_document() {
         for variant in 0..3 {
             let written = render(&report(variant));
-            let read = crate::report::document::Document::read(&written).unwrap();
-            assert_eq!(serde_json::to_value(read).unwrap(), written, "variant {variant}");
+            let read: crate::report::document::Document = serde_json::from_value(written.clone()).unwrap();
+            assert_eq!(value(&read), written, "variant {variant}");
+        }
+    }
+
+    #[test]
+    fn the_gate_counts_from_the_document_what_the_report_holds() {
+        for variant in 0..3 {
+            let report = report(variant);
+            let gate = crate::report::gate::of(&document(&report));
+            let summary = gate.summary;
+            let with = |status: Status| report.results.iter().filter(|r| r.outcome.status == status).count();
+            assert_eq!((summary.mutants, summary.lines), (report.results.len(), report.plan.line_count()));
+            assert_eq!(summary.caught, with(Status::Killed) + with(Status::Timeout));
+            assert_eq!(summary.scored, summary.caught + with(Status::Survived) + with(Status::NoCoverage));
+            assert_eq!(
+                (summary.compile_errors, summary.runtime_errors, summary.ignored),
+                (with(Status::CompileError), with(Status::RuntimeError), with(Status::Ignored))
+            );
+            let shard = report.plan.share.as_ref().map(|share| (share.shard, report.plan.mutant_count()));
+            assert_eq!(summary.shard, shard, "variant {variant}");
+            let lost = gate.audit.as_ref().map(|audit| (audit.tried, audit.killed_before, audit.lost));
+            assert_eq!(
+                lost,
+                report.audit.as_ref().map(|audit| (audit.tried, audit.killed_before, audit.lost.len()))
+            );
+            let not_run = gate.incomplete.map(|incomplete| (incomplete.not_run, incomplete.planned));
+            assert_eq!(not_run, report.incomplete.map(|incomplete| (report.not_run(), incomplete.planned)));
         }
     }
 

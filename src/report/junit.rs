@@ -2,16 +2,12 @@
 
 use std::fmt::Write;
 
-use anyhow::Result;
-use serde_json::Value;
-
 use super::document::{Document, FileEntry, MutantEntry};
 use crate::model::outcome::Status;
 
 /// The report as a `<testsuites>` document: a suite per mutated file, and one for the kill-loss
 /// audit when it lost kills.
-pub fn render(document: &Value) -> Result<String> {
-    let document = Document::read(document)?;
+pub fn render(document: &Document) -> String {
     // An interrupted check says so in every suite: the mutants missing from it did not run.
     let properties = match document.incomplete_note() {
         Some(note) => format!(
@@ -51,10 +47,10 @@ pub fn render(document: &Value) -> Result<String> {
             "  <testsuite name=\"kill-loss audit\" tests=\"{count}\" failures=\"{count}\" errors=\"0\" skipped=\"0\">\n{properties}{cases}  </testsuite>\n"
         );
     }
-    Ok(format!(
+    format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mutdelta\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">\n{suites}</testsuites>\n",
         seconds(document.duration())
-    ))
+    )
 }
 
 struct Suite {
@@ -191,7 +187,7 @@ mod tests {
     fn each_status_becomes_its_element() {
         let statuses =
             ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError", "Ignored"];
-        let mutants: Vec<Value> = statuses
+        let mutants: Vec<serde_json::Value> = statuses
             .iter()
             .enumerate()
             .map(|(index, status)| {
@@ -205,7 +201,7 @@ mod tests {
         let document =
             serde_json::json!({ "files": { "a.py": { "source": "x = 1\n", "mutants": mutants } } });
 
-        let xml = render(&document).unwrap();
+        let xml = render(&serde_json::from_value(document).unwrap());
 
         let verdicts: Vec<&str> = xml
             .split("<testcase ")

@@ -2,9 +2,6 @@
 
 use std::fmt::Write;
 
-use anyhow::Result;
-use serde_json::Value;
-
 use super::document::{Document, MissedLine};
 use super::text;
 use crate::report::gate::Gate;
@@ -14,8 +11,7 @@ use crate::words::{count_of, some_tests};
 const DIFFS_SHOWN: usize = 30;
 
 /// The summary of the check `gate` counts, rendered from its `document`.
-pub fn render(document: &Value, gate: &Gate) -> Result<String> {
-    let document = Document::read(document)?;
+pub fn render(document: &Document, gate: &Gate) -> String {
     let mut out = String::new();
     let verdict = if gate.fails() { "fails" } else { "passes" };
     let _ = writeln!(out, "## mutdelta: the check {verdict}\n");
@@ -85,7 +81,7 @@ pub fn render(document: &Value, gate: &Gate) -> Result<String> {
             count_of(survivors.len() - DIFFS_SHOWN, "survivor", "survivors")
         );
     }
-    Ok(out)
+    out
 }
 
 /// One row of the lines table: where, the mutants no test caught, the tests that ran them.

@@ -1,20 +1,13 @@
-//! `mutdelta merge`: the JSON reports of every shard of one split joined into the document an unsharded check writes, once they are proven to be exactly that split.
+//! `mutdelta merge`: the reports of every shard of one split, read as typed documents, joined into the document an unsharded check writes, once their fields prove them to be exactly that split.
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Result};
-use serde::Deserialize;
-use serde_json::Value;
 
-use super::document::{AuditSection, Document, FileEntry, Performance, ShardEntry, StepEntry};
+use super::document::{
+    AuditSection, Document, FileEntry, Performance, PlanEntry, ShardEntry, ShardPlace, StepEntry,
+};
 use super::test_files::{shown, Defined, TestEntry, TestFile};
-
-/// The shards' documents joined into one; each is named by its place ("report 2") in errors.
-pub fn merge(documents: &[Value]) -> Result<Value> {
-    let named: Vec<(String, &Value)> =
-        documents.iter().enumerate().map(|(i, document)| (format!("report {}", i + 1), document)).collect();
-    merge_named(&named)
-}
 
 /// The shards' documents joined into one, each named (by its file) in errors.
 ///
@@ -24,20 +17,22 @@ pub fn merge(documents: &[Value]) -> Result<Value> {
 /// digest proves it), with each shard's steps (baselines, canaries) in `steps` marked with
 /// `"shard"`, the shards' kill-loss audits joined (`join_audits`), and in `shards` each shard's
 /// own scratch directory and `performance`; no `shard` and no top-level `scratch`.
-pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
+pub fn merge_named(documents: Vec<(String, Document)>) -> Result<Document> {
     if documents.is_empty() {
         bail!("nothing to merge: give the --json report of every shard");
     }
-    let shards: Vec<ShardReport> =
-        documents.iter().map(|(name, document)| ShardReport::read(name, document)).collect::<Result<_>>()?;
+    let shards: Vec<ShardReport> = documents
+        .into_iter()
+        .map(|(name, document)| ShardReport::read(name, document))
+        .collect::<Result<_>>()?;
     let first = &shards[0];
     for other in &shards[1..] {
         first.same_run(other)?;
     }
-    let count = first.count;
-    let mut by_index: BTreeMap<usize, &ShardReport> = BTreeMap::new();
-    for shard in &shards {
-        if let Some(earlier) = by_index.insert(shard.index, shard) {
+    let (count, planned) = (first.count, first.plan.mutants as u64);
+    let mut by_index: BTreeMap<usize, ShardReport> = BTreeMap::new();
+    for shard in shards {
+        if let Some(earlier) = by_index.get(&shard.index) {
             bail!(
                 "{} and {} are both shard {}/{count}: give each shard's report once",
                 earlier.name,
@@ -45,6 +40,7 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
                 shard.index
             );
         }
+        by_index.insert(shard.index, shard);
     }
     let missing: Vec<String> = (0..count)
         .filter(|index| !by_index.contains_key(index))
@@ -62,48 +58,31 @@ pub fn merge_named(documents: &[(String, &Value)]) -> Result<Value> {
             count - 1
         ),
     }
-    let ordered: Vec<&ShardReport> = by_index.into_values().collect();
-    check_mutants(&ordered, first.planned)?;
-    let typed: Vec<Typed> = ordered
-        .iter()
-        .map(|shard| {
-            let document = Document::deserialize(shard.document).map_err(|err| {
-                anyhow!(
-                    "{} is not a mutdelta JSON report ({err}): give the file a shard's --json wrote",
-                    shard.name
-                )
-            })?;
-            Ok(Typed { shard, document })
-        })
-        .collect::<Result<_>>()?;
-    let audit = join_audits(&typed)?;
-    let tests = join_test_files(&typed)?;
-    let mut merged = join(typed);
+    let ordered: Vec<ShardReport> = by_index.into_values().collect();
+    check_mutants(&ordered, planned)?;
+    let audit = join_audits(&ordered)?;
+    let tests = join_test_files(&ordered)?;
+    let mut merged = join(ordered);
     if tests.is_some() {
         merged.test_files = tests;
     }
     merged.mutdelta.audit = audit;
-    Ok(serde_json::to_value(merged)?)
-}
-
-/// A shard's document read as the typed document, beside what it says about its place.
-struct Typed<'a> {
-    shard: &'a ShardReport<'a>,
-    document: Document,
+    Ok(merged)
 }
 
 /// The shards' kill-loss audits as one: each shard audited its share of one audit plan (the
 /// same edited tests, the same digest), so the counts add up, the lost kills join, each note is
 /// kept once and the notes that count kills are said for the sums.
-fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
+fn join_audits(shards: &[ShardReport]) -> Result<Option<AuditSection>> {
     let audits: Vec<(&ShardReport, Option<&AuditSection>)> =
-        shards.iter().map(|typed| (typed.shard, typed.document.mutdelta.audit.as_ref())).collect();
+        shards.iter().map(|shard| (shard, shard.document.mutdelta.audit.as_ref())).collect();
     let present = audits.iter().filter(|(_, audit)| audit.is_some()).count();
     if present == 0 {
         return Ok(None);
     }
     if present < audits.len() {
-        let without: Vec<&str> = audits.iter().filter(|(_, a)| a.is_none()).map(|(s, _)| s.name).collect();
+        let without: Vec<&str> =
+            audits.iter().filter(|(_, a)| a.is_none()).map(|(s, _)| s.name.as_str()).collect();
         bail!(
             "{} ran no kill-loss audit but other shards did: run every shard with the same options",
             without.join(", ")
@@ -166,13 +145,14 @@ fn join_audits(shards: &[Typed]) -> Result<Option<AuditSection>> {
 /// The shards' `testFiles` as one: a test's id is its name, so the same id in two shards is the
 /// same test, which must be filed alike; every shard's mutants name only tests its section
 /// defines. None when no shard has the section (reports of earlier versions).
-fn join_test_files(shards: &[Typed]) -> Result<Option<BTreeMap<String, TestFile>>> {
-    let present = shards.iter().filter(|typed| typed.document.test_files.is_some()).count();
+fn join_test_files(shards: &[ShardReport]) -> Result<Option<BTreeMap<String, TestFile>>> {
+    let present = shards.iter().filter(|shard| shard.document.test_files.is_some()).count();
     if present == 0 {
         return Ok(None);
     }
     let mut placed: BTreeMap<String, (String, TestEntry, &str)> = BTreeMap::new();
-    for Typed { shard, document } in shards {
+    for shard in shards {
+        let document = &shard.document;
         let Some(files) = &document.test_files else {
             bail!(
                 "{} has no testFiles but other shards do: write every shard's report with the same version of mutdelta",
@@ -196,7 +176,7 @@ fn join_test_files(shards: &[Typed]) -> Result<Option<BTreeMap<String, TestFile>
                 }
                 Some(_) => {}
                 None => {
-                    placed.insert(id.to_string(), (file.to_string(), test.clone(), shard.name));
+                    placed.insert(id.to_string(), (file.to_string(), test.clone(), shard.name.as_str()));
                 }
             }
         }
@@ -208,57 +188,49 @@ fn join_test_files(shards: &[Typed]) -> Result<Option<BTreeMap<String, TestFile>
     Ok(Some(by_file))
 }
 
-/// What a shard's document says about its place in the split.
-struct ShardReport<'a> {
-    name: &'a str,
-    document: &'a Value,
+/// A shard's document, named, with what it says about its place in the split.
+struct ShardReport {
+    name: String,
+    document: Document,
     index: usize,
     count: usize,
-    planned: u64,
-    digest: &'a str,
-    state: &'a Value,
+    plan: PlanEntry,
 }
 
-impl<'a> ShardReport<'a> {
-    fn read(name: &'a str, document: &'a Value) -> Result<ShardReport<'a>> {
-        let section = &document["mutdelta"];
-        if !section.is_object() || !document["files"].is_object() {
-            bail!("{name} is not a report written by mutdelta's --json: write each shard's with `mutdelta check --shard K/N --json FILE`");
-        }
-        let shard = &section["shard"];
-        let (Some(index), Some(count)) = (shard["index"].as_u64(), shard["count"].as_u64()) else {
+impl ShardReport {
+    /// `document` as shard `name` of a split: refused unless it says which shard of how many it
+    /// is and what the whole run planned, and ran to its end.
+    fn read(name: String, document: Document) -> Result<ShardReport> {
+        let section = &document.mutdelta;
+        let Some(ShardPlace { index, count }) = section.shard else {
             bail!("{name} is not a shard's report (it has no mutdelta.shard): write each shard's with `mutdelta check --shard K/N --json FILE`");
         };
-        let plan = &section["plan"];
-        let (Some(planned), Some(digest)) = (plan["mutants"].as_u64(), plan["digest"].as_str()) else {
+        let Some(plan) = section.plan.clone() else {
             bail!("{name} does not say what was planned (mutdelta.plan): write it again with this version of mutdelta");
         };
-        if let Some(not_run) = section["incomplete"]["notRun"].as_u64() {
-            bail!("{name} is the report of an interrupted shard ({not_run} of its mutants did not run): run shard {index}/{count} again");
+        if let Some(incomplete) = &section.incomplete {
+            bail!("{name} is the report of an interrupted shard ({} of its mutants did not run): run shard {index}/{count} again", incomplete.not_run);
         }
         if index >= count {
             bail!("{name} claims shard {index}/{count}, which no split has: write it again with `mutdelta check --shard K/N`");
         }
-        Ok(ShardReport {
-            name,
-            document,
-            index: index as usize,
-            count: count as usize,
-            planned,
-            digest,
-            state: &section["state"],
-        })
+        Ok(ShardReport { name, document, index, count, plan })
+    }
+
+    /// The state it tested, as JSON writes it (`null` when the report does not say).
+    fn state(&self) -> String {
+        serde_json::to_string(&self.document.mutdelta.state).expect("a string is JSON")
     }
 
     /// Refuses `other` unless it is a shard of the same run as `self`.
     fn same_run(&self, other: &ShardReport) -> Result<()> {
-        if other.state != self.state {
+        if other.document.mutdelta.state != self.document.mutdelta.state {
             bail!(
                 "{} tested {} but {} tested {}: merge the shards of one run on one state",
                 other.name,
-                other.state,
+                other.state(),
                 self.name,
-                self.state
+                self.state()
             );
         }
         if other.count != self.count {
@@ -272,7 +244,7 @@ impl<'a> ShardReport<'a> {
                 self.count
             );
         }
-        if other.digest != self.digest || other.planned != self.planned {
+        if other.plan != self.plan {
             bail!(
                 "{} planned other mutants than {} (another change, other options or another mutdelta version): merge the shards of one run",
                 other.name,
@@ -281,30 +253,24 @@ impl<'a> ShardReport<'a> {
         }
         Ok(())
     }
-
-    fn mutants(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
-        let files = self.document["files"].as_object().into_iter().flatten();
-        files
-            .flat_map(|(path, file)| file["mutants"].as_array().into_iter().flatten().map(move |m| (path, m)))
-    }
 }
 
 /// How many of the mutants no shard holds an error names.
 const ABSENT_NAMED: usize = 10;
 
 /// Every planned mutant in exactly one shard.
-fn check_mutants(shards: &[&ShardReport], planned: u64) -> Result<()> {
+fn check_mutants(shards: &[ShardReport], planned: u64) -> Result<()> {
     let mut owner: BTreeMap<u64, &str> = BTreeMap::new();
     for shard in shards {
-        for (path, mutant) in shard.mutants() {
-            let id = mutant["id"]
-                .as_str()
-                .and_then(|id| id.parse::<u64>().ok())
-                .ok_or_else(|| anyhow!("{} has a mutant of {path} without a numeric id", shard.name))?;
+        for (path, mutant) in shard.document.mutants() {
+            let id = mutant
+                .id
+                .parse::<u64>()
+                .map_err(|_| anyhow!("{} has a mutant of {path} without a numeric id", shard.name))?;
             if id == 0 || id > planned {
                 bail!("{} has mutant {id}, but the plan has mutants 1 to {planned}", shard.name);
             }
-            if let Some(other) = owner.insert(id, shard.name) {
+            if let Some(other) = owner.insert(id, &shard.name) {
                 bail!(
                     "mutant {id} is in both {other} and {}: the shards overlap, so they are not one split",
                     shard.name
@@ -336,7 +302,7 @@ fn check_mutants(shards: &[&ShardReport], planned: u64) -> Result<()> {
 }
 
 /// The document of an unsharded check, from the shards (in index order) of a proven split.
-fn join(shards: Vec<Typed>) -> Document {
+fn join(shards: Vec<ShardReport>) -> Document {
     let mut files: BTreeMap<String, FileEntry> = BTreeMap::new();
     let mut performance: Option<Performance> = None;
     let mut steps = Vec::new();
@@ -345,8 +311,7 @@ fn join(shards: Vec<Typed>) -> Document {
     let mut flaky = BTreeMap::new();
     let mut floor = Vec::new();
     let mut first = None;
-    for Typed { shard, document } in shards {
-        let mut document = document;
+    for ShardReport { index, mut document, .. } in shards {
         for (path, file) in std::mem::take(&mut document.files) {
             let entry = files.entry(path).or_insert_with(|| file.clone_empty());
             entry.mutants.extend(file.mutants);
@@ -369,11 +334,11 @@ fn join(shards: Vec<Typed>) -> Document {
         steps.extend(
             std::mem::take(&mut section.steps)
                 .into_iter()
-                .map(|step| StepEntry { shard: Some(shard.index), ..step }),
+                .map(|step| StepEntry { shard: Some(index), ..step }),
         );
         duration = duration.max(section.duration.unwrap_or(0.0));
         records.push(ShardEntry {
-            index: shard.index,
+            index,
             scratch: section.scratch.clone(),
             performance: document.performance,
             duration: section.duration,
@@ -401,7 +366,19 @@ fn join(shards: Vec<Typed>) -> Document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// The shards' documents merged, each named by its place ("report 2") in errors.
+    fn merge(documents: &[Value]) -> Result<Document> {
+        let named = documents
+            .iter()
+            .enumerate()
+            .map(|(i, document)| {
+                (format!("report {}", i + 1), serde_json::from_value(document.clone()).unwrap())
+            })
+            .collect();
+        merge_named(named)
+    }
 
     /// A shard's document of a two-file plan of four mutants: `statuses` by id.
     fn shard(index: usize, count: usize, statuses: &[(u64, &str, &str)]) -> Value {
@@ -437,6 +414,8 @@ mod tests {
         let second = shard(1, 2, &[(2, "a.py", "NoCoverage"), (3, "b.py", "Killed")]);
 
         let merged = merge(&[second, first]).unwrap();
+        let gate = crate::report::gate::of(&merged);
+        let merged = crate::report::json::value(&merged);
 
         let ids = |path: &str| -> Vec<&str> {
             merged["files"][path]["mutants"]
@@ -454,7 +433,6 @@ mod tests {
         let steps: Vec<&Value> = section["steps"].as_array().unwrap().iter().map(|s| &s["shard"]).collect();
         assert_eq!(steps, [&json!(0), &json!(1)]);
 
-        let gate = crate::report::gate::read(&merged).unwrap();
         let summary = gate.summary;
         assert_eq!((summary.mutants, summary.caught, summary.scored, summary.lines), (4, 2, 4, 2));
         assert_eq!((summary.lines_with_survivors, summary.lines_not_run), (1, 1));
@@ -495,14 +473,18 @@ mod tests {
 
         let merged = merge(&[first.clone(), second.clone()]).unwrap();
 
+        let defined = Defined::read(merged.test_files.as_ref().unwrap()).unwrap();
+        for (path, mutant) in merged.mutants() {
+            defined.check(path, &mutant.id, &mutant.covered_by).expect("every reference defined");
+            defined.check(path, &mutant.id, &mutant.killed_by).expect("every reference defined");
+        }
         assert_eq!(
-            merged["testFiles"],
+            crate::report::json::value(&merged)["testFiles"],
             json!({
                 "t.py": { "tests": [{ "id": "t.py::a", "name": "a" }] },
                 "u.py": { "tests": [{ "id": "u.py::b", "name": "b" }] },
             })
         );
-        crate::report::document::Document::read(&merged).expect("every reference defined");
 
         let mut elsewhere = second.clone();
         elsewhere["testFiles"] = json!({

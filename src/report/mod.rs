@@ -1,4 +1,4 @@
-//! The results of a check and the outputs built from them: terminal text, mutation-testing-elements JSON, and the HTML, JUnit, SARIF, GitHub and Markdown reports rendered from that JSON.
+//! The results of a check and the outputs built from them: terminal text, and the mutation-testing-elements document (typed, `document::Document`) with the JSON, HTML, JUnit, SARIF, GitHub and Markdown reports rendered from it.
 
 pub mod diff;
 pub mod document;

@@ -6,6 +6,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use super::document::Document;
+use super::gate::Gate;
 use super::{json as report_json, text};
 use crate::lines::Target;
 use crate::model::report::Report;
@@ -29,9 +31,16 @@ pub fn check_destination(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes the record of `report`, replacing an earlier record in `dir`; each of `languages`
-/// gives its settings.
-pub fn write(dir: &Path, report: &Report, options: &Options, languages: &[Plugin]) -> Result<()> {
+/// Writes the record of `report` (its `document` as `report.json`, the summary lines of its
+/// `gate`), replacing an earlier record in `dir`; each of `languages` gives its settings.
+pub fn write(
+    dir: &Path,
+    report: &Report,
+    document: &Document,
+    gate: &Gate,
+    options: &Options,
+    languages: &[Plugin],
+) -> Result<()> {
     check_destination(dir)?;
     for old in ["mutants", MARKER, "report.json"] {
         let path = dir.join(old);
@@ -44,8 +53,7 @@ pub fn write(dir: &Path, report: &Report, options: &Options, languages: &[Plugin
     let mutants = dir.join("mutants");
     fs::create_dir_all(&mutants)
         .with_context(|| format!("could not create the run record in {}", dir.display()))?;
-    let document = report_json::render(report);
-    fs::write(dir.join("report.json"), serde_json::to_string_pretty(&document)? + "\n")?;
+    fs::write(dir.join("report.json"), report_json::text(document)?)?;
     for result in &report.results {
         let file = &report.plan.files[result.planned.file];
         let mutant = &result.planned.mutant;
@@ -93,7 +101,7 @@ pub fn write(dir: &Path, report: &Report, options: &Options, languages: &[Plugin
         "options": options_json(options, languages),
         "steps": steps,
         // What the run printed last: the delta's line (none after `audit-tests`), the audit's.
-        "summary": text::summary(report).trim_end(),
+        "summary": text::summary_lines(gate).trim_end(),
         "timings": {
             "diff": t.diff.as_secs_f64(),
             "generate": t.generate.as_secs_f64(),

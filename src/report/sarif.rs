@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::document::{Document, MissedLine};
@@ -39,8 +38,7 @@ const RULES: [(&str, &str, &str, &str); 3] = [
 ];
 
 /// The report as a SARIF log with one run.
-pub fn render(document: &Value) -> Result<Value> {
-    let document = Document::read(document)?;
+pub fn render(document: &Document) -> Value {
     let mut fingerprints = Fingerprints::default();
     let mut results: Vec<Value> = document
         .missed_lines()
@@ -83,7 +81,7 @@ pub fn render(document: &Value) -> Result<Value> {
             })
         })
         .collect();
-    Ok(json!({
+    json!({
         "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -93,12 +91,12 @@ pub fn render(document: &Value) -> Result<Value> {
                 "informationUri": env!("CARGO_PKG_REPOSITORY"),
                 "rules": rules,
             } },
-            "invocations": [invocation(&document)],
+            "invocations": [invocation(document)],
             // Columns count characters, as the JSON report's do.
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
-    }))
+    })
 }
 
 /// Whether the check ran to its end; an interrupted one says how many mutants did not run.
@@ -216,7 +214,7 @@ mod tests {
             "mutants": [mutant("1", 1, "NoCoverage"), mutant("2", 2, "NoCoverage"), mutant("3", 2, "Survived")],
         } } });
 
-        let log = render(&document).unwrap();
+        let log = render(&serde_json::from_value(document).unwrap());
 
         let results: Vec<(&str, u64)> = log["runs"][0]["results"]
             .as_array()
@@ -241,14 +239,14 @@ mod tests {
                 }],
             } } })
         };
-        let fingerprint = |document: &Value| {
-            let log = render(document).unwrap();
+        let fingerprint = |document: Value| {
+            let log = render(&serde_json::from_value(document).unwrap());
             log["runs"][0]["results"][0]["partialFingerprints"][FINGERPRINT].as_str().unwrap().to_string()
         };
 
-        let before = fingerprint(&document("def f():\n    x = 1\n", 2));
-        let moved = fingerprint(&document("import os\n\ndef f():\n        x = 1\n", 4));
-        let other = fingerprint(&document("def f():\n    y = 1\n", 2));
+        let before = fingerprint(document("def f():\n    x = 1\n", 2));
+        let moved = fingerprint(document("import os\n\ndef f():\n        x = 1\n", 4));
+        let other = fingerprint(document("def f():\n    y = 1\n", 2));
 
         assert_eq!(before, moved, "lines added above and a new indentation keep the alert");
         assert_ne!(before, other, "another line's text is another alert");

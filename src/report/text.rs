@@ -13,8 +13,9 @@ use crate::report::gate::{AuditSummary, Gate, Summary};
 
 /// The whole report as the terminal shows it: the survivors, the kills the change loses, then
 /// the survivors likely equivalent, apart from the others; each survivor with its diff and
-/// the tests that ran it when `diffs`, else its header line alone (`--diff none`).
-pub fn render(report: &Report, diffs: bool) -> String {
+/// the tests that ran it when `diffs`, else its header line alone (`--diff none`); last the
+/// summary lines of `gate`, the report's counts.
+pub fn render(report: &Report, gate: &Gate, diffs: bool) -> String {
     let mut out = String::new();
     for note in &report.plan.notes {
         let _ = writeln!(out, "note: {note}");
@@ -55,7 +56,7 @@ pub fn render(report: &Report, diffs: bool) -> String {
             "note: flaky test {test}: {known}; its failures under a mutant count as kills only when they happen again in every run"
         );
     }
-    out.push_str(&summary(report));
+    out.push_str(&summary_lines(gate));
     out
 }
 
@@ -83,13 +84,8 @@ fn by_line<'a>(results: &[&'a MutantResult]) -> Vec<Vec<&'a MutantResult>> {
     lines
 }
 
-/// The summary lines alone: the mutation delta's, and the kill-loss audit's when it read
-/// edited tests (what `--quiet` prints).
-pub fn summary(report: &Report) -> String {
-    summary_lines(&report.gate())
-}
-
-/// The summary lines of `gate`, from a report or read back from a JSON document.
+/// The summary lines of `gate` alone (what `--quiet` prints): the mutation delta's, and the
+/// kill-loss audit's when it read edited tests.
 pub fn summary_lines(gate: &Gate) -> String {
     let mut out = String::new();
     if !gate.audit_only {
@@ -477,12 +473,18 @@ mod tests {
         Report { plan: Plan { files: vec![file], ..Plan::default() }, results, ..Report::default() }
     }
 
+    /// The terminal report of `report`, its summary counted from its document as a check counts it.
+    fn rendered(report: &Report, diffs: bool) -> String {
+        let gate = crate::report::gate::of(&crate::report::json::document(report));
+        render(report, &gate, diffs)
+    }
+
     #[test]
     fn survivors_of_one_line_show_their_columns_and_the_tests_that_ran_the_line_once() {
         let tests: Vec<String> = (1..=7).map(|n| format!("test_calc.py::test_{n}")).collect();
         let tests: Vec<&str> = tests.iter().map(String::as_str).collect();
         let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &tests);
-        let text = render(&report, true);
+        let text = rendered(&report, true);
         let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-survived]")).collect();
         assert!(headers.len() >= 2, "{text}");
         assert!(headers.iter().any(|h| h.starts_with("[MUT-survived] calc.py:2:14: ")), "{text}");
@@ -502,8 +504,8 @@ mod tests {
     fn without_diffs_each_survivor_is_its_header_line_alone() {
         let tests = ["test_calc.py::test_1"];
         let report = report(|_, m| if m.line == 2 { Status::Survived } else { Status::Killed }, &tests);
-        let full = render(&report, true);
-        let compact = render(&report, false);
+        let full = rendered(&report, true);
+        let compact = rendered(&report, false);
         let headers = |text: &str| -> Vec<String> {
             text.lines().filter(|l| l.starts_with("[MUT-")).map(str::to_string).collect()
         };
@@ -517,7 +519,7 @@ mod tests {
     #[test]
     fn a_line_no_test_runs_is_one_line_without_a_diff() {
         let report = report(|_, m| if m.line == 6 { Status::NoCoverage } else { Status::Killed }, &[]);
-        let text = render(&report, true);
+        let text = rendered(&report, true);
         let not_run: Vec<&str> = text.lines().filter(|l| l.starts_with("[MUT-nocoverage]")).collect();
         assert_eq!(not_run.len(), 1, "{text}");
         assert!(not_run[0].starts_with("[MUT-nocoverage] calc.py:6: no test runs this line ("), "{text}");
@@ -533,7 +535,7 @@ mod tests {
         for (n, result) in report.results.iter_mut().enumerate() {
             result.outcome.covered_by = vec![format!("test_calc.py::test_{n}")];
         }
-        let text = render(&report, true);
+        let text = rendered(&report, true);
         let survivors = text.lines().filter(|l| l.starts_with("[MUT-survived]")).count();
         assert_eq!(text.lines().filter(|l| l.contains("ran under:")).count(), survivors, "{text}");
     }

@@ -218,6 +218,11 @@ fn malformed_truncated_huge_and_deeply_nested_reports_are_refused_by_every_reade
         path.to_str().unwrap().to_string()
     };
     let text = report.to_string();
+    // Well-formed JSON whose fields have the wrong types: refused as it is read, as a whole.
+    let mut wrong_types = report.clone();
+    wrong_types["mutdelta"]["shard"] = serde_json::json!({ "index": "0", "count": [2] });
+    wrong_types["files"]["grades.py"]["mutants"][0]["location"]["start"]["line"] = "one".into();
+    let wrong_types = wrong_types.to_string();
     let cases = [
         (
             "truncated",
@@ -227,6 +232,7 @@ fn malformed_truncated_huge_and_deeply_nested_reports_are_refused_by_every_reade
         ("nested", write("nested", "[".repeat(1_000_000).as_bytes()), "is not a mutdelta JSON report"),
         ("binary", write("binary", b"\xff\xfe\x00\x01garbage"), "is not a mutdelta JSON report"),
         ("empty", write("empty", b""), "is not a mutdelta JSON report"),
+        ("wrong types", write("wrong-types", wrong_types.as_bytes()), "is not a mutdelta JSON report"),
         ("device", "/dev/zero".to_string(), "is larger than 256 MiB"),
     ];
     for (name, file, says) in &cases {

@@ -17,9 +17,8 @@ const POLICY: &str =
 
 /// The whole page. Everything from the report travels as inert JSON that the page's script
 /// puts into the page as text, never as markup.
-pub fn render(document: &Value) -> Result<String> {
-    let document = Document::read(document)?;
-    let data = embed(&serde_json::to_string(&view(&document))?);
+pub fn render(document: &Document) -> Result<String> {
+    let data = embed(&serde_json::to_string(&view(document))?);
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">\n\
@@ -210,7 +209,7 @@ mod tests {
             "files": { "a.py": { "source": source, "mutants": [] } },
             "mutdelta": { "addedLines": { "a.py": [1] } },
         });
-        let page = render(&document).unwrap();
+        let page = render(&serde_json::from_value(document).unwrap()).unwrap();
         let data = page.split("id=\"report-data\">").nth(1).unwrap().split("</script>").next().unwrap();
         assert!(!data.contains('<') && !data.contains('&'), "{data}");
         let parsed: Value = serde_json::from_str(data).unwrap();
@@ -224,7 +223,7 @@ mod tests {
             "files": { "a.py": { "source": source, "mutants": [] } },
             "mutdelta": { "addedLines": { "a.py": [1, 10] } },
         });
-        let view = view(&Document::read(&document).unwrap());
+        let view = view(&serde_json::from_value(document).unwrap());
         let rows: Vec<String> = view["files"][0]["rows"]
             .as_array()
             .unwrap()
