@@ -54,35 +54,7 @@ pub fn write(
     fs::create_dir_all(&mutants)
         .with_context(|| format!("could not create the run record in {}", dir.display()))?;
     fs::write(dir.join("report.json"), report_json::text(document)?)?;
-    for result in &report.results {
-        let file = &report.plan.files[result.planned.file];
-        let mutant = &result.planned.mutant;
-        let own = mutants.join(result.planned.id.to_string());
-        fs::create_dir_all(&own)?;
-        let path = file.path.display().to_string();
-        fs::write(
-            own.join("diff.patch"),
-            super::diff::unified_diff(&path, &file.source, &mutant.apply(&file.source)),
-        )?;
-        let mut record = json!({
-            "id": result.planned.id.to_string(),
-            "path": path,
-            "line": mutant.start.line,
-            "column": mutant.start.column,
-            "mutatorName": mutant.mutator().name(),
-            "description": mutant.description,
-            "status": result.outcome.status,
-            "statusReason": result.outcome.reason,
-            "duration": result.outcome.duration.as_secs_f64() * 1000.0,
-            "coveredBy": result.outcome.covered_by,
-            "killedBy": result.outcome.killed_by,
-        });
-        if let Some(run) = &result.outcome.record {
-            record["run"] = serde_json::to_value(report_json::run(run))?;
-            fs::write(own.join("output.log"), &run.tail)?;
-        }
-        fs::write(own.join("record.json"), serde_json::to_string_pretty(&record)? + "\n")?;
-    }
+    write_mutants(&mutants, report)?;
     let steps: Vec<Value> = report
         .steps
         .iter()
@@ -116,6 +88,41 @@ pub fn write(
     });
     // Written last: a record with its marker is a complete one.
     fs::write(dir.join(MARKER), serde_json::to_string_pretty(&run)? + "\n")?;
+    Ok(())
+}
+
+/// Each mutant's own directory in `mutants`: its diff, its record (with its run, where it
+/// ran) and the end of its output.
+fn write_mutants(mutants: &Path, report: &Report) -> Result<()> {
+    for result in &report.results {
+        let file = &report.plan.files[result.planned.file];
+        let mutant = &result.planned.mutant;
+        let own = mutants.join(result.planned.id.to_string());
+        fs::create_dir_all(&own)?;
+        let path = file.path.display().to_string();
+        fs::write(
+            own.join("diff.patch"),
+            super::diff::unified_diff(&path, &file.source, &mutant.apply(&file.source)),
+        )?;
+        let mut record = json!({
+            "id": result.planned.id.to_string(),
+            "path": path,
+            "line": mutant.start.line,
+            "column": mutant.start.column,
+            "mutatorName": mutant.mutator().name(),
+            "description": mutant.description,
+            "status": result.outcome.status,
+            "statusReason": result.outcome.reason,
+            "duration": result.outcome.duration.as_secs_f64() * 1000.0,
+            "coveredBy": result.outcome.covered_by,
+            "killedBy": result.outcome.killed_by,
+        });
+        if let Some(run) = &result.outcome.record {
+            record["run"] = serde_json::to_value(report_json::run(run))?;
+            fs::write(own.join("output.log"), &run.tail)?;
+        }
+        fs::write(own.join("record.json"), serde_json::to_string_pretty(&record)? + "\n")?;
+    }
     Ok(())
 }
 
