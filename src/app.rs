@@ -178,7 +178,8 @@ fn check(options: &Options) -> Result<Exit> {
     console.settle();
     // The report as the one document every rendering reads, and the counts it comes to.
     let document = report::json::document(&report);
-    let gate = Gate { audit_only: report.audit_only, ..report::gate::of(&document) };
+    let gate =
+        Gate { audit_only: report.audit_only, languages: language_names(), ..report::gate::of(&document) };
     let text = if options.quiet {
         report::text::summary_lines(&gate)
     } else {
@@ -336,7 +337,7 @@ fn merge(args: &MergeArgs) -> Result<Exit> {
         documents.push((path.display().to_string(), document));
     }
     let merged = report::merge::merge_named(documents)?;
-    let gate = report::gate::of(&merged);
+    let gate = Gate { languages: language_names(), ..report::gate::of(&merged) };
     let files = ReportFiles::resolve(&args.reports);
     let summary = report::text::summary_lines(&gate);
     show(format, &summary, &merged, &gate, step_summary.as_deref(), files.to_stdout()?)?;
@@ -370,6 +371,11 @@ fn print_config(provenance: &Provenance) -> Exit {
     Exit::Clean
 }
 
+/// The languages a check looks for, as a person reads their names.
+fn language_names() -> Vec<&'static str> {
+    LANGUAGES.iter().map(|plugin| plugin.language.display).collect()
+}
+
 /// `mutdelta list`: the mutants `check` would run.
 fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
     let languages: Vec<_> = LANGUAGES.iter().map(|plugin| plugin.language).collect();
@@ -380,7 +386,7 @@ fn list(options: &ListOptions, as_json: bool) -> Result<Exit> {
     let text = if as_json {
         serde_json::to_string_pretty(&report::list::render_json(&plan))? + "\n"
     } else {
-        report::list::render_text(&plan)
+        report::list::render_text(&plan, &language_names())
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -55,6 +55,9 @@ pub struct Gate {
     pub audit_only: bool,
     /// Stopped by Ctrl-C or SIGTERM before its end.
     pub incomplete: Option<Interruption>,
+    /// The languages the check looks for, as a person reads their names: said when the change
+    /// adds no executable line of any (none read from a document).
+    pub languages: Vec<&'static str>,
 }
 
 /// What the summary says of an interrupted check.
@@ -100,7 +103,7 @@ pub fn of(document: &Document) -> Gate {
         undecided: incomplete.undecided,
         audit_cut_off: incomplete.audit_cut_off,
     });
-    Gate { summary, audit, audit_only: false, incomplete }
+    Gate { summary, audit, audit_only: false, incomplete, languages: Vec::new() }
 }
 
 /// The verdict counts of `mutants` (each with its file's path), over `lines` added executable

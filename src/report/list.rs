@@ -5,8 +5,9 @@ use serde_json::{json, Value};
 use crate::model::plan::Plan;
 
 /// One line per mutant (`ID path:LINE:COLUMN: description`) and a count, in the words of
-/// `check`'s summary line (`text::extent`).
-pub fn render_text(plan: &Plan) -> String {
+/// `check`'s summary line (`text::extent`, which names the `languages` looked for when there is
+/// no line).
+pub fn render_text(plan: &Plan, languages: &[&str]) -> String {
     let mutants = plan.mutants();
     let mut out = String::new();
     for planned in &mutants {
@@ -36,7 +37,7 @@ pub fn render_text(plan: &Plan) -> String {
             plan.line_count()
         )),
         None => {
-            out.push_str(&super::text::extent(mutants.len(), plan.line_count()));
+            out.push_str(&super::text::extent(mutants.len(), plan.line_count(), languages));
             out.push('\n');
         }
     }

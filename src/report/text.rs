@@ -89,7 +89,7 @@ fn by_line<'a>(results: &[&'a MutantResult]) -> Vec<Vec<&'a MutantResult>> {
 pub fn summary_lines(gate: &Gate) -> String {
     let mut out = String::new();
     if !gate.audit_only {
-        let _ = writeln!(out, "{}", delta_line(&gate.summary, gate.incomplete.is_some()));
+        let _ = writeln!(out, "{}", delta_line(&gate.summary, gate.incomplete.is_some(), &gate.languages));
     }
     if let Some(audit) = gate.audit.as_ref().filter(|audit| gate.audit_only || !audit.edited.is_empty()) {
         let label = match gate.summary.shard {
@@ -355,7 +355,7 @@ pub fn within_a_screen(line: &str) -> std::borrow::Cow<'_, str> {
 
 /// The mutation delta's line; a shard's says which shard and how much of the plan it holds. An
 /// interrupted check without verdicts is not one with nothing to mutate.
-fn delta_line(summary: &Summary, interrupted: bool) -> String {
+fn delta_line(summary: &Summary, interrupted: bool, languages: &[&str]) -> String {
     let label = match summary.shard {
         Some((shard, planned)) => {
             if summary.mutants == 0 && planned > 0 {
@@ -369,7 +369,7 @@ fn delta_line(summary: &Summary, interrupted: bool) -> String {
         None => "mutation delta".to_string(),
     };
     if summary.mutants == 0 && !interrupted {
-        return format!("{label}: {}", extent(0, summary.lines));
+        return format!("{label}: {}", extent(0, summary.lines, languages));
     }
     let mut line = format!(
         "{label}: {} of {} mutants caught on {} new {}; {} {} with survivors",
@@ -407,9 +407,14 @@ fn delta_line(summary: &Summary, interrupted: bool) -> String {
 /// How many mutants a plan holds on how many added executable lines, in the words `list` and
 /// `check` both use: `3 mutants on 2 added executable lines`, or `nothing to mutate: ...` when
 /// the change adds no executable line.
-pub fn extent(mutants: usize, lines: usize) -> String {
+pub fn extent(mutants: usize, lines: usize, languages: &[&str]) -> String {
     if lines == 0 {
-        return "nothing to mutate: the change adds no executable Python or Rust lines".to_string();
+        let of = match languages {
+            [] => String::new(),
+            [one] => format!("{one} "),
+            [first @ .., last] => format!("{} or {last} ", first.join(", ")),
+        };
+        return format!("nothing to mutate: the change adds no executable {of}lines");
     }
     let extent = format!(
         "{mutants} {} on {lines} added executable {}",
@@ -542,14 +547,35 @@ mod tests {
 
     #[test]
     fn the_extent_of_a_plan_names_its_lines_also_without_mutants() {
-        assert_eq!(extent(1, 1), "1 mutant on 1 added executable line");
-        assert_eq!(extent(0, 2), "0 mutants on 2 added executable lines (no mutator applies to them)");
-        assert_eq!(extent(0, 1), "0 mutants on 1 added executable line (no mutator applies to it)");
-        assert_eq!(extent(0, 0), "nothing to mutate: the change adds no executable Python or Rust lines");
+        let two = ["Python", "Rust"];
+        assert_eq!(extent(1, 1, &two), "1 mutant on 1 added executable line");
+        assert_eq!(extent(0, 2, &two), "0 mutants on 2 added executable lines (no mutator applies to them)");
+        assert_eq!(extent(0, 1, &two), "0 mutants on 1 added executable line (no mutator applies to it)");
+        assert_eq!(
+            extent(0, 0, &two),
+            "nothing to mutate: the change adds no executable Python or Rust lines"
+        );
         let summary = Summary { lines: 2, ..Summary::default() };
         assert_eq!(
-            delta_line(&summary, false),
+            delta_line(&summary, false, &two),
             "mutation delta: 0 mutants on 2 added executable lines (no mutator applies to them)"
         );
+        assert_eq!(
+            delta_line(&Summary::default(), false, &two),
+            "mutation delta: nothing to mutate: the change adds no executable Python or Rust lines"
+        );
+    }
+
+    #[test]
+    fn a_change_without_executable_lines_names_the_languages_looked_for() {
+        assert_eq!(
+            extent(0, 0, &["Python"]),
+            "nothing to mutate: the change adds no executable Python lines"
+        );
+        assert_eq!(
+            extent(0, 0, &["Python", "Rust", "Toy"]),
+            "nothing to mutate: the change adds no executable Python, Rust or Toy lines"
+        );
+        assert_eq!(extent(0, 0, &[]), "nothing to mutate: the change adds no executable lines");
     }
 }
