@@ -352,15 +352,23 @@ fn a_steady_test_failing_as_a_flaky_test_of_its_file_does_has_its_kill_repeat_be
     // `rate > 0.5` turned round raises for tax(150), as test_service failed: run again.
     let raising = mutant(9, "<");
     let said = "failed: test_calc.py::test_tax_runs; test_calc.py::test_tax_runs failed in all 14 runs under the mutant (flaky: its failure looks like flaky test_calc.py::test_service's: it failed 1 of 2 runs without any mutant (RuntimeError: service # unavailable at test_calc.py:10)): a kill";
+    // A kill made while the rest of the suite ran beside is run again once it is over, and
+    // says so after the rest: when that happens depends on the machine's speed.
+    let beside =
+        "; run again once the rest of the suite, begun beside, was over: it ran beside the first try";
+    let reason = |mutant: &serde_json::Value| {
+        let reason = mutant["statusReason"].as_str().unwrap_or_default();
+        reason.strip_suffix(beside).unwrap_or(reason).to_string()
+    };
     assert_eq!(
-        (&raising["status"], raising["statusReason"].as_str()),
-        (&serde_json::json!("Killed"), Some(said)),
+        (&raising["status"], reason(raising).as_str()),
+        (&serde_json::json!("Killed"), said),
         "{raising:#}"
     );
     assert_eq!(raising["flaky"], serde_json::json!(["test_calc.py::test_tax_runs"]), "{raising:#}");
     // `rate = None` fails with a TypeError, unlike the flaky test: a kill at once.
     let unlike = mutant(8, "None");
     assert_eq!(unlike["status"], "Killed", "{unlike:#}");
-    assert_eq!(unlike["statusReason"], "failed: test_calc.py::test_tax_runs", "{unlike:#}");
+    assert_eq!(reason(unlike), "failed: test_calc.py::test_tax_runs", "{unlike:#}");
     assert!(unlike.get("flaky").is_none(), "{unlike:#}");
 }
