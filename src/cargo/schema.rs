@@ -490,6 +490,7 @@ fn record(
             with_doctests.push(package.name.clone());
         }
     }
+    in_stable_order(&mut binaries);
     let records = log.with_extension("records");
     std::fs::create_dir_all(&records)?;
     // The doctests (rustdoc compiles each of them: the slow part) are recorded beside the
@@ -552,26 +553,44 @@ fn record_binaries(
         let run = runs.pop().expect("a run");
         require::passed(&run, &CargoRun::Tests(&binary.package), cargo.build_timeout * 4)?;
         binary.duration = run.duration;
-        // None: reached outside a named test thread, so any test of the executable may.
-        let mut found: HashMap<u32, Option<Vec<String>>> = HashMap::new();
-        for (ids, thread) in read_record(&file) {
-            for id in ids {
-                let entry = found.entry(id).or_insert_with(|| Some(Vec::new()));
-                match entry {
-                    Some(tests) if binary.tests.contains(&thread) => {
-                        if !tests.contains(&thread) {
-                            tests.push(thread.clone());
-                        }
-                    }
-                    _ => *entry = None,
-                }
-            }
-        }
-        for (id, tests) in found {
+        for (id, tests) in reached_by(read_record(&file), &binary.tests) {
             reach.entry(id).or_default().tests.insert(index, tests.unwrap_or_default());
         }
     }
     Ok((reach, steps))
+}
+
+/// By site, the tests of one executable whose threads reached it (`records`: the sites each
+/// thread reached, in the order the threads wrote them), in the order of their names: the
+/// threads run at once, in an order that varies from run to run. None where a thread that is
+/// no test of `named` reached it, so any test of the executable may.
+fn reached_by(records: Vec<(Vec<u32>, String)>, named: &[String]) -> HashMap<u32, Option<Vec<String>>> {
+    let mut found: HashMap<u32, Option<Vec<String>>> = HashMap::new();
+    for (ids, thread) in records {
+        for id in ids {
+            let entry = found.entry(id).or_insert_with(|| Some(Vec::new()));
+            match entry {
+                Some(tests) if named.contains(&thread) => {
+                    if !tests.contains(&thread) {
+                        tests.push(thread.clone());
+                    }
+                }
+                _ => *entry = None,
+            }
+        }
+    }
+    for tests in found.values_mut().flatten() {
+        tests.sort();
+    }
+    found
+}
+
+/// Puts the test executables in an order every run of the same build shares: by package, then
+/// by file. Cargo lists them as they finish building, which varies from run to run; a mutant's
+/// tests are listed, run and named as killers in this order, and its remembered verdict is
+/// keyed by them.
+fn in_stable_order(binaries: &mut [TestBinary]) {
+    binaries.sort_by(|a, b| (&a.package, &a.path).cmp(&(&b.package, &b.path)));
 }
 
 /// What recording the doctests found: how long each package's took, the steps, and by site
@@ -690,6 +709,48 @@ pub fn binary_command(binary: &TestBinary, args: &[String], env: &[(&str, &str)]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_executables_take_one_order_whatever_order_cargo_finished_them_in() {
+        let binary = |package: &str, file: &str| TestBinary {
+            package: package.to_string(),
+            path: PathBuf::from("/target/debug/deps").join(file),
+            dir: PathBuf::new(),
+            env: Vec::new(),
+            duration: Duration::ZERO,
+            tests: Vec::new(),
+        };
+        let finished = [
+            binary("semver", "test_version_req-1f"),
+            binary("core", "core-9a"),
+            binary("semver", "semver-3c"),
+            binary("semver", "test_version-2b"),
+        ];
+        let names = |binaries: &[TestBinary]| -> Vec<String> {
+            binaries.iter().map(|b| b.path.file_name().unwrap().to_str().unwrap().to_string()).collect()
+        };
+        let mut once = finished.to_vec();
+        in_stable_order(&mut once);
+        let mut reversed: Vec<TestBinary> = finished.iter().rev().cloned().collect();
+        in_stable_order(&mut reversed);
+        assert_eq!(names(&once), ["core-9a", "semver-3c", "test_version-2b", "test_version_req-1f"]);
+        assert_eq!(names(&reversed), names(&once));
+    }
+
+    #[test]
+    fn a_sites_tests_are_in_the_order_of_their_names_whatever_order_their_threads_wrote() {
+        let named: Vec<String> = ["tests::a", "tests::b", "tests::c"].map(String::from).to_vec();
+        let record = |order: &[&str]| -> Vec<(Vec<u32>, String)> {
+            order.iter().map(|thread| (vec![1, 2], thread.to_string())).collect()
+        };
+        let first = reached_by(record(&["tests::c", "tests::a", "tests::b", "tests::a"]), &named);
+        let second = reached_by(record(&["tests::b", "tests::c", "tests::a"]), &named);
+        assert_eq!(first[&1], Some(named.clone()));
+        assert_eq!(first, second);
+        let outside =
+            reached_by(vec![(vec![1], "tests::a".to_string()), (vec![1], "main".to_string())], &named);
+        assert_eq!(outside[&1], None, "reached outside a named test: any test may");
+    }
 
     #[test]
     fn a_record_line_is_a_sites_ids_and_the_thread_that_reached_it() {
