@@ -430,8 +430,9 @@ mod tests {
         let check = cli.find_subcommand("check").expect("check is a command");
         let options: Vec<String> =
             check.get_arguments().filter_map(|arg| arg.get_long()).map(|long| format!("--{long}")).collect();
+        // A language may read no flag of its own; some language reads one, or this checks nothing.
+        assert!(LANGUAGES.iter().any(|plugin| !plugin.settings.flags.is_empty()));
         for plugin in LANGUAGES {
-            assert!(!plugin.settings.flags.is_empty(), "{}", plugin.language.display);
             for flag in plugin.settings.flags {
                 assert!(options.iter().any(|option| option == flag), "{flag} is no option of check");
             }

@@ -75,7 +75,7 @@ impl Plan {
             }
         }
         let names: Vec<&str> = languages.iter().map(|language| language.display).collect();
-        let names = names.join(" or ");
+        let names = crate::words::one_of(&names);
         self.notes.extend(passed_over(
             &other_files,
             &format!("not a {names} file"),

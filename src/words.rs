@@ -5,6 +5,15 @@ pub fn count_of(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Names as alternatives: `Python`, `Python or Rust`, `Python, Rust or Go`; nothing for none.
+pub fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+    }
+}
+
 /// `a, b, c and 4 more`: at most `keep` tests named.
 pub fn some_tests(tests: &[&str], keep: usize) -> String {
     if tests.len() <= keep {
@@ -39,6 +48,14 @@ pub fn describe_tests(tests: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_alternatives_the_last_after_or() {
+        assert_eq!(one_of(&[]), "");
+        assert_eq!(one_of(&["Python"]), "Python");
+        assert_eq!(one_of(&["Python", "Rust"]), "Python or Rust");
+        assert_eq!(one_of(&["Python", "Rust", "Go"]), "Python, Rust or Go");
+    }
 
     #[test]
     fn one_is_counted_in_the_singular_and_every_other_count_in_the_plural() {

@@ -409,10 +409,10 @@ fn delta_line(summary: &Summary, interrupted: bool, languages: &[&str]) -> Strin
 /// the change adds no executable line.
 pub fn extent(mutants: usize, lines: usize, languages: &[&str]) -> String {
     if lines == 0 {
-        let of = match languages {
-            [] => String::new(),
-            [one] => format!("{one} "),
-            [first @ .., last] => format!("{} or {last} ", first.join(", ")),
+        let of = if languages.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", crate::words::one_of(languages))
         };
         return format!("nothing to mutate: the change adds no executable {of}lines");
     }
