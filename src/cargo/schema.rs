@@ -490,7 +490,7 @@ fn record(
             with_doctests.push(package.name.clone());
         }
     }
-    in_stable_order(&mut binaries);
+    in_stable_order(&mut binaries, tested);
     let records = log.with_extension("records");
     std::fs::create_dir_all(&records)?;
     // The doctests (rustdoc compiles each of them: the slow part) are recorded beside the
@@ -585,12 +585,15 @@ fn reached_by(records: Vec<(Vec<u32>, String)>, named: &[String]) -> HashMap<u32
     found
 }
 
-/// Puts the test executables in an order every run of the same build shares: by package, then
-/// by file. Cargo lists them as they finish building, which varies from run to run; a mutant's
-/// tests are listed, run and named as killers in this order, and its remembered verdict is
-/// keyed by them.
-fn in_stable_order(binaries: &mut [TestBinary]) {
-    binaries.sort_by(|a, b| (&a.package, &a.path).cmp(&(&b.package, &b.path)));
+/// Puts the test executables in an order every run of the same build shares: by their
+/// package's place in `tested` (the packages that own the change first), then by file. Cargo
+/// lists them as they finish building, which varies from run to run; a mutant's tests are
+/// listed, run and named as killers in this order, and its remembered verdict is keyed by them.
+fn in_stable_order(binaries: &mut [TestBinary], tested: &[String]) {
+    let place = |binary: &TestBinary| tested.iter().position(|package| *package == binary.package);
+    binaries.sort_by(|a, b| {
+        (place(a).unwrap_or(usize::MAX), &a.path).cmp(&(place(b).unwrap_or(usize::MAX), &b.path))
+    });
 }
 
 /// What recording the doctests found: how long each package's took, the steps, and by site
@@ -729,11 +732,12 @@ mod tests {
         let names = |binaries: &[TestBinary]| -> Vec<String> {
             binaries.iter().map(|b| b.path.file_name().unwrap().to_str().unwrap().to_string()).collect()
         };
+        let tested = ["semver".to_string(), "core".to_string()];
         let mut once = finished.to_vec();
-        in_stable_order(&mut once);
+        in_stable_order(&mut once, &tested);
         let mut reversed: Vec<TestBinary> = finished.iter().rev().cloned().collect();
-        in_stable_order(&mut reversed);
-        assert_eq!(names(&once), ["core-9a", "semver-3c", "test_version-2b", "test_version_req-1f"]);
+        in_stable_order(&mut reversed, &tested);
+        assert_eq!(names(&once), ["semver-3c", "test_version-2b", "test_version_req-1f", "core-9a"]);
         assert_eq!(names(&reversed), names(&once));
     }
 
