@@ -79,5 +79,9 @@ mod tests {
             "the tests of core did not finish within 60 s before any mutation: make them faster or fix what hangs"
         );
         assert!(refusal(Exit::Unviable, "", CargoRun::Tests("core")).starts_with("the tests of core fail"));
+        assert_eq!(
+            refusal(Exit::TimedOut, "", CargoRun::Build),
+            "the tests did not finish within 60 s before any mutation: make them faster or fix what hangs"
+        );
     }
 }

@@ -82,3 +82,28 @@ fn quoted(chars: &[char], start: usize) -> (String, usize) {
     let end = (i + 1).min(chars.len());
     (chars[start..end].iter().collect(), end)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal `literal` reads at `start` of `line`, and what follows it.
+    fn read(line: &str, start: usize) -> Option<(String, String)> {
+        let chars: Vec<char> = line.chars().collect();
+        literal(&chars, start).map(|(token, end)| (token, chars[end..].iter().collect()))
+    }
+
+    #[test]
+    fn a_rust_literal_is_read_as_written_to_its_closing_quote() {
+        let string = |token: &str, rest: &str| Some((token.to_string(), rest.to_string()));
+        assert_eq!(read("\"a // b\" + c", 0), string("\"a // b\"", " + c"), "a comment marker inside");
+        assert_eq!(read("\"a\\\"b\", c", 0), string("\"a\\\"b\"", ", c"), "an escaped quote");
+        assert_eq!(read("\"open", 0), string("\"open", ""), "cut at the line's end");
+        assert_eq!(read("x = 'y';", 4), string("'y'", ";"), "a char");
+        assert_eq!(read("'\\n' ", 0), string("'\\n'", " "), "an escaped char");
+        assert_eq!(read("'\\u{1F600}')", 0), string("'\\u{1F600}'", ")"), "a long escape");
+        assert_eq!(read("&'a str", 1), string("'", "a str"), "a lifetime: its quote alone");
+        assert_eq!(read("b\"x\"", 0), None, "a prefix is a word of its own");
+        assert_eq!(read("x", 0), None);
+    }
+}

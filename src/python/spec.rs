@@ -103,3 +103,29 @@ fn string_value(chars: &[char], start: usize, quote: char, prefix: &str) -> (Str
     }
     (format!("str:{}:{body}", prefix.replace('u', "")), i)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal `string_literal` reads at `start` of `line`, and what follows it.
+    fn read(line: &str, start: usize) -> Option<(String, String)> {
+        let chars: Vec<char> = line.chars().collect();
+        string_literal(&chars, start).map(|(token, end)| (token, chars[end..].iter().collect()))
+    }
+
+    #[test]
+    fn a_python_string_is_read_as_its_prefix_and_value_whatever_its_quotes() {
+        let string = |token: &str, rest: &str| Some((token.to_string(), rest.to_string()));
+        assert_eq!(read("'a # b' + c", 0), string("str::a # b", " + c"), "a comment marker inside");
+        assert_eq!(read("\"a # b\"", 0), read("'a # b'", 0), "either quote");
+        assert_eq!(read("'''x'y'''", 0), string("str::x'y", ""), "triple quotes");
+        assert_eq!(read("'it\\'s'", 0), string("str::it's", ""), "an escaped quote is the quote");
+        assert_eq!(read("r'\\d'", 0), string("str:r:\\d", ""), "raw: the backslash kept");
+        assert_eq!(read("U'x'", 0), string("str::x", ""), "u does not count");
+        assert_eq!(read("Rb'x'", 0), string("str:rb:x", ""), "prefixes read in lower case");
+        assert_eq!(read("bad'x'", 0), None, "not a prefix: a word");
+        assert_eq!(read("x = 'y", 4), string("str::y", ""), "cut at the line's end");
+        assert_eq!(read("f(x)", 0), None);
+    }
+}
