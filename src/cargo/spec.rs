@@ -99,6 +99,7 @@ mod tests {
         assert_eq!(read("\"a // b\" + c", 0), string("\"a // b\"", " + c"), "a comment marker inside");
         assert_eq!(read("\"a\\\"b\", c", 0), string("\"a\\\"b\"", ", c"), "an escaped quote");
         assert_eq!(read("\"open", 0), string("\"open", ""), "cut at the line's end");
+        assert_eq!(read("\"\" + \"x\"", 0), string("\"\"", " + \"x\""), "an empty string");
         assert_eq!(read("x = 'y';", 4), string("'y'", ";"), "a char");
         assert_eq!(read("'\\n' ", 0), string("'\\n'", " "), "an escaped char");
         assert_eq!(read("'\\u{1F600}')", 0), string("'\\u{1F600}'", ")"), "a long escape");
