@@ -19,6 +19,8 @@ use crate::model::record::Bytes;
 
 mod language;
 
+#[cfg(test)]
+pub use language::resolved_for_tests;
 pub use language::{LanguageOptions, Languages, SettingsOf};
 
 /// The kill-loss audit's default budget, in mutants tried before the change.

@@ -56,3 +56,26 @@ impl Languages {
         self.0.iter().map(|settings| settings.verdict_key()).collect::<Vec<_>>().join(" ")
     }
 }
+
+/// What a language's own tests of its settings read: its settings (`T`) resolved from `config`
+/// and the command line `args` by `settings`, with each setting's key, value and source as
+/// `--print-config` prints them.
+#[cfg(test)]
+pub fn resolved_for_tests<T: Clone + 'static>(
+    settings: &SettingsOf,
+    config: &crate::config::Config,
+    args: &[&str],
+) -> (T, Vec<(String, String, String)>) {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let args = crate::cli::parse_check_options(&args).unwrap();
+    let mut resolver = Resolver::new(config);
+    let file = config.languages.get(settings.file.table).map(|file| &**file);
+    let resolved = (settings.resolve)(&args, file, &mut resolver).unwrap();
+    let shown = resolver
+        .finish()
+        .settings
+        .into_iter()
+        .map(|s| (s.key.to_string(), s.value, s.source.to_string()))
+        .collect();
+    (resolved.as_any().downcast_ref::<T>().unwrap().clone(), shown)
+}

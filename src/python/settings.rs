@@ -167,21 +167,8 @@ mod tests {
         from_text(text, FileKind::MutdeltaToml, &[SETTINGS.file])
     }
 
-    /// The settings `config` and the command line `args` resolve to, with each key's value and
-    /// source as `--print-config` prints them.
     fn resolved(config: &Config, args: &[&str]) -> (PythonSettings, Vec<(String, String, String)>) {
-        let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-        let args = crate::cli::parse_check_options(&args).unwrap();
-        let mut resolver = Resolver::new(config);
-        let file = config.languages.get("python").map(|file| &**file);
-        let settings = resolve(&args, file, &mut resolver).unwrap();
-        let shown = resolver
-            .finish()
-            .settings
-            .into_iter()
-            .map(|s| (s.key.to_string(), s.value, s.source.to_string()))
-            .collect();
-        (settings.as_any().downcast_ref::<PythonSettings>().unwrap().clone(), shown)
+        crate::options::resolved_for_tests(&SETTINGS, config, args)
     }
 
     fn row(key: &str, value: &str, source: &str) -> (String, String, String) {
