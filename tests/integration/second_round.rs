@@ -497,14 +497,23 @@ fn check_beside_a_port_holder() -> bool {
 fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() {
     let seen = tempfile::tempdir().unwrap();
     let paused = seen.path().join("paused");
-    // Long enough to be seen, where it runs beside the first round.
-    let rest_test = "import os\nimport time\n\n\ndef test_a_while():\n    \
-                     time.sleep(3 if os.path.basename(os.getcwd()) == \"copy-rest\" else 0)\n";
-    let repo = greeting_only_change(rest_test);
+    let looked = seen.path().join("looked");
+    // Beside the first round, it runs until the change's test has looked at it (however long
+    // the machine takes to start either), so that what that test sees depends only on mutdelta.
+    let rest_test = format!(
+        "import os\nimport pathlib\nimport time\n\nLOOKED = pathlib.Path({:?})\n\n\n\
+         def test_a_while():\n    \
+         deadline = time.monotonic() + 60\n    \
+         while os.path.basename(os.getcwd()) == \"copy-rest\" and not LOOKED.exists():\n        \
+         assert time.monotonic() < deadline, \"the change's test never looked\"\n        \
+         time.sleep(0.02)\n",
+        looked.to_str().unwrap()
+    );
+    let repo = greeting_only_change(&rest_test);
     // The first test keeps the first process busy past the second after which the others
     // start; the next one, in another, looks for the rest of the suite's process, once.
     let slow_then_look = format!(
-        "\n\nimport os\nimport pathlib\nimport time\n\nPAUSED = pathlib.Path({:?})\n\n\n\
+        "\n\nimport os\nimport pathlib\nimport time\n\nPAUSED = pathlib.Path({:?})\nLOOKED = pathlib.Path({:?})\n\n\n\
          def test_slow():\n    time.sleep(2)\n\n\n\
          def rest_of_suite_state():\n    \
          for pid in filter(str.isdigit, os.listdir(\"/proc\")):\n        \
@@ -519,8 +528,10 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
          while time.monotonic() < deadline:\n        \
          if rest_of_suite_state() == \"T\":\n            \
          PAUSED.touch()\n            break\n        \
-         time.sleep(0.02)\n",
-        paused.to_str().unwrap()
+         time.sleep(0.02)\n    \
+         LOOKED.touch()\n",
+        paused.to_str().unwrap(),
+        looked.to_str().unwrap()
     );
     add_to_the_changes_tests(repo.path(), &slow_then_look);
     let out = tempfile::tempdir().unwrap();
@@ -549,10 +560,12 @@ fn the_rest_of_the_suite_pauses_while_the_first_coverage_run_takes_every_core() 
     }
 }
 
-/// A test of the rest of the suite that takes a port a test of the change needs, once the first
-/// coverage run is over (the change's test touches `first` when it runs), and holds it for
-/// longer than a check should take. Its header (the paths, the port and `reusable()`) is for
-/// the change's test too, which may read the holder's pid from `holder_pid`.
+/// A test of the rest of the suite that takes a port a test of the change needs, once a mutant
+/// of GREETING runs (its run calls `wait_for_the_holder()`, which says so), and holds it for
+/// longer than a check should take. Its header (the paths, the port, `reusable()`,
+/// `greeting_mutated()` and `wait_for_the_holder()`) is for the change's test too. Unmutated
+/// runs (the coverage runs, a kill's check) never wait: whether one clashes with the holder
+/// depends only on whether it holds the port then, not on how fast the machine is.
 struct PortHolder {
     held: std::path::PathBuf,
     header: String,
@@ -560,13 +573,36 @@ struct PortHolder {
 }
 
 fn port_holder(shared: &Path) -> PortHolder {
-    let first = shared.join("first-coverage-run");
+    let started = shared.join("a-mutant-of-greeting-runs");
     let held = shared.join("held");
     let holder_pid = shared.join("holder-pid");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // A holder not started yet is gone only when no process runs in the rest of the suite's
+    // copy: on a busy machine the rest of the suite may still be starting.
     let header = format!(
-        "import os\nimport pathlib\nimport socket\nimport time\n\nFIRST = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nHOLDER = pathlib.Path({:?})\nPORT = {port}\n\n\n{REUSABLE}",
-        first.to_str().unwrap(),
+        "import os\nimport pathlib\nimport socket\nimport time\n\n\
+         STARTED = pathlib.Path({:?})\nHELD = pathlib.Path({:?})\nHOLDER = pathlib.Path({:?})\nPORT = {port}\n\n\n\
+         {REUSABLE}\n\n\
+         def greeting_mutated():\n    \
+         return 'GREETING = shout(\"hello\")\\n' not in pathlib.Path(\"pkg/names.py\").read_text()\n\n\n\
+         def _rest_of_the_suite_runs():\n    \
+         for pid in os.listdir(\"/proc\"):\n        \
+         try:\n            \
+         if pid.isdigit() and os.readlink(f\"/proc/{{pid}}/cwd\").endswith(\"/copy-rest\"):\n                \
+         return True\n        \
+         except OSError:\n            pass\n    \
+         return False\n\n\n\
+         def _holder_gone():\n    \
+         try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return False\n    \
+         except FileNotFoundError:\n        return not _rest_of_the_suite_runs()\n    \
+         except ValueError:\n        return False\n    \
+         except OSError:\n        return True\n\n\n\
+         def wait_for_the_holder():\n    \
+         STARTED.touch()\n    \
+         deadline = time.monotonic() + 120\n    \
+         while not HELD.exists() and not _holder_gone() and time.monotonic() < deadline:\n        \
+         time.sleep(0.02)\n",
+        started.to_str().unwrap(),
         held.to_str().unwrap(),
         holder_pid.to_str().unwrap()
     );
@@ -575,8 +611,8 @@ fn port_holder(shared: &Path) -> PortHolder {
          if HELD.exists():\n        return\n    \
          HOLDER.write_text(str(os.getpid()))\n    \
          deadline = time.monotonic() + 120\n    \
-         while not FIRST.exists():\n        \
-         assert time.monotonic() < deadline, \"the first coverage run never ran\"\n        \
+         while not STARTED.exists():\n        \
+         assert time.monotonic() < deadline, \"no mutant of GREETING ran\"\n        \
          time.sleep(0.02)\n    \
          sock = socket.socket()\n    \
          while True:\n        \
@@ -609,7 +645,13 @@ fn check_the_port_holders_change(repo: &Path, holder: &PortHolder) -> Value {
     let before = snapshot(repo);
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-    let run = check(repo, &["--commit", "HEAD", "--no-audit", "--json", json.to_str().unwrap()]);
+    // A mutant of GREETING waits for the holder, which a busy machine may schedule late: its
+    // limit is not what these tests are about. One worker: the first mutant whose run clashes
+    // with the holder is the one whose check stops it, not whichever of two checks came first.
+    let python = python();
+    let (python, json_arg) = (python.to_str().unwrap(), json.to_str().unwrap());
+    let args = ["check", "--python", python, "-j", "1", "--commit", "HEAD", "--no-audit", "--timeout", "150"];
+    let run = mutdelta(repo, &[&args[..], &["--json", json_arg]].concat());
     assert!(holder.held.exists(), "the rest of the suite took the port beside the mutants: {run:?}");
     assert_eq!(run.code, 1, "GREETING's survivors: {run:?}");
     let report = read_valid_report(&json);
@@ -627,8 +669,22 @@ fn check_the_port_holders_change(repo: &Path, holder: &PortHolder) -> Value {
     report
 }
 
+/// Each mutant of pkg/names.py in a line: its status, its first run's exit status and its
+/// status reason; short enough to be read whole in a failing test's output.
+fn outcomes(report: &Value) -> String {
+    let mutants = report["files"]["pkg/names.py"]["mutants"].as_array().cloned().unwrap_or_default();
+    let line = |mutant: &Value| {
+        let first_exit = mutant.get("run").map(|run| run["commands"][0]["exitCode"].clone());
+        format!(
+            "\n{} {}: first exit {first_exit:?}: {}",
+            mutant["id"], mutant["status"], mutant["statusReason"]
+        )
+    };
+    mutants.iter().map(line).collect()
+}
+
 /// The rest of the suite, begun beside the first round, takes a port a test of the change needs
-/// once the first coverage run is over, and holds it: the mutants' runs of that test fail beside
+/// once a mutant of GREETING runs, and holds it: the mutants' runs of that test fail beside
 /// it. Those kills do not hold (the test fails without the mutant too, there and then): the rest
 /// of the suite is stopped, the mutants run again without it, and GREETING's survive.
 #[test]
@@ -636,18 +692,13 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
     let shared = tempfile::tempdir().unwrap();
     let holder = port_holder(shared.path());
     let repo = names_only_change(&holder.test);
-    // Its first run (the first coverage run) finds the port free; every later run waits until
-    // the holder has taken it once, then needs it.
+    // Unmutated, it binds the port at once; under a mutant of GREETING, once the holder holds it.
     let needs_the_port = format!(
         "\n\n{}\n\ndef test_binds_the_port():\n    \
-         later = FIRST.exists()\n    \
-         deadline = time.monotonic() + 120\n    \
-         while later and not HELD.exists() and time.monotonic() < deadline:\n        \
-         time.sleep(0.02)\n    \
+         if greeting_mutated():\n        wait_for_the_holder()\n    \
          sock = reusable()\n    \
          try:\n        sock.bind((\"127.0.0.1\", PORT))\n    \
-         finally:\n        sock.close()\n    \
-         FIRST.touch()\n",
+         finally:\n        sock.close()\n",
         holder.header
     );
     add_to_the_changes_tests(repo.path(), &needs_the_port);
@@ -660,7 +711,11 @@ fn a_kill_made_only_beside_the_rest_of_the_suite_is_tried_again_without_it() {
         .iter()
         .filter(|mutant| mutant["statusReason"].as_str().unwrap_or("").contains(again))
         .collect();
-    assert!(!tried_again.is_empty(), "a kill beside the rest of the suite was tried again: {report}");
+    assert!(
+        !tried_again.is_empty(),
+        "a kill beside the rest of the suite was tried again: {}",
+        outcomes(&report)
+    );
 }
 
 /// As above, with the port needed as the change's test file is imported: beside the rest of the
@@ -672,33 +727,14 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
     let shared = tempfile::tempdir().unwrap();
     let holder = port_holder(shared.path());
     let repo = names_only_change(&holder.test);
-    // Imported by the first coverage run, it finds the port free; imported later, it waits until
-    // the holder has taken the port or is gone, then needs it. A holder not started yet is gone
-    // only when no process runs in the rest of the suite's copy: on a busy machine the rest of
-    // the suite may still be starting.
+    // Imported unmutated, it binds the port at once; under a mutant of GREETING, once the holder
+    // holds it.
     let needs_the_port = format!(
         "\n\n{}\n\n\
-         def _rest_of_the_suite_runs():\n    \
-         for pid in os.listdir(\"/proc\"):\n        \
-         try:\n            \
-         if pid.isdigit() and os.readlink(f\"/proc/{{pid}}/cwd\").endswith(\"/copy-rest\"):\n                \
-         return True\n        \
-         except OSError:\n            pass\n    \
-         return False\n\n\n\
-         def _holder_gone():\n    \
-         try:\n        os.kill(int(HOLDER.read_text()), 0)\n        return False\n    \
-         except FileNotFoundError:\n        return not _rest_of_the_suite_runs()\n    \
-         except ValueError:\n        return False\n    \
-         except OSError:\n        return True\n\n\n\
-         _later = FIRST.exists()\n\
-         _deadline = time.monotonic() + 120\n\
-         while _later and not HELD.exists() and not _holder_gone() and time.monotonic() < _deadline:\n    \
-         time.sleep(0.02)\n\
+         if greeting_mutated():\n    wait_for_the_holder()\n\
          _sock = reusable()\n\
          try:\n    _sock.bind((\"127.0.0.1\", PORT))\n\
-         finally:\n    _sock.close()\n\n\n\
-         def test_imported():\n    \
-         FIRST.touch()\n",
+         finally:\n    _sock.close()\n",
         holder.header
     );
     add_to_the_changes_tests(repo.path(), &needs_the_port);
@@ -713,7 +749,11 @@ fn a_collection_failing_only_beside_the_rest_of_the_suite_is_checked_by_collecti
         let first_exit = mutant.get("run").and_then(|run| run["commands"][0]["exitCode"].as_i64());
         matches!(first_exit, Some(2 | 4)) && mutant["statusReason"].as_str().unwrap_or("").contains(again)
     });
-    assert!(collected_again, "a collection beside the rest of the suite failed, and ran again: {report}");
+    assert!(
+        collected_again,
+        "a collection beside the rest of the suite failed, and ran again: {}",
+        outcomes(&report)
+    );
 }
 
 /// When every line ran under the change's tests, the rest of the suite runs beside the mutants
