@@ -17,8 +17,9 @@ pub struct Choice {
     pub one_per_line: bool,
     /// Added lines that only reformat or move removed code are mutated too (else passed over).
     pub include_reformatted: bool,
-    /// Rust `unsafe` code is mutated like other code (else only bounds-checked indexes in it).
-    pub mutate_unsafe: bool,
+    /// The lines a language's front end passes over on purpose (`LanguageSpec::passes_over`:
+    /// Rust's `unsafe` code, under `--mutate-unsafe`) are mutated like other code.
+    pub mutate_passed_over: bool,
     /// Families whose mutants are not made at all.
     pub disabled: BTreeSet<Mutator>,
     /// Files whose added lines are not mutated.
@@ -31,7 +32,7 @@ impl Default for Choice {
             arid: true,
             one_per_line: false,
             include_reformatted: false,
-            mutate_unsafe: false,
+            mutate_passed_over: false,
             disabled: BTreeSet::new(),
             exclude: Exclude::default(),
         }

@@ -240,7 +240,7 @@ impl Choice {
             arid: !no_arid,
             one_per_line,
             include_reformatted,
-            mutate_unsafe,
+            mutate_passed_over: mutate_unsafe,
             disabled: disabled.into_iter().collect(),
             exclude,
         })

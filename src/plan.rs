@@ -4,10 +4,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
+use mutators::PassOver;
 
 use crate::choose::{self, Choice};
 use crate::lines::AddedLines;
-use crate::model::plan::{FilePlan, Language, Plan};
+use crate::model::plan::{FilePlan, Language, PassedOver, Plan};
 use crate::reformat;
 
 impl Plan {
@@ -15,7 +16,9 @@ impl Plan {
     /// lines, those `choice` runs; lines that only reformat or move removed code are passed
     /// over unless `choice.include_reformatted`, and files `choice.exclude` matches always.
     pub fn make(added: &AddedLines, root: &Path, choice: &Choice, languages: &[Language]) -> Result<Plan> {
-        let mut plan = Plan::default();
+        let reasons = languages.iter().flat_map(|language| language.passes_over);
+        let passed_over = reasons.map(|&reason| PassedOver { reason, lines: BTreeMap::new() }).collect();
+        let mut plan = Plan { passed_over, ..Plan::default() };
         let sources = plan.sources(added, root, choice, languages)?;
         let old_code = if choice.include_reformatted {
             BTreeMap::new()
@@ -103,11 +106,11 @@ impl Plan {
             .copied()
             .filter(|line| !passed.is_some_and(|passed| passed.contains(line)))
             .collect();
-        let found = (language.mutate)(&source, &requested, choice.mutate_unsafe)
+        let found = (language.mutate)(&source, &requested, choice.mutate_passed_over)
             .map_err(|err| anyhow!("{}: {err}; fix the file before checking it", path.display()))?;
         if let Some(passed) = passed {
             let passed: Vec<usize> = passed.iter().copied().collect();
-            let executable = (language.mutate)(&source, &passed, choice.mutate_unsafe)
+            let executable = (language.mutate)(&source, &passed, choice.mutate_passed_over)
                 .map(|found| found.executable_lines)
                 .unwrap_or_default();
             if !executable.is_empty() {
@@ -117,8 +120,10 @@ impl Plan {
         if !found.feature_gated.is_empty() {
             self.feature_gated.insert(path.clone(), found.feature_gated.iter().cloned().collect());
         }
-        if !found.unsafe_lines.is_empty() {
-            self.unsafe_lines.insert(path.clone(), found.unsafe_lines.clone());
+        for &(line, reason) in &found.passed_over {
+            if let Some(group) = self.passed_over.iter_mut().find(|group| group.reason == reason) {
+                group.lines.entry(path.clone()).or_default().push(line);
+            }
         }
         for &(rule, count) in &found.not_made {
             *self.not_made.entry(rule).or_default() += count;
@@ -150,17 +155,21 @@ fn passed_over(files: &[String], one: &str, many: &str) -> Option<String> {
     }
 }
 
-/// The notes on the added lines a plan left without mutants: in `unsafe` code, mutants an
-/// equivalence rule did not make, old code reformatted or moved.
+/// The notes on the added lines a plan left without mutants: those a front end passed over
+/// (each reason in its words), mutants an equivalence rule did not make, old code reformatted
+/// or moved.
 fn count_notes(plan: &Plan) -> Vec<String> {
     let mut notes = Vec::new();
-    let unsafe_lines: usize = plan.unsafe_lines.values().map(Vec::len).sum();
-    if unsafe_lines > 0 {
-        notes.push(format!(
-            "{unsafe_lines} added executable {} in `unsafe` code got no mutant: a mutant there could cause undefined behaviour rather than a failing test (--mutate-unsafe mutates {} anyway)",
-            if unsafe_lines == 1 { "line" } else { "lines" },
-            if unsafe_lines == 1 { "it" } else { "them" },
-        ));
+    for group in &plan.passed_over {
+        let count: usize = group.lines.values().map(Vec::len).sum();
+        if count > 0 {
+            let PassOver { place, why, flag, .. } = group.reason;
+            notes.push(format!(
+                "{count} added executable {} {place} got no mutant: {why} ({flag} mutates {} anyway)",
+                if count == 1 { "line" } else { "lines" },
+                if count == 1 { "it" } else { "them" },
+            ));
+        }
     }
     let not_made: usize = plan.not_made.values().sum();
     if not_made > 0 {

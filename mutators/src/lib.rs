@@ -71,14 +71,28 @@ pub struct FileMutants {
     pub statements: Vec<std::ops::RangeInclusive<usize>>,
     /// Every mutant on those lines, in source order.
     pub mutants: Vec<Mutant>,
-    /// Executable lines left without a mutant because they lie in unsafe code (Rust).
-    pub unsafe_lines: Vec<usize>,
+    /// Executable lines left without a mutant on purpose, each with why (Rust's `unsafe` code).
+    pub passed_over: Vec<(usize, &'static PassOver)>,
     /// Executable lines and lines with mutants compiled only with cargo features, with those
     /// features (Rust).
     pub feature_gated: Vec<(usize, Vec<String>)>,
     /// How many mutants an equivalence rule of `catalog::EQUIVALENT` left unmade, by rule
     /// name, where they are counted (Rust's `literal-fold`).
     pub not_made: Vec<(&'static str, usize)>,
+}
+
+/// Why a front end makes no mutant of some executable lines, as the check's notes and reports
+/// say it: "N added executable lines {place} got no mutant: {why} ({flag} mutates them anyway)".
+#[derive(Debug, PartialEq, Eq)]
+pub struct PassOver {
+    /// Their key in reports, before `Lines`: `unsafe` → `unsafeLines`.
+    pub key: &'static str,
+    /// Where they lie: "in `unsafe` code".
+    pub place: &'static str,
+    /// Why a mutant there is not made.
+    pub why: &'static str,
+    /// The option that mutates them anyway.
+    pub flag: &'static str,
 }
 
 /// A function or a type's block (Rust `impl`, `trait`; Python `class`): what code runs in.

@@ -49,7 +49,7 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
         executable_lines,
         statements,
         mutants,
-        unsafe_lines: Vec::new(),
+        passed_over: Vec::new(),
         feature_gated: Vec::new(),
         not_made: Vec::new(),
     })

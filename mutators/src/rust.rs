@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::pragma::{self, Pragma};
-use crate::{Edit, FileMutants, Mutant, MutateError};
+use crate::{Edit, FileMutants, Mutant, MutateError, PassOver};
 use source::{Parsed, SpanScope};
 use walk::Walker;
 
@@ -32,13 +32,21 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
 pub enum UnsafeCode {
     /// Only the arithmetic inside the index of a bounds-checked `a[i]`: a mutant there cannot
     /// reach outside the slice by itself. Lines left without a mutant for lying in unsafe code
-    /// are listed in `FileMutants::unsafe_lines`.
+    /// are listed in `FileMutants::passed_over`, as `UNSAFE`.
     #[default]
     Guarded,
     /// Everything, as in safe code: a mutant may then cause undefined behaviour (a crash, or a
     /// test that passes by chance) rather than a failing test.
     Mutated,
 }
+
+/// Why a line in unsafe code gets no mutant unless `UnsafeCode::Mutated`.
+pub static UNSAFE: PassOver = PassOver {
+    key: "unsafe",
+    place: "in `unsafe` code",
+    why: "a mutant there could cause undefined behaviour rather than a failing test",
+    flag: "--mutate-unsafe",
+};
 
 /// `mutate`, with unsafe code treated as `unsafe_code` says.
 pub fn mutate_with(
@@ -74,10 +82,10 @@ pub fn mutate_with(
     walker.marks.apply(&mut mutants);
     let statements = executable_lines.iter().map(|&line| line..=line).collect();
     let mutated: std::collections::HashSet<usize> = mutants.iter().map(|mutant| mutant.line).collect();
-    let unsafe_lines = executable_lines
+    let passed_over = executable_lines
         .iter()
-        .copied()
         .filter(|line| walker.refused_as_unsafe.contains(line) && !mutated.contains(line))
+        .map(|&line| (line, &UNSAFE))
         .collect();
     // The lines that hold code or a mutant (a body replacement starts on the `fn` line).
     let mut code_lines: Vec<usize> =
@@ -102,7 +110,7 @@ pub fn mutate_with(
             (!features.is_empty()).then_some((line, features))
         })
         .collect();
-    Ok(FileMutants { executable_lines, statements, mutants, unsafe_lines, feature_gated, not_made })
+    Ok(FileMutants { executable_lines, statements, mutants, passed_over, feature_gated, not_made })
 }
 
 /// All executable lines of the file, sorted: lines holding code (not only brackets, `;` or

@@ -21,6 +21,7 @@ pub static RUST: LanguageSpec = LanguageSpec {
         let unsafe_code = if mutate_unsafe { UnsafeCode::Mutated } else { UnsafeCode::Guarded };
         mutators::rust::mutate_with(source, lines, unsafe_code)
     },
+    passes_over: &[&mutators::rust::UNSAFE],
     scopes: mutators::rust::scopes,
     lexing: Lexing {
         line_comment: "//",

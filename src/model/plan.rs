@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use git2::Oid;
-use mutators::{FileMutants, Mutant, MutateError, Scope};
+use mutators::{FileMutants, Mutant, MutateError, PassOver, Scope};
 
 /// Which state of the repository is materialised and tested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +52,12 @@ pub struct LanguageSpec {
     pub is_test_file: fn(&Path) -> bool,
     /// Whether the test files a change adds or edits are the change's relevant tests.
     pub changed_tests_are_relevant: bool,
-    /// The mutants of `lines` of `source`; `mutate_unsafe`: also in code that could cause
-    /// undefined behaviour when mutated.
-    pub mutate: fn(source: &str, lines: &[usize], mutate_unsafe: bool) -> Result<FileMutants, MutateError>,
+    /// The mutants of `lines` of `source`; `mutate_passed_over`: also of the lines it would pass
+    /// over (`passes_over`).
+    pub mutate:
+        fn(source: &str, lines: &[usize], mutate_passed_over: bool) -> Result<FileMutants, MutateError>,
+    /// Why its front end may make no mutant of an executable line (`FileMutants::passed_over`).
+    pub passes_over: &'static [&'static PassOver],
     /// The functions and types of `source`.
     pub scopes: fn(&str) -> Result<Vec<Scope>, MutateError>,
     /// How its lines are read as tokens, to find old code reformatted or moved.
@@ -90,6 +93,20 @@ pub struct Lexing {
 
 /// A literal as a line's tokens hold it, and the index of the character after it.
 pub type Literal = (String, usize);
+
+/// The added executable lines passed over for one reason, per file.
+#[derive(Debug, Clone)]
+pub struct PassedOver {
+    pub reason: &'static PassOver,
+    pub lines: BTreeMap<PathBuf, Vec<usize>>,
+}
+
+impl PassedOver {
+    /// Its key in reports: `unsafeLines`.
+    pub fn key(&self) -> String {
+        format!("{}Lines", self.reason.key)
+    }
+}
 
 /// A language, by its descriptor: compared by name.
 #[derive(Clone, Copy)]
@@ -194,8 +211,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Added executable lines passed over as old code, reformatted or moved (`reformat`), per file.
     pub reformatted: BTreeMap<PathBuf, Vec<usize>>,
-    /// Added executable lines left without a mutant for lying in Rust `unsafe` code, per file.
-    pub unsafe_lines: BTreeMap<PathBuf, Vec<usize>>,
+    /// Added executable lines a front end made no mutant of on purpose: for each reason the
+    /// check's languages may give (`LanguageSpec::passes_over`), in their order, per file.
+    pub passed_over: Vec<PassedOver>,
     /// Added executable lines compiled only with cargo features, with those features, per file.
     pub feature_gated: BTreeMap<PathBuf, BTreeMap<usize, Vec<String>>>,
     /// Mutants an equivalence rule left unmade, by rule name (`mutators::FileMutants::not_made`).

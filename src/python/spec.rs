@@ -12,6 +12,7 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     is_test_file,
     changed_tests_are_relevant: true,
     mutate: |source, lines, _| mutators::python::mutate(source, lines),
+    passes_over: &[],
     scopes: mutators::python::scopes,
     lexing: Lexing {
         line_comment: "#",

@@ -206,9 +206,10 @@ pub struct Section {
     /// Mutants an equivalence rule left unmade, by rule: the same program, never run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub not_made: BTreeMap<String, usize>,
-    /// Added executable lines left without a mutant for lying in `unsafe` code, per file.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub unsafe_lines: BTreeMap<String, Vec<usize>>,
+    /// Added executable lines a front end passed over, under their reason's key
+    /// (`unsafeLines`), per file; only reasons with lines.
+    #[serde(flatten)]
+    pub passed_over: PassedOverLines,
     /// The flaky tests the check met, each with what is known of it, in words.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flaky: BTreeMap<String, String>,
@@ -517,6 +518,27 @@ pub fn byte_offset(source: &str, at: Position) -> Option<usize> {
     (at.line == source.split_inclusive('\n').count() + 1 && at.column == 1).then_some(source.len())
 }
 
+/// The `…Lines` keys of mutdelta's section: the lines a front end passed over, by reason, per
+/// file. Read back, the section's other keys a reader does not know are left out, as serde
+/// leaves them out of any other part of the document; a `…Lines` key that is not lines per
+/// file is an error.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(transparent)]
+pub struct PassedOverLines(pub BTreeMap<String, BTreeMap<String, Vec<usize>>>);
+
+impl<'de> Deserialize<'de> for PassedOverLines {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let unknown = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        let mut lines = BTreeMap::new();
+        for (key, value) in unknown.into_iter().filter(|(key, _)| key.ends_with("Lines")) {
+            let by_file = serde_json::from_value(value)
+                .map_err(|err| serde::de::Error::custom(format!("mutdelta.{key}: {err}")))?;
+            lines.insert(key, by_file);
+        }
+        Ok(PassedOverLines(lines))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,5 +555,29 @@ mod tests {
         assert_eq!(byte_offset("x = 1", Position { line: 1, column: 6 }), Some(5), "no newline at the end");
         assert_eq!(at(3, 1), Some(11));
         assert_eq!(at(4, 1), None);
+    }
+
+    /// A section holding lines passed over beside a key of its own, as mutdelta's does.
+    #[derive(Deserialize)]
+    struct Section {
+        #[allow(dead_code)]
+        known: u32,
+        #[serde(flatten)]
+        passed_over: PassedOverLines,
+    }
+
+    #[test]
+    fn lines_passed_over_are_read_back_by_key_and_other_unknown_keys_are_left_out() {
+        let text = r#"{"known": 1, "unsafeLines": {"src/a.rs": [3, 5]}, "aLaterKey": "x", "count": 2}"#;
+        let section: Section = serde_json::from_str(text).unwrap();
+        let expected = BTreeMap::from([(
+            "unsafeLines".to_string(),
+            BTreeMap::from([("src/a.rs".to_string(), vec![3, 5])]),
+        )]);
+        assert_eq!(section.passed_over, PassedOverLines(expected));
+        let err = serde_json::from_str::<Section>(r#"{"known": 1, "unsafeLines": ["src/a.rs"]}"#)
+            .err()
+            .expect("lines passed over that are not lines per file");
+        assert!(err.to_string().contains("mutdelta.unsafeLines"), "{err}");
     }
 }

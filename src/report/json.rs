@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::document::{
     AuditSection, CommandEntry, Config, Document, FileEntry, FloorEntry, Framework, Incomplete, Location,
-    LostEntry, MutantEntry, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace, Split,
-    StepEntry, Thresholds,
+    LostEntry, MutantEntry, PassedOverLines, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace,
+    Split, StepEntry, Thresholds,
 };
 use super::test_files::{self, Section as TestSection};
 use crate::model::outcome::{MutantResult, Status};
@@ -159,7 +159,13 @@ fn section(report: &Report) -> Section {
         }),
         reformatted: by_path(&plan.reformatted),
         not_made: plan.not_made.iter().map(|(rule, count)| (rule.to_string(), *count)).collect(),
-        unsafe_lines: by_path(&plan.unsafe_lines),
+        passed_over: PassedOverLines(
+            plan.passed_over
+                .iter()
+                .filter(|group| !group.lines.is_empty())
+                .map(|group| (group.key(), by_path(&group.lines)))
+                .collect(),
+        ),
         flaky: report.flaky.clone(),
         floor: report
             .floor
@@ -281,7 +287,9 @@ mod tests {
         let mut plan = Plan { files: vec![file], ..Plan::default() };
         if variant == 1 {
             plan.reformatted.insert("pkg/fee.py".into(), vec![3]);
-            plan.unsafe_lines.insert("src/a.rs".into(), vec![1, 2]);
+            let lines = [("src/a.rs".into(), vec![1, 2])].into();
+            plan.passed_over =
+                vec![crate::model::plan::PassedOver { reason: &mutators::rust::UNSAFE, lines }];
             plan.not_made.insert("literal-fold", 2);
             plan.share = Some(Share { shard: Shard { index: 1, count: 3 }, ids: [1, 2].into(), planned: 9 });
         }

@@ -54,7 +54,8 @@ pub fn lines_by_path(lines: &std::collections::BTreeMap<std::path::PathBuf, Vec<
 
 /// `{"mutants": [...], "addedLines": {"path": [lines]}, "reformatted": {..}, "unsafeLines": {..}}`: the
 /// mutants, the added executable lines of each mutated file (as in the check's report), and
-/// those passed over as reformatted or moved code or left without a mutant as unsafe; with `--shard`, `"shard": {"index", "count",
+/// those passed over as reformatted or moved code or by a front end, under a key for each
+/// reason its languages may give (`unsafeLines`); with `--shard`, `"shard": {"index", "count",
 /// "planned"}` (the plan's mutants in all).
 pub fn render_json(plan: &Plan) -> Value {
     let items: Vec<Value> = plan
@@ -82,9 +83,11 @@ pub fn render_json(plan: &Plan) -> Value {
         "mutants": items,
         "addedLines": plan.added_lines(),
         "reformatted": lines_by_path(&plan.reformatted),
-        "unsafeLines": lines_by_path(&plan.unsafe_lines),
         "notMade": plan.not_made,
     });
+    for group in &plan.passed_over {
+        value[group.key()] = lines_by_path(&group.lines);
+    }
     if let Some(share) = &plan.share {
         value["shard"] =
             json!({ "index": share.shard.index, "count": share.shard.count, "planned": share.planned });

@@ -141,7 +141,7 @@ fn options_json(options: &Options, languages: &[Plugin]) -> Value {
         "arid": options.choice.arid,
         "onePerLine": options.choice.one_per_line,
         "includeReformatted": options.choice.include_reformatted,
-        "mutateUnsafe": options.choice.mutate_unsafe,
+        "mutateUnsafe": options.choice.mutate_passed_over,
         "disableMutators": options.choice.disabled.iter().map(|family| family.name()).collect::<Vec<_>>(),
         "exclude": options.choice.exclude.patterns(),
         "jobs": options.jobs.get(),
