@@ -48,10 +48,24 @@ fn dispatch(cli: Cli) -> Exit {
         eprintln!("error: {refused}");
         return Exit::Error;
     }
-    let cli_directory = cli.directory.clone();
-    let directory = cli.directory.unwrap_or_else(|| ".".into());
+    match run_command(cli.command, cli.directory) {
+        Ok(exit) => exit,
+        Err(err) if err.is::<Interrupted>() || INTERRUPTED.load(Ordering::SeqCst) => {
+            eprintln!("mutdelta: {}", Interrupted);
+            Exit::Interrupted
+        }
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            Exit::Error
+        }
+    }
+}
+
+/// Runs `command` in the repository `-C` named (`cli_directory`; else the current directory).
+fn run_command(command: Command, cli_directory: Option<PathBuf>) -> anyhow::Result<Exit> {
+    let directory = cli_directory.clone().unwrap_or_else(|| ".".into());
     let stdin = &mut std::io::stdin();
-    let outcome = match cli.command {
+    match command {
         Command::Check(args) if args.config.print_config => {
             Options::resolve(Some(directory), &args, &mut std::io::empty(), &settings())
                 .map(|o| print_config(&o.config))
@@ -103,17 +117,6 @@ fn dispatch(cli: Cli) -> Exit {
                 print!("{}", hook_text(&installed));
                 Exit::Clean
             })
-        }
-    };
-    match outcome {
-        Ok(exit) => exit,
-        Err(err) if err.is::<Interrupted>() || INTERRUPTED.load(Ordering::SeqCst) => {
-            eprintln!("mutdelta: {}", Interrupted);
-            Exit::Interrupted
-        }
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            Exit::Error
         }
     }
 }

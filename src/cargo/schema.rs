@@ -156,28 +156,7 @@ pub fn attempt(
     let mut rewritten = Vec::new();
     let mut unviable = Vec::new();
     for round in 1..=ROUNDS {
-        let mut schemas: BTreeMap<usize, Schema> = BTreeMap::new();
-        for (&file, planned) in &by_file {
-            let numbered: Vec<(u32, &mutators::Mutant)> = planned
-                .iter()
-                .map(|p| (switch_id(p), &p.mutant))
-                .filter(|(id, _)| !dropped.contains(id))
-                .collect();
-            let source = &plan.files[file].source;
-            let path = cargo.root.join(&plan.files[file].path);
-            let text = match switch::render(source, &numbered) {
-                Ok(schema) if !schema.switched.is_empty() => {
-                    let text = schema.text.clone();
-                    schemas.insert(file, schema);
-                    text
-                }
-                _ => source.clone(),
-            };
-            worktree::replace_file(&path, &text, Stamp::Now)?;
-            if !rewritten.contains(&file) {
-                rewritten.push(file);
-            }
-        }
+        let schemas = write_schemas(plan, &cargo.root, &by_file, &dropped, &mut rewritten)?;
         if schemas.is_empty() {
             break;
         }
@@ -213,6 +192,40 @@ pub fn attempt(
     // The body replacements seen failing on their own values stay settled: building each of
     // them alone would fail the same way.
     Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time, unviable })
+}
+
+/// Writes into the copy at `root` the schema of each file's mutants (`by_file`) but those
+/// `dropped`; a file whose schema would switch nothing is written back as it was. Each file
+/// written is noted in `rewritten`. The schemas that switch something, by file.
+fn write_schemas(
+    plan: &Plan,
+    root: &Path,
+    by_file: &BTreeMap<usize, Vec<&PlannedMutant>>,
+    dropped: &[u32],
+    rewritten: &mut Vec<usize>,
+) -> Result<BTreeMap<usize, Schema>> {
+    let mut schemas = BTreeMap::new();
+    for (&file, planned) in by_file {
+        let numbered: Vec<(u32, &mutators::Mutant)> = planned
+            .iter()
+            .map(|p| (switch_id(p), &p.mutant))
+            .filter(|(id, _)| !dropped.contains(id))
+            .collect();
+        let source = &plan.files[file].source;
+        let text = match switch::render(source, &numbered) {
+            Ok(schema) if !schema.switched.is_empty() => {
+                let text = schema.text.clone();
+                schemas.insert(file, schema);
+                text
+            }
+            _ => source.clone(),
+        };
+        worktree::replace_file(&root.join(&plan.files[file].path), &text, Stamp::Now)?;
+        if !rewritten.contains(&file) {
+            rewritten.push(file);
+        }
+    }
+    Ok(schemas)
 }
 
 /// The ids blamed for `errors`: for each, the sites its spans (or the macro calls they come

@@ -212,26 +212,10 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     } else {
         test_together(&site, languages, &plan, candidates, carrying.as_deref(), &mut timings, events)?
     };
-    results.extend(together.own.results);
-    report.steps.extend(together.own.steps);
-    report.floor = together.own.floor;
-    report.baseline = together.own.baseline;
-    if together.own.interrupted {
-        let (undecided, audit_cut_off) = (together.own.undecided, carrying.is_some());
-        report.incomplete = Some(Incomplete { planned: mutants_planned, undecided, audit_cut_off });
-    }
+    results.extend(report.take_own(together.own, mutants_planned, carrying.is_some()));
     if let Some(carried) = carrying.filter(|_| report.incomplete.is_none()) {
-        let finished = audit_stage(&mut timings, events, |timings, events| {
-            carried.finish(&request, together.carried, together.carried_steps, timings, events)
-        });
-        match finished {
-            // The mutants' verdicts are all there; only the audit's are missing.
-            Err(err) if !audit_only && is_interruption(&err) => {
-                report.incomplete =
-                    Some(Incomplete { planned: mutants_planned, undecided: 0, audit_cut_off: true });
-            }
-            audit => report.audit = Some(audit?),
-        }
+        let ran = (together.carried, together.carried_steps);
+        end_audit(&mut report, carried, &request, ran, mutants_planned, &mut timings, events)?;
     }
     if let Some(audit) = &mut report.audit {
         audit.took = timings.audit;
@@ -243,6 +227,47 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     report.results = results;
     report.plan = plan;
     Ok(report)
+}
+
+impl Report {
+    /// Takes in the runs that reached the change's own verdicts, and returns those verdicts; an
+    /// interruption that cut them short marks the report incomplete (with the audit cut off,
+    /// when kills it carries were to run with them).
+    fn take_own(&mut self, own: AllChecked, planned: usize, audit_cut_off: bool) -> Vec<MutantResult> {
+        self.steps.extend(own.steps);
+        self.floor = own.floor;
+        self.baseline = own.baseline;
+        if own.interrupted {
+            self.incomplete = Some(Incomplete { planned, undecided: own.undecided, audit_cut_off });
+        }
+        own.results
+    }
+}
+
+/// Ends the audit whose kills after the change ran with the change's mutants (`ran`: their
+/// verdicts and, where they ran apart, the runs that reached them): its verdicts go in
+/// `report`. Interrupted while the change's verdicts are all there, the report is marked
+/// incomplete with only the audit cut off.
+fn end_audit(
+    report: &mut Report,
+    carried: Box<dyn CarriedKills>,
+    request: &AuditRequest,
+    ran: (Vec<MutantResult>, Vec<StepRecord>),
+    planned: usize,
+    timings: &mut Timings,
+    events: &mut dyn FnMut(Event),
+) -> Result<()> {
+    let (results, steps) = ran;
+    let finished = audit_stage(timings, events, |timings, events| {
+        carried.finish(request, results, steps, timings, events)
+    });
+    match finished {
+        Err(err) if !report.audit_only && is_interruption(&err) => {
+            report.incomplete = Some(Incomplete { planned, undecided: 0, audit_cut_off: true });
+        }
+        audit => report.audit = Some(audit?),
+    }
+    Ok(())
 }
 
 /// Where a check runs: its settings, the repository, and the state under test in its copy.
@@ -436,29 +461,10 @@ pub fn check_language<L: LanguageCheck>(
     let recalled = ctx.verdicts.recall(scope.as_ref(), ctx.options, ctx.plan, jobs);
     say_reused(&recalled.reused, events);
     results.extend(recalled.reused.iter().cloned());
-    let mut workers = Vec::new();
-    if !recalled.jobs.is_empty() {
-        let count = ctx.options.jobs.get().min(recalled.jobs.len());
-        events(Event::Phase(Phase::Workers { count }));
-        let Started { workers: started, steps: more } =
-            match side.workers(ctx, &mut evidence, count, &recalled.jobs) {
-                Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
-                started => started?,
-            };
-        workers = started;
-        steps.extend(more);
-        timings.baseline += started_at.elapsed();
-        match first_round(side, ctx, &mut workers, &recalled, timings, events) {
-            Err(err) if is_interruption(&err) => return cut_off(side, results, baseline, steps),
-            ran => {
-                let (ran, proofs) = ran?;
-                results.extend(ran);
-                steps.extend(proofs);
-            }
-        }
-    } else {
-        timings.baseline += started_at.elapsed();
-    }
+    let first = Round { side, ctx, evidence: &mut evidence, scope: scope.as_ref(), started: started_at };
+    let Some(mut workers) = first.first(&recalled, &mut results, &mut steps, timings, events)? else {
+        return cut_off(side, results, baseline, steps);
+    };
     if INTERRUPTED.load(Ordering::SeqCst) {
         return cut_off(side, results, baseline, steps);
     }
@@ -612,6 +618,42 @@ struct Round<'a, L: LanguageCheck> {
 }
 
 impl<L: LanguageCheck> Round<'_, L> {
+    /// The first round of the jobs no remembered verdict answers (`recalled.jobs`): its
+    /// workers started (counted, from when the round began, as the baseline's time), its
+    /// verdicts and runs added to `results` and `steps`. Its workers, for the later rounds;
+    /// none when an interruption cut it off.
+    fn first(
+        self,
+        recalled: &verdicts::Recalled<L::Data>,
+        results: &mut Vec<MutantResult>,
+        steps: &mut Vec<StepRecord>,
+        timings: &mut Timings,
+        events: &mut dyn FnMut(Event),
+    ) -> Result<Option<Vec<L::Worker>>> {
+        let Round { side, ctx, evidence, started, .. } = self;
+        if recalled.jobs.is_empty() {
+            timings.baseline += started.elapsed();
+            return Ok(Some(Vec::new()));
+        }
+        let count = ctx.options.jobs.get().min(recalled.jobs.len());
+        events(Event::Phase(Phase::Workers { count }));
+        let Started { mut workers, steps: more } = match side.workers(ctx, evidence, count, &recalled.jobs) {
+            Err(err) if is_interruption(&err) => return Ok(None),
+            started => started?,
+        };
+        steps.extend(more);
+        timings.baseline += started.elapsed();
+        match first_round(side, ctx, &mut workers, recalled, timings, events) {
+            Err(err) if is_interruption(&err) => Ok(None),
+            ran => {
+                let (ran, proofs) = ran?;
+                results.extend(ran);
+                steps.extend(proofs);
+                Ok(Some(workers))
+            }
+        }
+    }
+
     /// Runs `jobs` and joins their verdicts to `results` (`merge`); says whether the round was
     /// cut short, dropping the verdicts of the mutants it did not reach, and how many.
     fn run(
