@@ -284,7 +284,7 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
     let plain_id: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     let copy = tempfile::Builder::new()
         .prefix(&format!("mutdelta-apply-{plain_id}-"))
-        .tempdir()
+        .tempdir_in(&crate::scratch::location()?.dir)
         .context("could not create a temporary directory")?;
     worktree::materialize(&repo, state, copy.path())?;
     commit_unmutated(copy.path()).context("could not make the copy a git repository")?;

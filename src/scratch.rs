@@ -1,4 +1,4 @@
-//! The run's one temporary directory (copies, logs, helpers), watched by the run's watchdog and marked with its owner, so that neither a killed run nor a later one leaves it behind.
+//! The run's one temporary directory (copies, logs, helpers), made outside every git repository, watched by the run's watchdog and marked with its owner, so that neither a killed run nor a later one leaves it behind.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ impl Scratch {
         let owner = process_identity(std::process::id()).unwrap_or_default();
         let dir = tempfile::Builder::new()
             .prefix(&format!("{PREFIX}{}-", owner.replace(' ', "-")))
-            .tempdir()
+            .tempdir_in(&location()?.dir)
             .context("could not create a temporary directory")?;
         fs::write(dir.path().join(OWNER_FILE), &owner)?;
         crate::watchdog::watch_dir(dir.path())?;
@@ -41,6 +41,57 @@ impl Scratch {
         fs::create_dir_all(&path)?;
         Ok(path)
     }
+}
+
+/// Where the run's temporary directories are made.
+pub struct Location {
+    pub dir: PathBuf,
+    /// Why there, when TMPDIR was passed over.
+    pub note: Option<String>,
+}
+
+/// Where temporary directories go when TMPDIR lies in a git repository.
+const ELSEWHERE: &[&str] = &["/tmp", "/var/tmp"];
+
+/// The run's location, chosen once (`choose`): TMPDIR, unless it lies in a git repository.
+pub fn location() -> Result<&'static Location> {
+    static CHOSEN: std::sync::OnceLock<Result<Location, String>> = std::sync::OnceLock::new();
+    let elsewhere: Vec<PathBuf> = ELSEWHERE.iter().map(PathBuf::from).collect();
+    let chosen = CHOSEN.get_or_init(|| choose(&std::env::temp_dir(), &elsewhere));
+    chosen.as_ref().map_err(|why| anyhow::anyhow!("{why}"))
+}
+
+/// `temp_dir`, unless it lies in a git repository: git run from a copy there by a test that
+/// clears its environment (and with it `GIT_CEILING_DIRECTORIES`, `seal`'s wall) or starts
+/// above the copy would climb into that repository, the user's checkout perhaps, and stash,
+/// reset or commit there. Then the first of `elsewhere` that is a directory in no repository,
+/// with a note saying so; an error when there is none.
+fn choose(temp_dir: &Path, elsewhere: &[PathBuf]) -> Result<Location, String> {
+    let Some(repository) = repository_holding(temp_dir) else {
+        return Ok(Location { dir: temp_dir.to_path_buf(), note: None });
+    };
+    let why = format!(
+        "the temporary directory {} lies in the git repository {}, which git run by a test from a copy there could reach",
+        temp_dir.display(),
+        repository.display()
+    );
+    match elsewhere.iter().find(|dir| dir.is_dir() && repository_holding(dir).is_none()) {
+        Some(dir) => Ok(Location {
+            dir: dir.clone(),
+            note: Some(format!("{why}: the copies were made in {} instead", dir.display())),
+        }),
+        None => Err(format!(
+            "{why}, and so do {}: set TMPDIR to a directory outside every git repository",
+            elsewhere.iter().map(|dir| dir.display().to_string()).collect::<Vec<_>>().join(" and ")
+        )),
+    }
+}
+
+/// The nearest directory at or above `dir` (its links resolved) that holds `.git`: a
+/// repository, or a linked worktree or submodule's file naming one.
+fn repository_holding(dir: &Path) -> Option<PathBuf> {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors().find(|above| fs::symlink_metadata(above.join(".git")).is_ok()).map(Path::to_path_buf)
 }
 
 /// How many times a scratch directory's removal is tried before the watchdog is left to it.
@@ -109,7 +160,7 @@ fn owner_in_name(name: &str) -> Option<String> {
 /// Removes the scratch directories of runs that were killed before they could clean up, and
 /// kills the test processes still working in them. Returns how many directories it removed.
 pub fn sweep_stale() -> usize {
-    sweep_stale_in(&std::env::temp_dir())
+    sweep_stale_in(&location().map_or_else(|_| std::env::temp_dir(), |location| location.dir.clone()))
 }
 
 fn sweep_stale_in(temp_dir: &Path) -> usize {
@@ -235,5 +286,44 @@ mod tests {
         let reused = format!("{} 1", std::process::id());
         assert!(!owner_is_alive(&reused), "same pid, other start time");
         assert!(!owner_is_alive("not a marker"));
+    }
+
+    #[test]
+    fn a_temporary_directory_in_a_repository_is_passed_over_for_one_in_none_and_said() {
+        let repository = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repository.path().join(".git")).unwrap();
+        let inside = repository.path().join("tmp/deeper");
+        std::fs::create_dir_all(&inside).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let missing = outside.path().join("missing");
+        let elsewhere = [missing, inside.clone(), outside.path().to_path_buf()];
+        let chosen = choose(&inside, &elsewhere).unwrap();
+        assert_eq!(chosen.dir, outside.path(), "neither a missing directory nor one in the repository");
+        let note = chosen.note.unwrap();
+        assert!(
+            note.contains(&format!("lies in the git repository {}", repository.path().display())),
+            "{note}"
+        );
+        assert!(
+            note.ends_with(&format!("the copies were made in {} instead", outside.path().display())),
+            "{note}"
+        );
+
+        let plain = choose(outside.path(), &elsewhere).unwrap();
+        assert_eq!(
+            (plain.dir.as_path(), plain.note),
+            (outside.path(), None),
+            "a directory in no repository is kept"
+        );
+    }
+
+    #[test]
+    fn a_worktrees_git_file_marks_a_repository_and_with_nowhere_else_the_run_is_refused() {
+        let worktree = tempfile::tempdir().unwrap();
+        std::fs::write(worktree.path().join(".git"), "gitdir: /elsewhere/.git/worktrees/w\n").unwrap();
+        let inside = worktree.path().join("tmp");
+        std::fs::create_dir(&inside).unwrap();
+        let err = choose(&inside, &[worktree.path().to_path_buf()]).err().unwrap();
+        assert!(err.contains("set TMPDIR to a directory outside every git repository"), "{err}");
     }
 }

@@ -101,6 +101,7 @@ fn plan_of(
     let mut plan = Plan::make(&prepared.added, &prepared.base, choice, languages)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
     plan.notes.extend(carried_note(&prepared.generated));
+    plan.notes.extend(crate::scratch::location().ok().and_then(|location| location.note.clone()));
     if let Some(shard) = shard {
         crate::shard::restrict(&mut plan, shard);
     }

@@ -3,7 +3,7 @@
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use crate::common::{fixture_repo, git, hermetic, python, snapshot, Run};
+use crate::common::{copy_tree, fixture_repo, git, hermetic, python, snapshot, Run, FIXTURES};
 
 /// What the user has that a run must never change, as lines a failed assertion reads: each file
 /// of `repo` (`.git` included, `.git/mutdelta` and `skip` left out) with a digest of its bytes,
@@ -25,8 +25,9 @@ pub fn checkout_state(repo: &Path, skip: &str) -> Vec<String> {
     lines
 }
 
-/// A test of the change's that stashes, resets, branches, moves `main` and commits with git, and
-/// writes through `PWD`, `OLDPWD` and `__file__`; mutdelta run with `args` in a checkout that holds its
+/// A test of the change's that stashes, resets, branches, moves `main` and commits with git (in
+/// the environment mutdelta gave it, in an empty one, from the copy and from the directory above
+/// it), and writes through `PWD`, `OLDPWD` and `__file__`; mutdelta run with `args` in a checkout that holds its
 /// temporary directory (not ignored) and uncommitted work, and the user's `GIT_DIR`,
 /// `GIT_INDEX_FILE`, `PWD` and `OLDPWD` set. Asserts that the checkout is as it was and every
 /// mutant of `letter` is still caught.
@@ -36,10 +37,17 @@ fn attacked_from_a_checkout_that_holds_the_temporary_directory(args: &[&str]) {
     let attack = r#"
 
 def test_that_attacks_the_checkout():
-    import os, subprocess
+    import os, shlex, subprocess
+    bare = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
     for args in (["stash", "-u"], ["reset", "--hard", "HEAD~1"], ["checkout", "-q", "-b", "hostile"],
                  ["update-ref", "refs/heads/main", "HEAD~1"], ["commit", "-q", "--allow-empty", "-m", "x"]):
         subprocess.run(["git", *args], capture_output=True)
+        # Without the environment mutdelta gave it: git searches upwards from the copy, from
+        # the directory above it, and from there through a shell started with `env -i`.
+        subprocess.run(["git", *args], env=bare, capture_output=True)
+        subprocess.run(["git", "-C", "..", *args], env={}, capture_output=True)
+        line = "cd .. && git " + shlex.join(args)
+        subprocess.run(["env", "-i", "PATH=" + os.environ["PATH"], "sh", "-c", line], capture_output=True)
     for variable in ("PWD", "OLDPWD"):
         if os.environ.get(variable):
             with open(os.path.join(os.environ[variable], "written-through-" + variable), "w") as f:
@@ -77,6 +85,9 @@ def test_that_attacks_the_checkout():
     );
     assert_eq!(run.code, 0, "every mutant of `letter` is still caught: {run:?}");
     assert!(run.stdout.contains("mutation delta: 10 of 10 mutants caught"), "{run:?}");
+    let moved =
+        format!("the temporary directory {} lies in the git repository {}", tmp.display(), root.display());
+    assert!(run.stdout.contains(&moved), "the copies were made elsewhere, and the check says so: {run:?}");
 }
 
 #[test]
@@ -87,6 +98,54 @@ fn a_tests_git_commands_and_writes_through_pwd_cannot_reach_the_checkout_from_a_
 #[test]
 fn a_tests_git_commands_and_writes_through_pwd_cannot_reach_the_checkout_from_a_working_trees_copy() {
     attacked_from_a_checkout_that_holds_the_temporary_directory(&["--base", "HEAD~1"]);
+}
+
+/// A build script that runs git with an empty environment, from the package's directory in the
+/// copy and from the directory above it, while the checkout holds the temporary directory:
+/// cargo runs it in each build of the copy, and nothing of the checkout changes.
+#[test]
+fn a_build_script_running_git_cannot_reach_the_checkout_that_holds_the_temporary_directory() {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    let fixture = Path::new(FIXTURES).join("rust_early_exit");
+    git(root, &["init", "-q", "-b", "main"]);
+    copy_tree(&fixture.join("before"), root);
+    let build = r#"use std::process::Command;
+
+fn main() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let attacks: [&[&str]; 4] = [
+        &["stash", "-u"],
+        &["reset", "--hard", "HEAD~1"],
+        &["update-ref", "refs/heads/main", "HEAD~1"],
+        &["commit", "-q", "--allow-empty", "-m", "x"],
+    ];
+    for args in attacks {
+        let _ = Command::new("git").args(args).env_clear().env("PATH", &path).output();
+        let _ = Command::new("git").arg("-C").arg("..").args(args).env_clear().env("PATH", &path).output();
+    }
+}
+"#;
+    std::fs::write(root.join("build.rs"), build).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    copy_tree(&fixture.join("after"), root);
+    git(root, &["commit", "-q", "-am", "the change"]);
+    std::fs::write(root.join("notes.txt"), "mine\n").unwrap();
+    let tmp = root.join(".tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let before = checkout_state(root, ".tmp");
+
+    let output =
+        hermetic(root, &tmp).args(["check", "-j", "2", "--no-cache", "--commit", "HEAD"]).output().unwrap();
+    let run = Run::of(&output);
+
+    assert_eq!(
+        checkout_state(root, ".tmp"),
+        before,
+        "the checkout, index, stash and refs are as they were: {run:?}"
+    );
+    assert_eq!(run.code, 0, "every mutant is caught, as without the build script: {run:?}");
 }
 
 /// A report of a real check of `strong_tests` (all its mutants Killed), with the checkout.
