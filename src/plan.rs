@@ -72,7 +72,7 @@ impl Plan {
                 other_files.push(path.display().to_string());
                 continue;
             };
-            match read_source(root, path)? {
+            match read_source(root, path, language)? {
                 Ok(source) => sources.push((path, language, source, lines)),
                 Err(note) => self.notes.push(note),
             }
@@ -195,10 +195,11 @@ fn count_notes(plan: &Plan) -> Vec<String> {
     notes
 }
 
-/// A changed source file's text in the copy, or the note saying why it is passed over; an
-/// error when it holds added lines that cannot be read as text, which a check must not pass
+/// A changed source file's text in the copy, or the note saying why it is passed over (a
+/// symbolic link, a file missing there, an encoding other than UTF-8 its `language` declares);
+/// an error when it holds added lines that cannot be read as text, which a check must not pass
 /// over in silence.
-fn read_source(root: &Path, path: &Path) -> Result<Result<String, String>> {
+fn read_source(root: &Path, path: &Path, language: Language) -> Result<Result<String, String>> {
     if std::fs::symlink_metadata(root.join(path)).is_ok_and(|metadata| metadata.file_type().is_symlink()) {
         // Its target is outside the copy or another file of it, mutated under its own name.
         return Ok(Err(format!("{}: a symbolic link, skipped", path.display())));
@@ -209,7 +210,18 @@ fn read_source(root: &Path, path: &Path) -> Result<Result<String, String>> {
     if bytes.contains(&0) {
         bail!("{}", unreadable_source(path, "a binary file"));
     }
-    String::from_utf8(bytes).map(Ok).map_err(|_| anyhow!("{}", unreadable_source(path, "not UTF-8 text")))
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(Ok(text)),
+        Err(err) => err.into_bytes(),
+    };
+    let Some(encoding) = (language.declared_encoding)(&bytes) else {
+        bail!("{}", unreadable_source(path, "not UTF-8 text"));
+    };
+    // A gate over a project with one such file must still run: the rest of the change is checked.
+    Ok(Err(format!(
+        "{}: its source encoding is {encoding}, and mutdelta mutates UTF-8 source only: skipped, its added lines got no mutant (convert it to UTF-8 to mutate them)",
+        path.display()
+    )))
 }
 
 /// Why a changed source file's added lines cannot be mutated, and what to do.

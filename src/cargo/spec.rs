@@ -36,6 +36,7 @@ pub static RUST: LanguageSpec = LanguageSpec {
     // workers), a Python mutant of `sharded` took 0.085 s (median), a Rust mutant of
     // `rust_parser` 1.7 s, about 20 times as long.
     mutant_cost: 20,
+    declared_encoding: |_| None,
     place_test,
     killers_named_alone: true,
     baseline_words: "building the unmutated packages and running their tests",

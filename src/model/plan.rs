@@ -62,6 +62,10 @@ pub struct LanguageSpec {
     pub scopes: fn(&str) -> Result<Vec<Scope>, MutateError>,
     /// How its lines are read as tokens, to find old code reformatted or moved.
     pub lexing: Lexing,
+    /// The encoding other than UTF-8 a source file declares in the language's own way, with
+    /// how it declares it (`latin-1, as its PEP 263 coding comment declares`): such a file is
+    /// passed over with a note, not refused as one that is not text.
+    pub declared_encoding: fn(&[u8]) -> Option<String>,
     /// What one of its mutants is expected to cost, in units of a Python mutant's run (how
     /// `--shard` balances its shards).
     pub mutant_cost: u64,

@@ -25,12 +25,46 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     },
     // A code swap or a fork of a warm worker running the few tests that reach it.
     mutant_cost: 1,
+    declared_encoding: |source| {
+        let encoding = coding_comment(source)?;
+        let utf8 = matches!(encoding.to_ascii_lowercase().replace('_', "-").as_str(), "utf-8" | "utf8");
+        (!utf8).then(|| format!("{encoding}, as its PEP 263 coding comment declares"))
+    },
     place_test,
     killers_named_alone: false,
     baseline_words: "running the unmutated tests",
     operators: mutators::catalog::PYTHON,
     arid_rules: mutators::catalog::PYTHON_ARID,
 };
+
+/// The encoding a PEP 263 coding comment names: a comment on the first line, or on the second
+/// after a first that is blank or a comment, matching `^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`
+/// (`# -*- coding: latin-1 -*-`, `# vim: set fileencoding=cp1252 :`).
+fn coding_comment(source: &[u8]) -> Option<String> {
+    for line in source.split(|&byte| byte == b'\n').take(2) {
+        let line = String::from_utf8_lossy(line);
+        let text = line.trim_start_matches([' ', '\t', '\x0c']);
+        if !text.starts_with('#') {
+            if text.trim_end().is_empty() {
+                continue;
+            }
+            return None;
+        }
+        for (at, _) in text.match_indices("coding") {
+            let rest = &text[at + "coding".len()..];
+            let Some(rest) = rest.strip_prefix([':', '=']) else { continue };
+            let name: String = rest
+                .trim_start_matches([' ', '\t'])
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .collect();
+            if !name.is_empty() {
+                return Some(name);
+            }
+        }
+    }
+    None
+}
 
 /// Python as a `Language`.
 pub const LANGUAGE: Language = Language(&PYTHON);
@@ -108,6 +142,46 @@ fn string_value(chars: &[char], start: usize, quote: char, prefix: &str) -> (Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coding_comment_on_the_first_two_lines_names_the_encoding() {
+        let declared = |source: &[u8]| coding_comment(source);
+        assert_eq!(declared(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n").as_deref(), Some("latin-1"));
+        assert_eq!(
+            declared(b"#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n").as_deref(),
+            Some("cp1252")
+        );
+        assert_eq!(
+            declared(b"\n  \x0c# coding=iso_8859_15\n").as_deref(),
+            Some("iso_8859_15"),
+            "after a blank line"
+        );
+        assert_eq!(
+            declared(b"# a decoding step, then coding: koi8-r\n").as_deref(),
+            Some("koi8-r"),
+            "the first `coding` followed by : or ="
+        );
+        assert_eq!(
+            declared(b"x = 1\n# coding: latin-1\n"),
+            None,
+            "the second line only after a comment or a blank one"
+        );
+        assert_eq!(declared(b"# one\n# two\n# coding: latin-1\n"), None, "past the second line");
+        assert_eq!(declared(b"s = '# coding: latin-1'\n"), None, "not a comment");
+        assert_eq!(declared(b"# coding:\n"), None, "no name");
+    }
+
+    #[test]
+    fn a_declared_encoding_other_than_utf8_is_said_with_its_declaration() {
+        let declared = PYTHON.declared_encoding;
+        assert_eq!(
+            declared(b"# -*- coding: latin-1 -*-\n").as_deref(),
+            Some("latin-1, as its PEP 263 coding comment declares")
+        );
+        assert_eq!(declared(b"# -*- coding: UTF_8 -*-\n"), None);
+        assert_eq!(declared(b"# coding: utf8\n"), None);
+        assert_eq!(declared(b"x = 1\n"), None);
+    }
 
     /// The literal `string_literal` reads at `start` of `line`, and what follows it.
     fn read(line: &str, start: usize) -> Option<(String, String)> {

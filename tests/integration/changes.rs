@@ -255,6 +255,31 @@ fn a_source_file_that_is_not_utf8_text_is_refused_unless_excluded_and_other_bina
     assert!(run.stdout.contains("note: logo.png: binary file, skipped"), "{run:?}");
 }
 
+/// A file in another encoding that says so (PEP 263) does not stop the gate: it is passed over
+/// with a note, and the rest of the change gets its verdicts. One that does not say so is still
+/// refused (above).
+#[test]
+fn a_source_file_declaring_another_encoding_is_passed_over_with_a_note_and_the_rest_is_checked() {
+    let repo = fixture_repo("model_client");
+    std::fs::write(repo.path().join("legacy.py"), b"# -*- coding: latin-1 -*-\nNAME = '\xe9t\xe9'\n")
+        .unwrap();
+    git(repo.path(), &["add", "legacy.py"]);
+    git(repo.path(), &["commit", "-q", "--amend", "--no-edit"]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 1, "the change's own survivors decide, not the file: {run:?}");
+    let note = "note: legacy.py: its source encoding is latin-1, as its PEP 263 coding comment declares, \
+                and mutdelta mutates UTF-8 source only: skipped, its added lines got no mutant";
+    assert!(run.stdout.contains(note), "{run:?}");
+    let report = read_report(&json);
+    assert!(mutant_lines(&report, "model_client.py", "Survived").contains(&15), "{run:?}");
+    assert!(mutant_lines(&report, "model_client.py", "Killed").contains(&14), "{run:?}");
+    assert!(report["files"].get("legacy.py").is_none(), "{report}");
+}
+
 #[test]
 fn staged_change_is_checked_from_the_index_not_the_working_tree() {
     let repo = fixture_repo("model_client");
