@@ -20,11 +20,17 @@ pub struct Choice {
     /// The lines a language's front end passes over on purpose (`LanguageSpec::passes_over`:
     /// Rust's `unsafe` code, under `--mutate-unsafe`) are mutated like other code.
     pub mutate_passed_over: bool,
+    /// The most mutants a check tests (`budget::sample`); none: no bound.
+    pub max_mutants: Option<usize>,
     /// Families whose mutants are not made at all.
     pub disabled: BTreeSet<Mutator>,
     /// Files whose added lines are not mutated.
     pub exclude: Exclude,
 }
+
+/// `--max-mutants` when none is given: a change with more is generated code or a vendored file
+/// more often than code a person wrote, and testing them all would take hours.
+pub const DEFAULT_MAX_MUTANTS: usize = 5000;
 
 impl Default for Choice {
     fn default() -> Self {
@@ -33,6 +39,7 @@ impl Default for Choice {
             one_per_line: false,
             include_reformatted: false,
             mutate_passed_over: false,
+            max_mutants: Some(DEFAULT_MAX_MUTANTS),
             disabled: BTreeSet::new(),
             exclude: Exclude::default(),
         }
@@ -119,13 +126,15 @@ pub fn apply(mut mutants: Vec<Mutant>, choice: &Choice) -> Vec<Mutant> {
     mutants
 }
 
-/// Per line, the mutant to run: one that is not ignored, likely equivalent nor arid if there
-/// is one, then the first family of `PREFERENCE`, then the first in source order.
+/// How a mutant ranks among those of its line, best first: not ignored, likely equivalent nor
+/// arid, then by family (`PREFERENCE`).
+pub fn rank(m: &Mutant) -> (bool, bool, bool, usize) {
+    let family = PREFERENCE.iter().position(|&f| f == m.mutator()).unwrap_or(PREFERENCE.len());
+    (m.ignored.is_some(), m.likely_equivalent.is_some(), m.arid.is_some(), family)
+}
+
+/// Per line, the mutant to run: the best by `rank`, then the first in source order.
 fn one_per_line(mutants: Vec<Mutant>) -> Vec<Mutant> {
-    let rank = |m: &Mutant| {
-        let family = PREFERENCE.iter().position(|&f| f == m.mutator()).unwrap_or(PREFERENCE.len());
-        (m.ignored.is_some(), m.likely_equivalent.is_some(), m.arid.is_some(), family)
-    };
     let mut best: Vec<(usize, usize)> = Vec::new(); // (line, index of its mutant)
     for (index, mutant) in mutants.iter().enumerate() {
         match best.iter_mut().find(|(line, _)| *line == mutant.line) {

@@ -155,6 +155,12 @@ pub struct ChoiceArgs {
     /// undefined behaviour rather than a failing test.
     #[arg(long)]
     pub mutate_unsafe: bool,
+    /// Test at most N mutants (default 5000; 0: no bound). A change with more is sampled: every
+    /// line keeps one before any keeps two (the first as --one-per-line ranks them), and with
+    /// more lines than N, one mutant on each of N lines spread evenly; the report names the
+    /// lines left out.
+    #[arg(long, value_name = "N")]
+    pub max_mutants: Option<usize>,
     /// Make no mutant in files matching GLOB (`docs/**`, `*_pb2.py`); repeatable, beside the
     /// configuration's `exclude`.
     #[arg(long = "exclude", value_name = "GLOB")]

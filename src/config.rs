@@ -37,6 +37,7 @@ pub const KEYS: &[&str] = &[
     "flaky",
     "no-arid",
     "one-per-line",
+    "max-mutants",
     "include-reformatted",
     "mutate-unsafe",
     "no-audit",
@@ -132,6 +133,10 @@ impl Config {
                     self.jobs = usize::try_from(*n).ok().and_then(NonZeroUsize::new)
                 }
                 _ => return Err(wrong("a whole number of at least 1")),
+            },
+            "max-mutants" => match value {
+                Value::Integer(n) if *n >= 0 => self.max_mutants = usize::try_from(*n).ok(),
+                _ => return Err(wrong("a whole number (0: no bound)")),
             },
             "exclude" => self.exclude = Some(exclude(value, kind, &wrong)?),
             "disable-mutators" => self.disable_mutators = Some(families(value, kind, &wrong)?),

@@ -1,6 +1,7 @@
 //! mutdelta: mutation-test the lines a change adds.
 
 pub mod app;
+pub mod budget;
 pub mod cache;
 pub mod cargo;
 pub mod choose;

@@ -236,8 +236,16 @@ impl Choice {
             Vec::new(),
             |families| config::quoted_list(&families.iter().map(|f| f.name()).collect::<Vec<_>>()),
         );
+        let max_mutants = settings.value(
+            "max-mutants",
+            args.max_mutants,
+            config.max_mutants,
+            crate::choose::DEFAULT_MAX_MUTANTS,
+            |max| if *max == 0 { "0 (no bound)".to_string() } else { max.to_string() },
+        );
         Ok(Choice {
             arid: !no_arid,
+            max_mutants: (max_mutants > 0).then_some(max_mutants),
             one_per_line,
             include_reformatted,
             mutate_passed_over: mutate_unsafe,

@@ -29,6 +29,9 @@ impl Plan {
             let passed = old_code.get(source.0.as_path());
             plan.add_file(source, passed, choice)?;
         }
+        if let Some(max) = choice.max_mutants {
+            plan.sampled = crate::budget::sample(&mut plan, max);
+        }
         plan.notes.extend(count_notes(&plan));
         Ok(plan)
     }
@@ -180,6 +183,9 @@ fn count_notes(plan: &Plan) -> Vec<String> {
             if not_made == 1 { "mutant" } else { "mutants" },
             rules.join(", ")
         ));
+    }
+    if let Some(sampled) = &plan.sampled {
+        notes.push(crate::budget::note(sampled, plan.mutant_count()));
     }
     let reformatted: usize = plan.reformatted.values().map(Vec::len).sum();
     if reformatted > 0 {

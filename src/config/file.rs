@@ -75,6 +75,7 @@ pub struct Config {
     pub disable_mutators: Option<Vec<Mutator>>,
     pub no_arid: Option<bool>,
     pub one_per_line: Option<bool>,
+    pub max_mutants: Option<usize>,
     pub include_reformatted: Option<bool>,
     pub mutate_unsafe: Option<bool>,
     pub no_audit: Option<bool>,

@@ -98,6 +98,19 @@ pub struct Lexing {
 /// A literal as a line's tokens hold it, and the index of the character after it.
 pub type Literal = (String, usize);
 
+/// What the bound left out of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// The bound.
+    pub max: usize,
+    /// The mutants the change had before it.
+    pub planned: usize,
+    /// The added executable lines that had a mutant before it.
+    pub lines: usize,
+    /// The lines it left without a mutant, per file.
+    pub left_out: BTreeMap<PathBuf, Vec<usize>>,
+}
+
 /// The added executable lines passed over for one reason, per file.
 #[derive(Debug, Clone)]
 pub struct PassedOver {
@@ -222,6 +235,8 @@ pub struct Plan {
     pub feature_gated: BTreeMap<PathBuf, BTreeMap<usize, Vec<String>>>,
     /// Mutants an equivalence rule left unmade, by rule name (`mutators::FileMutants::not_made`).
     pub not_made: BTreeMap<&'static str, usize>,
+    /// What `--max-mutants` left out, when the change had more (`budget::sample`).
+    pub sampled: Option<Sampled>,
     /// With `--shard`, the mutants this run tests (`shard::restrict`); else all of them.
     pub share: Option<crate::model::plan::Share>,
     /// The ids of the kills the kill-loss audit carried after the change and tests with the

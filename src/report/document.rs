@@ -210,6 +210,9 @@ pub struct Section {
     /// (`unsafeLines`), per file; only reasons with lines.
     #[serde(flatten)]
     pub passed_over: PassedOverLines,
+    /// Set when the change had more mutants than `--max-mutants`: what it kept and left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledEntry>,
     /// The flaky tests the check met, each with what is known of it, in words.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flaky: BTreeMap<String, String>,
@@ -217,6 +220,18 @@ pub struct Section {
     /// their recorded time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub floor: Vec<FloorEntry>,
+}
+
+/// What `--max-mutants` kept of a change with more mutants.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SampledEntry {
+    pub max_mutants: usize,
+    /// The mutants and lines with mutants the change had.
+    pub planned: usize,
+    pub lines: usize,
+    /// The added executable lines left without a mutant, per file.
+    pub left_out: BTreeMap<String, Vec<usize>>,
 }
 
 /// Tests the test-impact map kept for one reason.

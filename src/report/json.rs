@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::document::{
     AuditSection, CommandEntry, Config, Document, FileEntry, FloorEntry, Framework, Incomplete, Location,
-    LostEntry, MutantEntry, PassedOverLines, Performance, PlanEntry, Position, RunEntry, Section, ShardPlace,
-    Split, StepEntry, Thresholds,
+    LostEntry, MutantEntry, PassedOverLines, Performance, PlanEntry, Position, RunEntry, SampledEntry,
+    Section, ShardPlace, Split, StepEntry, Thresholds,
 };
 use super::test_files::{self, Section as TestSection};
 use crate::model::outcome::{MutantResult, Status};
@@ -166,6 +166,12 @@ fn section(report: &Report) -> Section {
                 .map(|group| (group.key(), by_path(&group.lines)))
                 .collect(),
         ),
+        sampled: plan.sampled.as_ref().map(|sampled| SampledEntry {
+            max_mutants: sampled.max,
+            planned: sampled.planned,
+            lines: sampled.lines,
+            left_out: by_path(&sampled.left_out),
+        }),
         flaky: report.flaky.clone(),
         floor: report
             .floor

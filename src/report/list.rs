@@ -88,6 +88,14 @@ pub fn render_json(plan: &Plan) -> Value {
     for group in &plan.passed_over {
         value[group.key()] = lines_by_path(&group.lines);
     }
+    if let Some(sampled) = &plan.sampled {
+        value["sampled"] = json!({
+            "maxMutants": sampled.max,
+            "planned": sampled.planned,
+            "lines": sampled.lines,
+            "leftOut": lines_by_path(&sampled.left_out),
+        });
+    }
     if let Some(share) = &plan.share {
         value["shard"] =
             json!({ "index": share.shard.index, "count": share.shard.count, "planned": share.planned });

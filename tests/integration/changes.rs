@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use crate::common::{
-    check, fixture_repo, git, mutdelta_with_stdin, python, read_report, read_valid_report, snapshot, statuses,
+    check, fixture_repo, git, mutdelta, mutdelta_with_stdin, python, read_report, read_valid_report,
+    snapshot, statuses,
 };
 
 fn mutant_lines(report: &Value, file: &str, status: &str) -> Vec<u64> {
@@ -278,6 +279,53 @@ fn a_source_file_declaring_another_encoding_is_passed_over_with_a_note_and_the_r
     assert!(mutant_lines(&report, "model_client.py", "Survived").contains(&15), "{run:?}");
     assert!(mutant_lines(&report, "model_client.py", "Killed").contains(&14), "{run:?}");
     assert!(report["files"].get("legacy.py").is_none(), "{report}");
+}
+
+/// A change with more mutants than `--max-mutants` is sampled: the check tests that many, says
+/// so, and its report names the lines left without a mutant; `list` shows the same sample, and
+/// the configuration's `max-mutants` sets the bound (a value that is no count is refused).
+#[test]
+fn a_change_over_the_mutant_bound_is_sampled_said_and_its_lines_left_out_named() {
+    let repo = fixture_repo("model_client");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run =
+        check(repo.path(), &["--commit", "HEAD", "--max-mutants", "1", "--json", json.to_str().unwrap()]);
+
+    assert!(matches!(run.code, 0 | 1), "{run:?}");
+    let report = read_report(&json);
+    let sampled = &report["mutdelta"]["sampled"];
+    assert_eq!(sampled["maxMutants"], 1, "{report}");
+    let left_out = sampled["leftOut"]["model_client.py"].as_array().unwrap();
+    let tested = report["files"]["model_client.py"]["mutants"].as_array().unwrap();
+    assert_eq!(tested.len(), 1, "{report}");
+    let lines = sampled["lines"].as_u64().unwrap() as usize;
+    assert!(lines >= 2, "{report}");
+    assert_eq!(left_out.len(), lines - 1, "one mutant, on one line: {report}");
+    for mutant in tested {
+        let line = &mutant["location"]["start"]["line"];
+        assert!(!left_out.contains(line), "a tested line is not left out: {report}");
+    }
+    let note = format!(
+        "note: the change has {} mutants on {lines} lines, over the bound of 1 (--max-mutants): 1 kept",
+        sampled["planned"]
+    );
+    assert!(run.stdout.contains(&note), "{run:?}");
+
+    std::fs::write(repo.path().join("mutdelta.toml"), "max-mutants = 1\n").unwrap();
+    let listed = mutdelta(repo.path(), &["list", "--commit", "HEAD", "--json"]);
+    let plan: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(plan["sampled"]["leftOut"], sampled["leftOut"], "{plan}");
+    assert_eq!(plan["mutants"].as_array().unwrap().len(), 1, "{plan}");
+
+    std::fs::write(repo.path().join("mutdelta.toml"), "max-mutants = \"many\"\n").unwrap();
+    let refused = mutdelta(repo.path(), &["list", "--commit", "HEAD"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("max-mutants") && refused.stderr.contains("a whole number"),
+        "{refused:?}"
+    );
 }
 
 #[test]
