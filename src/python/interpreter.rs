@@ -4,11 +4,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::process::TestCommand;
+use crate::interrupt::{Interrupted, INTERRUPTED};
+use crate::process::{DieWithParent, TestCommand};
 
 /// How the tests are run for each mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,18 +273,43 @@ pub fn run_script(python: &Path, script: &str, what: &str, input: &[u8]) -> Resu
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .die_with_parent()
         .spawn()
         .with_context(|| format!("could not start {}", python.display()))?;
     let input = input.to_vec();
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    // Written beside the read: a script that answers while it reads never blocks on a full pipe.
+    // Written and read beside the wait: a script that answers while it reads never blocks on a
+    // full pipe, and the wait looks for an interrupt (a long compile check of a giant change
+    // must not hold up Ctrl-C or SIGTERM).
     let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let output = child.wait_with_output()?;
-    writer.join().map_err(|_| anyhow!("{what}'s writer panicked"))??;
-    if !output.status.success() {
-        bail!("{what} failed in {}: {}", python.display(), String::from_utf8_lossy(&output.stderr).trim());
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+    });
+    let errors = std::thread::spawn(move || {
+        let mut err = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut err).map(|_| err)
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = writer.join().map_err(|_| anyhow!("{what}'s writer panicked"))?;
+    let stdout = reader.join().map_err(|_| anyhow!("{what}'s reader panicked"))??;
+    let stderr = errors.join().map_err(|_| anyhow!("{what}'s reader panicked"))??;
+    if !status.success() {
+        bail!("{what} failed in {}: {}", python.display(), String::from_utf8_lossy(&stderr).trim());
     }
-    Ok(output.stdout)
+    Ok(stdout)
 }
 
 /// `--python DIR`: a virtual environment's directory stands for its interpreter.

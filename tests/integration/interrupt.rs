@@ -346,3 +346,65 @@ fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
     assert_eq!(invocation["executionSuccessful"], false, "{log}");
     assert_eq!(invocation["toolExecutionNotifications"][0]["message"]["text"], note.as_str(), "{log}");
 }
+
+/// A giant generated function (every line of it added): its compile check compiles the whole
+/// function again for each mutant, minutes of work. SIGTERM ten seconds in, once the unmutated
+/// tests are long over and the check waits for that compile check, is acted on at once: the
+/// check stops, says nothing was tested, and leaves no copy behind and the checkout as it was.
+#[test]
+fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_once() {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
+    std::fs::write(
+        root.join("tests/test_gen.py"),
+        "from gen import f\n\n\ndef test_f():\n    assert f(1) > 0\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    let body: String = (0..4000).map(|n| format!("    y = y + x * {} - {}\n", n % 97, n % 13)).collect();
+    std::fs::write(root.join("gen.py"), format!("def f(x):\n    y = 1\n{body}    return abs(y) + 1\n"))
+        .unwrap();
+    git(root, &["commit", "-q", "-am", "generated"]);
+    let before = snapshot(root);
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let mut child = hermetic(root, tmp.path())
+        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache", "-v"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    // The unmutated tests take well under ten seconds; the compile check, beside them, minutes.
+    while !seen.iter().any(|line: &String| line.contains("10 s elapsed")) {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(line.unwrap_or_else(|_| panic!("the check never took ten seconds:\n{}", seen.join("\n"))));
+    }
+
+    // SAFETY: signals the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    seen.extend(stderr.iter());
+    let said = seen.join("\n");
+
+    let status = status.unwrap_or_else(|| panic!("still running 20 s after SIGTERM:\n{said}"));
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains("nothing was tested yet"), "{said}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+}
