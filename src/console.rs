@@ -68,7 +68,11 @@ struct Progress {
 
 impl Progress {
     fn line(&self) -> String {
-        progress_line(&self.label, self.counts, self.since.elapsed())
+        let label = match crate::run::event::stage() {
+            Some(stage) if self.counts.is_none() => format!("{}, {stage}", self.label),
+            _ => self.label.clone(),
+        };
+        progress_line(&label, self.counts, self.since.elapsed())
     }
 
     /// Prints `text` above the bar, or as a line of its own.

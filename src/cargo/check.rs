@@ -298,6 +298,7 @@ impl Unswitched<'_> {
         mut steps: Vec<StepRecord>,
     ) -> Result<Proven<Evidence, ()>> {
         let (ctx, first, log) = (self.ctx, self.first, self.log);
+        crate::run::event::set_stage(Some("building"));
         let built = first.build(self.names, BASELINE_LIMIT, log)?;
         require::passed(&built, &CargoRun::Build, BASELINE_LIMIT)?;
         steps.push(StepRecord { step: "build".to_string(), record: RunRecord::of(How::Fresh, &[&built]) });
@@ -312,6 +313,7 @@ impl Unswitched<'_> {
             settled.extend(left_out.into_iter().map(|o| not_covered(o.planned, NOT_COMPILED.to_string())));
         }
         let mut tests_took: BTreeMap<Vec<String>, Duration> = BTreeMap::new();
+        crate::run::event::set_stage(Some("running the tests"));
         for tested in owned.iter().map(|o| o.tested.clone()) {
             if tests_took.contains_key(&tested) {
                 continue;

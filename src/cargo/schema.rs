@@ -160,6 +160,7 @@ pub fn attempt(
         if schemas.is_empty() {
             break;
         }
+        crate::run::event::set_stage(Some("building, every mutant switched into one build"));
         let built = build(cargo, tested, log)?;
         build_time += built.run.duration;
         steps.push(StepRecord {
@@ -172,6 +173,7 @@ pub fn attempt(
         if built.run.passed() {
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
             let recording = Recording { jobs, flaky };
+            crate::run::event::set_stage(Some("running the tests, recording which reach each mutant"));
             let switched = record(cargo, tested, built.artifacts, &switched, recording, &mut steps, log)?;
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }

@@ -17,6 +17,7 @@ use super::{compile, coverage, interpreter, spec};
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, PlannedMutant};
 use crate::model::record::{How, RunRecord, StepRecord};
+use crate::run::event;
 use crate::run::job::Job;
 use crate::run::language::{self, Context, LanguageCheck, Proven, Rounds, RoundsOf, Started, Widened};
 use crate::run::require;
@@ -60,7 +61,11 @@ impl LanguageCheck for PythonCheck {
                 compile::compile_check(&self.python, ctx.plan, &candidates, ctx.cache)
                     .map(|found| CompileCheck { found, took: started.elapsed() })
             });
+            event::set_stage(Some("the unmutated tests, with the compile check beside them"));
             let selected = self.select(ctx, candidates.clone(), &mut rest);
+            if !compiling.is_finished() {
+                event::set_stage(Some("the compile check (the unmutated tests are over)"));
+            }
             (compiling.join().map_err(|_| anyhow!("the compile check panicked")), selected)
         });
         if !matches!(&selected, Ok(selected) if !selected.jobs.is_empty()) {

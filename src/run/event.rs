@@ -6,6 +6,21 @@ use std::time::Duration;
 use crate::model::outcome::MutantResult;
 use crate::model::plan::Language;
 
+/// What the phase under way does now, where it does several things in turn (a Rust baseline:
+/// building, then running the tests): the progress line names it. The language doing it sets
+/// it; a phase's start clears it.
+static STAGE: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
+
+/// Says what the phase under way does now (`None`: nothing more than its name says).
+pub fn set_stage(stage: Option<&'static str>) {
+    *STAGE.lock().unwrap_or_else(|e| e.into_inner()) = stage;
+}
+
+/// What the phase under way does now, if it said.
+pub fn stage() -> Option<&'static str> {
+    *STAGE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A part of the run that is about to start, said before it runs so a long build is not silent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

@@ -572,8 +572,11 @@ fn prove<L: LanguageCheck>(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Proven<L::Evidence, L::Data>> {
+    event::set_stage(None);
     events(Event::Phase(Phase::Baseline(L::LANGUAGE)));
-    let proven = side.prove(ctx, candidates)?;
+    let proven = side.prove(ctx, candidates);
+    event::set_stage(None);
+    let proven = proven?;
     timings.compile += proven.compile;
     timings.build += proven.build;
     if proven.jobs.is_empty() && proven.baseline.is_zero() && !proven.reused {

@@ -381,6 +381,8 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
     let stderr = lines_of(child.stderr.take().unwrap());
     let mut seen = Vec::new();
     // The unmutated tests take well under ten seconds; the compile check, beside them, minutes.
+    // The progress line then says that it is the compile check the check waits for.
+    let waiting = "baseline (Python), the compile check (the unmutated tests are over): 10 s elapsed";
     while !seen.iter().any(|line: &String| line.contains("10 s elapsed")) {
         let line = stderr.recv_timeout(Duration::from_secs(120));
         seen.push(line.unwrap_or_else(|_| panic!("the check never took ten seconds:\n{}", seen.join("\n"))));
@@ -403,6 +405,7 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
     let said = seen.join("\n");
 
     let status = status.unwrap_or_else(|| panic!("still running 20 s after SIGTERM:\n{said}"));
+    assert!(said.contains(waiting), "{said}");
     assert_eq!(status.code(), Some(130), "{said}");
     assert!(said.contains("nothing was tested yet"), "{said}");
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");

@@ -54,8 +54,9 @@ fn off_a_terminal_periodic_lines_count_the_mutants_and_end_on_the_report_s_count
     assert!(
         lines[phase..passed]
             .iter()
-            .any(|line| line.starts_with("baseline (Python): ") && line.ends_with(" elapsed")),
-        "a slow phase gets periodic lines while it runs:\n{}",
+            .any(|line| line.starts_with("baseline (Python), the unmutated tests")
+                && line.ends_with(" elapsed")),
+        "a slow phase gets periodic lines while it runs, naming what it does:\n{}",
         run.stderr
     );
     let progress: Vec<(u64, u64, u64)> = lines.iter().filter_map(|line| counts(line)).collect();
@@ -131,7 +132,7 @@ fn on_a_terminal_a_bar_shows_the_progress_and_is_gone_before_the_report() {
     // of the bar or a line printed above it.
     let pieces: Vec<&str> = screen.split("\u{1b}[2K").collect();
     assert!(
-        pieces.iter().any(|piece| piece.contains("baseline (Python): ") && piece.contains(" elapsed")),
+        pieces.iter().any(|piece| piece.contains("baseline (Python)") && piece.contains(" elapsed")),
         "the bar shows the phase and its time:\n{screen}"
     );
     assert!(
@@ -203,4 +204,33 @@ fn quiet_prints_the_summary_alone_and_the_exit_status_says_the_rest() {
     let both = check(repo.path(), &["--commit", "HEAD", "-q", "-v"]);
     assert_eq!(both.code, 2, "{both:?}");
     assert!(both.stderr.contains("cannot be used with"), "{both:?}");
+}
+
+/// A Rust baseline's periodic lines say whether it is building or running the tests: a slow
+/// build is not taken for a slow suite.
+#[test]
+fn a_rust_baselines_progress_lines_say_building_before_running_the_tests() {
+    let repo = fixture_repo("rust_early_exit");
+    let tmp = tempfile::tempdir().unwrap();
+    let output = hermetic(repo.path(), tmp.path())
+        .env("MUTDELTA_PROGRESS_INTERVAL", "0.05")
+        .args(["check", "--commit", "HEAD", "-j", "2", "--no-cache"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let run = Run::of(&output);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let building = "baseline (Rust), building, every mutant switched into one build: ";
+    let testing = "baseline (Rust), running the tests, recording which reach each mutant: ";
+    let first_building = lines.iter().position(|line| line.starts_with(building));
+    let first_building =
+        first_building.unwrap_or_else(|| panic!("a line says it is building:\n{}", run.stderr));
+    let after_testing = lines.iter().position(|line| line.starts_with(testing)).unwrap_or(lines.len());
+    assert!(first_building < after_testing, "building comes before the tests:\n{}", run.stderr);
+    assert!(
+        lines[after_testing..].iter().all(|line| !line.starts_with(building)),
+        "once the tests run, the build is over:\n{}",
+        run.stderr
+    );
 }
