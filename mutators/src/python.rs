@@ -33,10 +33,15 @@ pub fn mutate(source: &str, lines: &[usize]) -> Result<FileMutants, MutateError>
         }
     }
     let executable_lines: Vec<usize> = (1..wanted.len()).filter(|&l| wanted[l] && executable[l]).collect();
+    // In token order, so their starts and ends both ascend: the first span that does not end
+    // before a line is the first that holds it, if any does.
     let spans = code.logical_line_spans();
     let statements = executable_lines
         .iter()
-        .map(|&line| spans.iter().find(|span| span.contains(&line)).cloned().unwrap_or(line..=line))
+        .map(|&line| {
+            let first = spans.partition_point(|span| *span.end() < line);
+            spans.get(first).filter(|span| span.contains(&line)).cloned().unwrap_or(line..=line)
+        })
         .collect();
     let mut mutants: Vec<Mutant> =
         mutate::edits(&code, &wanted).into_iter().map(|edit| finish(&code, edit, &skipped)).collect();
