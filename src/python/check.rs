@@ -37,6 +37,10 @@ pub struct PythonCheck {
     pub(super) memory: Arc<coverage::Memory>,
     /// Whether mutants the relevant tests let through face the rest of the suite.
     pub(super) widens: bool,
+    /// Whether each mutant runs the whole suite, in its order: the change's test files failed
+    /// apart from the rest of it (`first_round::FailAlone`), so a selection of its tests may
+    /// fail unmutated too.
+    pub(super) suite_context: bool,
     /// Whether the rest of the suite may begin beside the first coverage run, before any
     /// mutant is known to need it (else only once that run leaves a line uncovered, or for
     /// the second round).
@@ -124,6 +128,7 @@ impl PythonCheck {
             rest_before_needed: ctx.plan.carried.is_empty() || ctx.plan.mutant_count() > 0,
             confirm_survivors: PythonSettings::of(ctx.options).confirm_survivors,
             watch,
+            suite_context: false,
             impact: invalidate::RuledOut::default(),
             begun: Mutex::default(),
         };

@@ -11,12 +11,12 @@ use super::coverage::{CoverageMap, TestCoverage};
 use super::executor::{Executor, Warm};
 use super::job::{Fresh, PythonJob};
 use super::proof::refuse_imports_from_checkout;
-use super::refusal::PythonRun;
+use super::refusal::{self, PythonRun};
 use super::rest::RestOfSuite;
 use super::select::Selection;
 use super::{compile, coverage, pytest, select, tried_first};
 use crate::model::plan::PlannedMutant;
-use crate::model::record::{Finished, How, RunRecord, StepRecord};
+use crate::model::record::{Exit, Finished, How, RunRecord, StepRecord};
 use crate::run::job::Job;
 use crate::run::language::Context;
 use crate::run::require;
@@ -37,7 +37,7 @@ impl PythonCheck {
             if run.exit == crate::model::record::Exit::Code(4) && pytest::lost_tests(&run.tail) {
                 return Ok(TestsRun::NotCollected);
             }
-            require::passed(run, &PythonRun::Pytest, BASELINE_LIMIT)?;
+            require::passed(run, &PythonRun::Pytest(self.describe_tests()), BASELINE_LIMIT)?;
         }
         let step = baseline_step("the edited tests before the change", &measured);
         let map = measured.map.expect("a passing probe run has a map");
@@ -96,7 +96,14 @@ impl PythonCheck {
         }
         heed_flaky(ctx, &measured);
         if let Some(run) = measured.decisive() {
-            require::passed(run, &PythonRun::Pytest, BASELINE_LIMIT)?;
+            let words = crate::words::describe_tests(&self.tests);
+            let refused = require::passed(run, &PythonRun::Pytest(words.clone()), BASELINE_LIMIT);
+            let alone = self.widens && self.watch.is_none() && !self.tests.is_empty();
+            if let (Err(refusal), true, Exit::Code(1 | 2)) = (&refused, alone, &run.exit) {
+                let first = refusal::first_failure(&run.tail).map(str::to_string);
+                return Err(FailAlone { tests: words, first, refusal: refusal.to_string() }.into());
+            }
+            refused?;
         }
         let map = measured.map.take().expect("a passing probe run has a map");
         // Of the change's test files, the map leaves out the tests it proves, as of the rest.
@@ -110,6 +117,9 @@ impl PythonCheck {
         };
         refuse_imports_from_checkout(ctx, &map)?;
         let (mut jobs, uncovered) = select_each(ctx, &map, candidates, &self.tests, measured.took);
+        if self.suite_context {
+            in_suite_context(ctx, &mut jobs, measured.took);
+        }
         self.try_likely_first(ctx, &mut jobs, &map);
         let whole_files =
             jobs.iter().filter(|job| job.tests == self.tests).map(|job| job.planned.id).collect();
@@ -220,6 +230,22 @@ pub(super) fn select_each(
     (jobs, uncovered)
 }
 
+/// Each job runs the whole suite, in its order, in a fresh process (`Fresh::SuiteContext`),
+/// within the whole suite's limit (it took `whole` unmutated); the tests that ran its line stay
+/// what the report says it ran under.
+fn in_suite_context(ctx: &Context, jobs: &mut [Job<PythonJob>], whole: Duration) {
+    for job in jobs {
+        let covering = std::mem::take(&mut job.tests);
+        if !covering.is_empty() {
+            job.data.covers = covering;
+        }
+        job.data.in_suite_order = Vec::new();
+        job.data.tried_first = Vec::new();
+        job.data.fresh = Some(Fresh::SuiteContext);
+        job.timeout = mutant_timeout(ctx.options.timeout, whole);
+    }
+}
+
 /// How a confined check's tests ran unmutated.
 pub enum TestsRun {
     Passed(LinesRun),
@@ -290,4 +316,44 @@ pub(super) struct CompileCheck {
     /// already tested, by mutant id.
     pub(super) found: compile::Compiled,
     pub(super) took: Duration,
+}
+
+/// The change's test files failed when run apart from the rest of the suite, before any
+/// mutation (tests failing, or a file failing to import): they may pass in the suite's order,
+/// needing what another test file sets up as pytest imports it. The plugin then runs the whole
+/// suite as the first round; where that fails too, its refusal is the check's.
+#[derive(Debug, thiserror::Error)]
+#[error("{refusal}")]
+pub struct FailAlone {
+    /// The change's test files, in words.
+    tests: String,
+    /// The first failure pytest named.
+    first: Option<String>,
+    /// The refusal of their run.
+    refusal: String,
+}
+
+impl FailAlone {
+    /// ` (first failure: tests/test_a.py::test_x - KeyError: 'kg')`, when pytest named one.
+    fn first_failure(&self) -> String {
+        self.first.as_ref().map(|first| format!(" (first failure: {first})")).unwrap_or_default()
+    }
+
+    /// What the progress says as the whole suite starts in their stead.
+    pub fn retrying(&self) -> String {
+        format!(
+            "baseline: {} failed when run apart from the rest of the suite{}: running the whole test suite instead",
+            self.tests,
+            self.first_failure()
+        )
+    }
+
+    /// What the report says once the whole suite passed in their stead.
+    pub fn note(&self) -> String {
+        format!(
+            "{} failed when run apart from the rest of the suite, before any mutation{}, but the whole test suite passes: it ran as the first round instead, each mutant meeting it whole, in its order",
+            self.tests,
+            self.first_failure()
+        )
+    }
 }

@@ -34,6 +34,8 @@ pub enum Fresh {
     AtImport,
     /// A survivor faces the whole suite as the suite runs.
     Confirming,
+    /// The change's test files pass only in the whole suite's order: each mutant runs it whole.
+    SuiteContext,
 }
 
 impl Fresh {
@@ -43,6 +45,9 @@ impl Fresh {
             Fresh::TestCommand => "the test command runs the tests",
             Fresh::AtImport => "its code ran when the project was imported or collected",
             Fresh::Confirming => "a survivor confirmed against the whole suite, as it runs",
+            Fresh::SuiteContext => {
+                "the change's tests pass only in the whole suite's order, which runs whole"
+            }
         }
     }
 }

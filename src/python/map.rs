@@ -54,7 +54,7 @@ pub fn build(ctx: &Context) -> Result<Built> {
     let measured =
         coverage::measure_recording(&probe, &memory, ctx.options.jobs.get(), BASELINE_LIMIT, &log)?;
     if let Some(run) = measured.decisive() {
-        require::passed(run, &PythonRun::Pytest, BASELINE_LIMIT)?;
+        require::passed(run, &PythonRun::Pytest("the whole test suite".to_string()), BASELINE_LIMIT)?;
     }
     let Some(recorded) = measured.map.and_then(|map| map.impact) else {
         bail!("the probe recorded no test-impact map: the suite collected no test, or (before Python 3.12) another trace function, such as coverage measurement or a debugger, took the probe's place: run `mutdelta map` without it");

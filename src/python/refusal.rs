@@ -7,10 +7,10 @@ use crate::run::outcome::last_line;
 use crate::run::require::Unmutated;
 
 /// A Python run that must pass before any mutant counts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PythonRun {
-    /// pytest's run of the relevant tests.
-    Pytest,
+    /// pytest's run of the relevant tests, in words (`tests/test_a.py`, `the whole test suite`).
+    Pytest(String),
     /// pytest's run of the rest of the suite, after the change's own tests passed.
     RestOfSuite,
     /// The user's `--test-cmd`.
@@ -24,7 +24,12 @@ impl Unmutated for PythonRun {
                 "the test command was not found (the shell said: {}): check --test-cmd",
                 last_line(&run.tail)
             )),
-            (Exit::Code(5), PythonRun::Pytest) => Some(
+            (Exit::Code(1 | 2), PythonRun::Pytest(selection)) => Some(format!(
+                "pytest's run of {selection} fails before any mutation{}, so a mutant's failure would prove nothing: make it pass, or leave the failing tests out (PYTEST_ADDOPTS=\"--deselect NODE_ID\", or `addopts` in the project's pytest configuration). Its output ended with:\n{}",
+                first_failure(&run.tail).map(|first| format!(" (first failure: {first})")).unwrap_or_default(),
+                run.tail.trim_end()
+            )),
+            (Exit::Code(5), PythonRun::Pytest(_)) => Some(
                 "pytest collected no tests, so no mutant could be caught: add tests or name them with --test"
                     .to_string(),
             ),
@@ -41,6 +46,14 @@ impl Unmutated for PythonRun {
     }
 }
 
+/// The first failure pytest's short summary names (`FAILED tests/test_a.py::test_x - Error`,
+/// `ERROR tests/test_b.py`), without its word.
+pub fn first_failure(tail: &str) -> Option<&str> {
+    tail.lines()
+        .find_map(|line| line.strip_prefix("FAILED ").or_else(|| line.strip_prefix("ERROR ")))
+        .map(str::trim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,9 +66,18 @@ mod tests {
 
     #[test]
     fn each_python_refusal_says_what_to_do() {
-        let failed = refusal(Exit::Code(1), "FAILED test_x\n", PythonRun::Pytest);
+        let tail = "F\n=== short test summary info ===\nFAILED tests/t.py::test_x - KeyError: 'kg'\nERROR tests/u.py\n";
+        let failed = refusal(Exit::Code(1), tail, PythonRun::Pytest("tests/t.py".into()));
         assert!(
-            failed.starts_with("the tests fail before any mutation") && failed.ends_with("FAILED test_x")
+            failed.starts_with("pytest's run of tests/t.py fails before any mutation (first failure: tests/t.py::test_x - KeyError: 'kg'), so a mutant's failure would prove nothing")
+                && failed.ends_with("ERROR tests/u.py"),
+            "{failed}"
+        );
+        let unnamed =
+            refusal(Exit::Code(2), "no summary\n", PythonRun::Pytest("the whole test suite".into()));
+        assert!(
+            unnamed.starts_with("pytest's run of the whole test suite fails before any mutation, so"),
+            "{unnamed}"
         );
         let rest = refusal(Exit::Code(1), "FAILED test_x\n", PythonRun::RestOfSuite);
         assert!(rest.starts_with("the change's tests pass, but the rest of the test suite fails"), "{rest}");
@@ -63,15 +85,17 @@ mod tests {
         assert!(refusal(Exit::Code(127), "sh: x: not found", PythonRun::Command)
             .starts_with("the test command was not found (the shell said: sh: x: not found)"));
         assert!(
-            refusal(Exit::Code(127), "", PythonRun::Pytest).starts_with("the tests fail"),
+            refusal(Exit::Code(127), "", PythonRun::Pytest("tests/t.py".into()))
+                .starts_with("the tests fail"),
             "pytest's 127"
         );
-        assert!(refusal(Exit::Code(5), "", PythonRun::Pytest).starts_with("pytest collected no tests"));
+        assert!(refusal(Exit::Code(5), "", PythonRun::Pytest("tests/t.py".into()))
+            .starts_with("pytest collected no tests"));
         assert!(
             refusal(Exit::Code(5), "", PythonRun::Command).starts_with("the tests fail"),
             "a command's 5"
         );
-        for run in [PythonRun::Pytest, PythonRun::RestOfSuite, PythonRun::Command] {
+        for run in [PythonRun::Pytest("tests/t.py".into()), PythonRun::RestOfSuite, PythonRun::Command] {
             assert_eq!(
                 refusal(Exit::TimedOut, "", run),
                 "the tests did not finish within 60 s before any mutation: name the tests that matter with --test"

@@ -206,13 +206,14 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     let site =
         Site { options, repo_root: &repo_root, scratch: &scratch, base: &base, added: &added, flaky: &flaky };
     // Without mutants of the change's own to test, the carried kills' runs are the audit's.
-    let together = if candidates.is_empty() && carrying.is_some() {
+    let mut together = if candidates.is_empty() && carrying.is_some() {
         audit_stage(&mut timings, events, |timings, events| {
             test_together(&site, languages, &plan, Vec::new(), carrying.as_deref(), timings, events)
         })?
     } else {
         test_together(&site, languages, &plan, candidates, carrying.as_deref(), &mut timings, events)?
     };
+    let said = std::mem::take(&mut together.own.notes);
     results.extend(report.take_own(together.own, mutants_planned, carrying.is_some()));
     if let Some(carried) = carrying.filter(|_| report.incomplete.is_none()) {
         let ran = (together.carried, together.carried_steps);
@@ -227,6 +228,7 @@ pub fn check(options: &Options, languages: &[Plugin], events: &mut dyn FnMut(Eve
     results.sort_by_key(|result| result.planned.id);
     report.results = results;
     report.plan = plan;
+    report.plan.notes.extend(said);
     Ok(report)
 }
 
@@ -372,6 +374,8 @@ struct AllChecked {
     interrupted: bool,
     undecided: usize,
     floor: Vec<crate::model::report::Floor>,
+    /// What the languages said of how their checks went (`Checked::notes`).
+    notes: Vec<String>,
 }
 
 /// Each language's share of `candidates`, checked in the order of `languages`. An interrupt
@@ -384,14 +388,7 @@ fn check_languages(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<AllChecked> {
-    let mut all = AllChecked {
-        results: Vec::new(),
-        steps: Vec::new(),
-        baseline: None,
-        interrupted: false,
-        undecided: 0,
-        floor: Vec::new(),
-    };
+    let mut all = AllChecked::default();
     let mut remaining = candidates;
     for plugin in languages {
         let (mine, others): (Vec<_>, Vec<_>) =
@@ -411,6 +408,7 @@ fn check_languages(
                 all.results.extend(checked.results);
                 all.steps.extend(checked.steps);
                 all.floor.extend(checked.floor);
+                all.notes.extend(checked.notes);
                 all.baseline = Some(all.baseline.unwrap_or_default() + checked.baseline);
             }
         }
@@ -560,7 +558,7 @@ fn checked<L: LanguageCheck>(
     cut: Cut,
 ) -> Checked {
     let (interrupted, undecided, floor) = (cut.interrupted, cut.undecided, side.floor());
-    Checked { results, baseline, steps, interrupted, undecided, floor }
+    Checked { results, baseline, steps, interrupted, undecided, floor, notes: Vec::new() }
 }
 
 /// Proves a language's baseline, saying so, and counts the time its compile check and build

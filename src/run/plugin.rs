@@ -156,6 +156,8 @@ pub struct Checked {
     pub undecided: usize,
     /// Why a test-impact map could not rule out the tests it kept (`LanguageCheck::floor`).
     pub floor: Vec<crate::model::report::Floor>,
+    /// What the language says of how the check went, for the report's notes.
+    pub notes: Vec<String>,
 }
 
 impl Checked {

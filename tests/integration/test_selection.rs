@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{check, fixture_repo, fixture_repo_variant, git, mutants_on_line, read_valid_report};
+use crate::common::{
+    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, read_valid_report, snapshot,
+};
 
 #[test]
 fn a_project_file_imported_before_any_conftest_is_watched_like_the_rest() {
@@ -231,4 +233,88 @@ fn module_level_code_tries_first_the_test_files_that_import_its_module() {
         let others = |command: &Value| command["argv"].to_string().contains("test_alpha");
         assert!(!commands.iter().any(others), "the other files never ran: {mutant}");
     }
+}
+
+/// A repository whose `tests/test_table.py` passes in the suite but not alone: its test reads a
+/// table `tests/test_units.py` fills as pytest imports it. The change adds `double` and a test
+/// of it to `tests/test_table.py`; with `failing_everywhere`, a test that always fails too.
+fn passes_only_in_the_suite(failing_everywhere: bool) -> tempfile::TempDir {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    write("pkg/__init__.py", "");
+    write("pkg/table.py", "UNITS = {}\n\n\ndef scale(name):\n    return UNITS[name]\n");
+    write(
+        "tests/test_units.py",
+        "from pkg import table\n\ntable.UNITS[\"kg\"] = 1000\n\n\ndef test_kg():\n    assert table.scale(\"kg\") == 1000\n",
+    );
+    write(
+        "tests/test_table.py",
+        "from pkg.table import scale\n\n\ndef test_scale():\n    assert scale(\"kg\") == 1000\n",
+    );
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "before"]);
+    write(
+        "pkg/table.py",
+        "UNITS = {}\n\n\ndef scale(name):\n    return UNITS[name]\n\n\ndef double(name):\n    return 2 * UNITS[name]\n",
+    );
+    let mut tests =
+        "from pkg.table import double, scale\n\n\ndef test_scale():\n    assert scale(\"kg\") == 1000\n\n\n\
+                     def test_double():\n    assert double(\"kg\") == 2000\n"
+            .to_string();
+    if failing_everywhere {
+        tests.push_str("\n\ndef test_broken():\n    assert 1 == 2, \"broken everywhere\"\n");
+    }
+    write("tests/test_table.py", &tests);
+    git(repo.path(), &["commit", "-q", "-am", "the change"]);
+    repo
+}
+
+/// The change's test file fails alone but passes in the suite's order (it needs what another
+/// test file sets up as pytest imports it): the check runs the whole suite as its first round,
+/// in the suite's order, and says so, instead of refusing; `double`'s mutants are caught.
+#[test]
+fn a_changed_test_file_that_passes_only_in_the_suite_is_checked_in_the_suite() {
+    let repo = passes_only_in_the_suite(false);
+    let before = snapshot(repo.path());
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+
+    assert_eq!(run.code, 0, "every mutant of double caught, in the suite: {run:?}");
+    let said = "note: tests/test_table.py failed when run apart from the rest of the suite, before any mutation (first failure: tests/test_table.py::test_scale";
+    assert!(run.stdout.contains(said), "{run:?}");
+    assert!(
+        run.stdout.contains("but the whole test suite passes: it ran as the first round instead"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("running the whole test suite instead"), "said as it happens: {run:?}");
+    let report = read_valid_report(&json);
+    let doubled = mutants_on_line(&report, "pkg/table.py", 9);
+    assert!(!doubled.is_empty(), "{report}");
+    for mutant in doubled {
+        assert_eq!(mutant["status"], "Killed", "{mutant}");
+    }
+    assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
+}
+
+/// When the change's test file fails in the suite too, the check refuses, and its sentence names
+/// what ran and the first failure.
+#[test]
+fn a_changed_test_file_failing_in_the_suite_too_is_refused_naming_what_ran_and_the_first_failure() {
+    let repo = passes_only_in_the_suite(true);
+
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("error: pytest's run of the whole test suite fails before any mutation (first failure: tests/test_table.py::test_broken"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("broken everywhere"), "its output's end is shown: {run:?}");
 }
