@@ -10,7 +10,7 @@ use crate::cli::{Cli, Command, MapArgs, MergeArgs};
 use crate::config::{self, Provenance};
 use crate::console::Console;
 use crate::exit::Exit;
-use crate::interrupt::{Interrupted, INTERRUPTED};
+use crate::interrupt::{is_interruption, Interrupted, INTERRUPTED};
 use crate::options::{Format, ListOptions, Options, ReportFiles};
 use crate::report::document::Document;
 use crate::report::gate::Gate;
@@ -177,7 +177,17 @@ fn check(options: &Options) -> Result<Exit> {
         }
     }
     let mut console = Console::new(options.verbose, options.quiet, crate::console::interval_from_env()?);
-    let report = run::check(options, LANGUAGES, &mut |event| console.hear(event))?;
+    let report = match run::check(options, LANGUAGES, &mut |event| console.hear(event)) {
+        Ok(report) => report,
+        Err(err) => {
+            console.settle();
+            // A refusal is kept in the record too; an interrupted run leaves none.
+            if let Some(dir) = options.out.as_deref().filter(|_| !is_interruption(&err)) {
+                report::out::write_refused(dir, &format!("{err:#}"), options, LANGUAGES)?;
+            }
+            return Err(err);
+        }
+    };
     console.settle();
     // The report as the one document every rendering reads, and the counts it comes to.
     let document = report::json::document(&report);

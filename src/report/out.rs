@@ -41,15 +41,7 @@ pub fn write(
     options: &Options,
     languages: &[Plugin],
 ) -> Result<()> {
-    check_destination(dir)?;
-    for old in ["mutants", MARKER, "report.json"] {
-        let path = dir.join(old);
-        if path.is_dir() {
-            fs::remove_dir_all(&path)?;
-        } else if path.exists() {
-            fs::remove_file(&path)?;
-        }
-    }
+    clear_earlier_record(dir)?;
     let mutants = dir.join("mutants");
     fs::create_dir_all(&mutants)
         .with_context(|| format!("could not create the run record in {}", dir.display()))?;
@@ -88,6 +80,37 @@ pub fn write(
     });
     // Written last: a record with its marker is a complete one.
     fs::write(dir.join(MARKER), serde_json::to_string_pretty(&run)? + "\n")?;
+    Ok(())
+}
+
+/// Writes the record of a check refused before it had a report (`refusal`: a baseline that
+/// failed, with what ran, its first failure and the end of its output), replacing an earlier
+/// record in `dir`: `run.json` holds the options and the refusal, and no `report.json` is left
+/// to be taken for this run's.
+pub fn write_refused(dir: &Path, refusal: &str, options: &Options, languages: &[Plugin]) -> Result<()> {
+    clear_earlier_record(dir)?;
+    fs::create_dir_all(dir)
+        .with_context(|| format!("could not create the run record in {}", dir.display()))?;
+    let run = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "options": options_json(options, languages),
+        "refused": refusal,
+    });
+    fs::write(dir.join(MARKER), serde_json::to_string_pretty(&run)? + "\n")?;
+    Ok(())
+}
+
+/// Removes what an earlier record in `dir` left, after `check_destination`.
+fn clear_earlier_record(dir: &Path) -> Result<()> {
+    check_destination(dir)?;
+    for old in ["mutants", MARKER, "report.json"] {
+        let path = dir.join(old);
+        if path.is_dir() {
+            fs::remove_dir_all(&path)?;
+        } else if path.exists() {
+            fs::remove_file(&path)?;
+        }
+    }
     Ok(())
 }
 

@@ -303,13 +303,15 @@ fn a_changed_test_file_that_passes_only_in_the_suite_is_checked_in_the_suite() {
     assert_eq!(snapshot(repo.path()), before, "the checkout is untouched");
 }
 
-/// When the change's test file fails in the suite too, the check refuses, and its sentence names
-/// what ran and the first failure.
+/// When the change's test file fails in the suite too, the check refuses, its sentence naming
+/// what ran and the first failure, and `--out` keeps the refusal in the run record.
 #[test]
 fn a_changed_test_file_failing_in_the_suite_too_is_refused_naming_what_ran_and_the_first_failure() {
     let repo = passes_only_in_the_suite(true);
+    let out = tempfile::tempdir().unwrap();
+    let record = out.path().join("record");
 
-    let run = check(repo.path(), &["--commit", "HEAD"]);
+    let run = check(repo.path(), &["--commit", "HEAD", "--out", record.to_str().unwrap()]);
 
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
@@ -317,4 +319,11 @@ fn a_changed_test_file_failing_in_the_suite_too_is_refused_naming_what_ran_and_t
         "{run:?}"
     );
     assert!(run.stderr.contains("broken everywhere"), "its output's end is shown: {run:?}");
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
+    let refused = kept["refused"].as_str().unwrap();
+    assert!(refused.starts_with("pytest's run of the whole test suite fails before any mutation"), "{kept}");
+    assert!(refused.contains("broken everywhere"), "the record keeps the output's end: {kept}");
+    assert!(kept["options"].is_object(), "{kept}");
+    assert!(!record.join("report.json").exists(), "no report of a check that tested nothing");
 }
