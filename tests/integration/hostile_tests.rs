@@ -297,7 +297,8 @@ fn twenty_thousand_added_lines_get_every_verdict_right() {
         source.push_str(&format!("\n\ndef f{i}(x):\n    return x * {i}\n"));
     }
     let repo = repo_of(&[("README", "x\n")], &[("calc.py", &source), ("tests/test_calc.py", PLUS_ONE_TEST)]);
-    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD"]);
+    // Every mutant, past the default bound (`--max-mutants` samples a change this large).
+    let (run, report) = check_reporting(repo.path(), &["--commit", "HEAD", "--max-mutants", "0"]);
     assert_eq!(run.code, 1, "{run:?}");
     let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
     let status_of = |line: u64| -> BTreeSet<&str> {
