@@ -296,4 +296,74 @@ print(json.dumps(answers))
         let errors = oracle.iter().filter(|error| error.is_some()).count();
         assert_eq!(errors, 9, "the mutants that do not compile: {oracle:?}");
     }
+
+    #[test]
+    fn within_a_long_function_a_mutant_compiled_within_its_statement_errs_and_matches_as_in_the_whole_function(
+    ) {
+        let source = [
+            "import functools",               // 1
+            "",                               // 2
+            "@functools.cache",               // 3
+            "def total(xs, *, scale=1):",     // 4
+            "    \"\"\"Sums.\"\"\"",          // 5
+            "    count = 0",                  // 6
+            "    y = 2 + 0",                  // 7
+            "    def bump():",                // 8
+            "        nonlocal count",         // 9
+            "        count += 1",             // 10
+            "    for x in xs:",               // 11
+            "        bump()",                 // 12
+            "        y += x * scale",         // 13
+            "    return y, count",            // 14
+            "",                               // 15
+            "class Box:",                     // 16
+            "    async def items(self, n):",  // 17
+            "        await self.fill(n - 0)", // 18
+            "        return n + 1",           // 19
+            "",                               // 20
+        ]
+        .join("\n");
+        // [line, column, end line, end column, replacement], 1-based, end exclusive.
+        let mutants = vec![
+            json!([7, 11, 7, 12, "-"]),                  // `2 - 0`: the original's code
+            json!([7, 9, 7, 10, "3"]),                   // `3 + 0`
+            json!([7, 13, 7, 14, "1"]),                  // `2 + 1`: as `3 + 0`
+            json!([10, 15, 10, 17, "-="]),               // in the nested function leaning on `count = 0`
+            json!([10, 9, 10, 19, "break"]),             // 'break' outside loop
+            json!([12, 9, 12, 15, "continue"]),          // compiles, in the loop
+            json!([13, 9, 13, 23, "return 1"]),          // compiles
+            json!([14, 5, 14, 20, "yield y"]),           // compiles: a generator now
+            json!([18, 9, 18, 31, "yield 1; return 2"]), // 'return' with value in async generator
+            json!([18, 27, 18, 28, "+"]),                // `n + 0`: another operation on a variable
+            json!([19, 20, 19, 21, "0"]),                // compiles
+        ];
+        let python = Path::new("python3");
+        let ask = |long: u64| {
+            let request = json!({
+                "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }],
+                "longFunction": long,
+            });
+            run(python, &request, &Cache::off()).unwrap()
+        };
+        let by_statement = ask(0);
+        let whole = ask(1_000_000);
+        let oracle_request: Vec<_> = mutants.iter().map(|mutant| json!([source, mutant])).collect();
+        let oracle = interpreter::run_script(
+            python,
+            WHOLE_FILE,
+            "the whole-file oracle",
+            &serde_json::to_vec(&oracle_request).unwrap(),
+        )
+        .unwrap();
+        let oracle: Vec<Option<String>> = serde_json::from_slice(&oracle).unwrap();
+        assert_eq!(by_statement.mutants, oracle, "the errors, at the file's lines");
+        assert_eq!(whole.mutants, oracle);
+        assert_eq!(oracle.iter().filter(|error| error.is_some()).count(), 2, "{oracle:?}");
+        let equivalent = |answers: &Answers| -> Vec<String> {
+            answers.equivalent.iter().map(|same| format!("{same:?}")).collect()
+        };
+        assert_eq!(equivalent(&by_statement), equivalent(&whole));
+        let found = equivalent(&by_statement).iter().filter(|same| *same != "None").count();
+        assert_eq!(found, 2, "`2 - 0` as the original, `2 + 1` as `3 + 0`: {:?}", by_statement.equivalent);
+    }
 }

@@ -1,7 +1,7 @@
 """mutdelta's compile check: does each mutant still compile? One interpreter for all of them.
 
 Input on stdin, JSON: {"files": [{"name", "source", "mutants": [[start_line, start_column,
-end_line, end_column, replacement], ...]}]} with 1-based lines and 1-based columns counted in
+end_line, end_column, replacement], ...]}], "longFunction": lines (optional)} with 1-based lines and 1-based columns counted in
 characters, end exclusive. Output on stdout, JSON: {"originals": [error or null per file],
 "mutants": [error or null per mutant, in input order], "equivalent": [per mutant: null,
 "original" when it compiles to the code the original compiles to, or the input index of an
@@ -20,6 +20,12 @@ error to name the file's lines): a mutant of a 20,000-line file costs a few line
 Nor does a method's depend on the rest of its class (a class body binds nothing a method's
 `nonlocal` could name), so a mutant in a method, or in a function of a class nested in classes
 only, is compiled within that function, under a stand-in `class _:` header on the line above.
+Within a function longer than LONG_FUNCTION lines (generated code: one function of 50,000
+lines took a second to compile, for each of its mutants), a mutant is compiled within the
+statement of the function's body that holds it, under the function's own header: the other
+statements of the body reach its compile only through the names they bind, the same for the
+original and the mutant, which never adds a declaration (`request["longFunction"]` sets the
+length, for tests).
 """
 
 import ast
@@ -28,6 +34,10 @@ import json
 import sys
 
 BOM = "\ufeff"
+
+# Lines past which a function is long: compiling it whole for each of its mutants would cost
+# more than compiling each mutant's statement under its header.
+LONG_FUNCTION = 200
 
 def describe(error):
     return f"{type(error).__name__}: {error}"
@@ -114,6 +124,35 @@ def methods_of(tree, lines):
     return ranges
 
 
+def long_functions(tree, over):
+    """The functions of more than `over` lines, top-level or in classes, by their first line
+    (decorators included), each with the first lines of its body's statements."""
+    found = {}
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.ClassDef):
+            pending.extend(node.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (node.end_lineno or node.lineno) - first_line(node) + 1 > over:
+                found[first_line(node)] = (node, [first_line(child) for child in node.body])
+    return found
+
+
+def statement_in(function, body_starts, first, last):
+    """The statement of `function`'s body that holds lines first..last, found by bisection,
+    when the body starts below the header; else None."""
+    if body_starts[0] <= function.lineno:
+        return None
+    index = bisect.bisect_right(body_starts, first) - 1
+    if index < 0:
+        return None
+    node = function.body[index]
+    if first_line(node) <= first and last <= (node.end_lineno or node.lineno):
+        return node
+    return None
+
+
 def future_lines(tree):
     lines = set()
     for node in tree.body:
@@ -122,7 +161,7 @@ def future_lines(tree):
     return lines
 
 
-def check_file(file):
+def check_file(file, over):
     name, source = file["name"], file["source"]
     original = compile_error(source, name)
     results = []
@@ -135,6 +174,7 @@ def check_file(file):
         starts.append(starts[-1] + len(line) + 1)
     blocks = blocks_of(tree)
     methods = sorted(methods_of(tree, lines))
+    functions = long_functions(tree, over)
     block_starts = [first for first, _ in blocks]
     method_starts = [first for first, _ in methods]
     future = future_lines(tree)
@@ -142,6 +182,21 @@ def check_file(file):
     # the shapes mutants compiled to, with the first mutant of each.
     originals, seen = {}, {}
     equivalent = []
+    alone = {}
+
+    def stands_alone(statement, function, body_starts, stand_in):
+        """Whether the statement, unmutated, compiles under the function's header alone: one
+        that leans on the rest of the body (a nested function's `nonlocal` naming a variable
+        another statement binds) is compiled within the whole function."""
+        key = first_line(statement)
+        if key not in alone:
+            last = statement.end_lineno or statement.lineno
+            text = source[starts[key - 1] : starts[last] - 1 if last < len(lines) else len(source)]
+            head = stand_in + lines[function.lineno - 1 : body_starts[0] - 1]
+            future_head = [lines[n - 1] for n in sorted(future)]
+            alone[key] = compile_error("\n".join(future_head + head + [text]), name) is None
+        return alone[key]
+
     for index, (start_line, start_column, end_line, end_column, replacement) in enumerate(file["mutants"]):
         begin = starts[start_line - 1] + start_column - 1
         end = starts[end_line - 1] + end_column - 1
@@ -153,13 +208,22 @@ def check_file(file):
         else:
             method = enclosing(methods, method_starts, start_line, end_line)
             first, last = method or holder
+            stand_in = ["class _:"] if method else []
+            # In a long function, the statement of its body that holds the mutant, under the
+            # function's own header (decorators left out): a giant generated function costs
+            # each mutant its statement's compile, not the function's.
+            function, body_starts = functions.get(first, (None, None))
+            statement = function and statement_in(function, body_starts, start_line, end_line)
+            if statement and stands_alone(statement, function, body_starts, stand_in):
+                stand_in += lines[function.lineno - 1 : body_starts[0] - 1]
+                first, last = first_line(statement), statement.end_lineno or statement.lineno
             block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
-            # The `from __future__` lines (at the top), then the stand-in header of a method,
-            # then the statement, at once; only a statement that does not compile so is
-            # compiled again at its own line numbers, for the error to name the file's lines.
+            # The `from __future__` lines (at the top), then the stand-in header of a method or
+            # a long function, then the statement, at once; only a statement that does not
+            # compile so is compiled again at its own line numbers, for the error to name the
+            # file's lines.
             kept = max((n for n in future if n < first), default=0)
             header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
-            stand_in = ["class _:"] if method else []
             block = source[block_begin:begin] + replacement + source[end:block_end]
             code, error = compiled("\n".join(header + stand_in + [block]), name)
             if error is not None:
@@ -189,8 +253,10 @@ def check_file(file):
 def main():
     request = json.load(sys.stdin)
     originals, mutants, equivalent = [], [], []
+    # Above this many lines a function's mutants are compiled within their statement.
+    over = request.get("longFunction", LONG_FUNCTION)
     for file in request["files"]:
-        original, results, same = check_file(file)
+        original, results, same = check_file(file, over)
         originals.append(original)
         # Indexes count from the first mutant of the request, not of the file.
         offset = len(mutants)

@@ -347,8 +347,8 @@ fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
     assert_eq!(invocation["toolExecutionNotifications"][0]["message"]["text"], note.as_str(), "{log}");
 }
 
-/// A giant generated function (every line of it added): its compile check compiles the whole
-/// function again for each mutant, minutes of work. SIGTERM ten seconds in, once the unmutated
+/// A giant generated statement (every line of it added): its compile check compiles the whole
+/// statement again for each mutant, minutes of work. SIGTERM ten seconds in, once the unmutated
 /// tests are long over and the check waits for that compile check, is acted on at once: the
 /// check stops, says nothing was tested, and leaves no copy behind and the checkout as it was.
 #[test]
@@ -365,8 +365,9 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
     .unwrap();
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "before"]);
-    let body: String = (0..4000).map(|n| format!("    y = y + x * {} - {}\n", n % 97, n % 13)).collect();
-    std::fs::write(root.join("gen.py"), format!("def f(x):\n    y = 1\n{body}    return abs(y) + 1\n"))
+    // One statement of 4,000 lines: each mutant is compiled within it.
+    let terms: String = (0..4000).map(|n| format!("        x * {} - {},\n", n % 97, n % 13)).collect();
+    std::fs::write(root.join("gen.py"), format!("def f(x):\n    return abs(sum([\n{terms}    ])) + 1\n"))
         .unwrap();
     git(root, &["commit", "-q", "-am", "generated"]);
     let before = snapshot(root);
