@@ -412,3 +412,67 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     assert_eq!(snapshot(root), before, "the repository is untouched");
 }
+
+/// SIGTERM while cargo builds the baseline (a build script that takes a minute): the build is
+/// killed with the check, which stops at once, says nothing was tested, and leaves no copy
+/// behind and the checkout as it was.
+#[test]
+fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    let fixture = Path::new(crate::common::FIXTURES).join("rust_early_exit");
+    git(root, &["init", "-q", "-b", "main"]);
+    crate::common::copy_tree(&fixture.join("before"), root);
+    std::fs::write(
+        root.join("build.rs"),
+        "fn main() {\n    std::thread::sleep(std::time::Duration::from_secs(120));\n}\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    crate::common::copy_tree(&fixture.join("after"), root);
+    git(root, &["commit", "-q", "-am", "the change"]);
+    let before = snapshot(root);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = hermetic(root, tmp.path())
+        .env("MUTDELTA_PROGRESS_INTERVAL", "0.2")
+        .args(["check", "--commit", "HEAD", "--no-cache"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    // A few seconds into the build, which the build script holds up for two minutes.
+    while !seen
+        .iter()
+        .any(|line: &String| line.starts_with("baseline (Rust), building") && line.contains("3 s elapsed"))
+    {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(
+            line.unwrap_or_else(|_| panic!("the build never took three seconds:\n{}", seen.join("\n"))),
+        );
+    }
+
+    // SAFETY: signals the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    seen.extend(stderr.iter());
+    let said = seen.join("\n");
+
+    let status = status.unwrap_or_else(|| panic!("still running 20 s after SIGTERM:\n{said}"));
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains("nothing was tested yet"), "{said}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+}
