@@ -389,26 +389,8 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
         seen.push(line.unwrap_or_else(|_| panic!("the check never took ten seconds:\n{}", seen.join("\n"))));
     }
 
-    // SAFETY: signals the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if signalled.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    seen.extend(stderr.iter());
-    let said = seen.join("\n");
-
-    let status = status.unwrap_or_else(|| panic!("still running 20 s after SIGTERM:\n{said}"));
-    assert!(said.contains(waiting), "{said}");
-    assert_eq!(status.code(), Some(130), "{said}");
-    assert!(said.contains("nothing was tested yet"), "{said}");
+    let said = terminated_at_once(&mut child, &stderr, seen);
+    assert!(said.contains(waiting), "the progress named the compile check: {said}");
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
     assert_eq!(snapshot(root), before, "the repository is untouched");
 }
@@ -454,6 +436,68 @@ fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
         );
     }
 
+    terminated_at_once(&mut child, &stderr, seen);
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+}
+
+/// SIGTERM during the kill-loss audit's side before the change (its tests then took a minute to
+/// import): the audit stops with the check, at once, and nothing is left behind.
+#[test]
+fn sigterm_during_the_kill_loss_audit_stops_the_check_at_once() {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    git(root, &["init", "-q", "-b", "main"]);
+    write("pkg/__init__.py", "");
+    write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+    write(
+        "tests/test_calc.py",
+        "import time\n\nfrom pkg.calc import add\n\ntime.sleep(120)\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    );
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 3) > 0\n");
+    git(root, &["commit", "-q", "-am", "weaker and faster"]);
+    let before = snapshot(root);
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let mut child = hermetic(root, tmp.path())
+        .env("MUTDELTA_PROGRESS_INTERVAL", "0.2")
+        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|line: &String| line.starts_with("kill-loss audit") && line.contains("3 s elapsed"))
+    {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(
+            line.unwrap_or_else(|_| panic!("the audit never took three seconds:\n{}", seen.join("\n"))),
+        );
+    }
+
+    terminated_at_once(&mut child, &stderr, seen);
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+}
+
+/// Sends SIGTERM to `child`, a check that has printed `seen` (the rest of its standard error
+/// comes on `stderr`), and asserts that it stopped within 20 s (a long phase ignoring the
+/// signal would take minutes), exiting 130 and saying nothing was tested. What it printed.
+fn terminated_at_once(
+    child: &mut std::process::Child,
+    stderr: &std::sync::mpsc::Receiver<String>,
+    mut seen: Vec<String>,
+) -> String {
     // SAFETY: signals the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let signalled = Instant::now();
@@ -469,10 +513,8 @@ fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
     };
     seen.extend(stderr.iter());
     let said = seen.join("\n");
-
     let status = status.unwrap_or_else(|| panic!("still running 20 s after SIGTERM:\n{said}"));
     assert_eq!(status.code(), Some(130), "{said}");
     assert!(said.contains("nothing was tested yet"), "{said}");
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(root), before, "the repository is untouched");
+    said
 }
