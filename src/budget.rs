@@ -32,25 +32,22 @@ pub fn sample(plan: &mut Plan, max: usize) -> Option<Sampled> {
         }
     }
     let line_count = lines.len();
-    let chosen: Vec<usize> = if line_count > max {
-        (0..max).map(|turn| turn * line_count / max).collect()
-    } else {
-        (0..line_count).collect()
-    };
+    let spread = line_count.min(max);
+    let chosen: Vec<usize> = (0..spread).map(|turn| turn * line_count / spread).collect();
     let mut kept: Vec<Vec<usize>> = vec![Vec::new(); plan.files.len()];
+    // The chosen lines hold more than `max` mutants in all (every line, when they are no more
+    // than `max`): each round keeps the next best of each line, until `max` are kept.
     let mut left = max;
-    for round in 0.. {
-        let mut took = false;
+    'rounds: for round in 0.. {
         for &chosen_line in &chosen {
             let (file, _, indexes) = &lines[chosen_line];
-            if left > 0 && round < indexes.len() {
-                kept[*file].push(indexes[round]);
+            if let Some(&index) = indexes.get(round) {
+                kept[*file].push(index);
                 left -= 1;
-                took = true;
+                if left == 0 {
+                    break 'rounds;
+                }
             }
-        }
-        if left == 0 || !took {
-            break;
         }
     }
     let mut left_out: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
@@ -157,6 +154,42 @@ mod tests {
             "the second round reaches lines 1 and 2 first, in source order"
         );
         assert_eq!(plan.files[0].lines, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_best_ranked_mutant_is_kept_first_whatever_its_place_and_a_line_with_fewer_is_passed_in_later_rounds(
+    ) {
+        let mut plan = plan_of(3);
+        // Line 1 keeps a single mutant; the others' deletions are ignored (a pragma), so their
+        // best-ranked mutants come after them in source order.
+        let mutants = std::mem::take(&mut plan.files[0].mutants);
+        let first_of_line_1 = mutants.iter().position(|m| m.line == 1).unwrap();
+        plan.files[0].mutants = mutants
+            .into_iter()
+            .enumerate()
+            .filter(|(index, m)| m.line != 1 || *index == first_of_line_1)
+            .map(|(_, mut m)| {
+                if m.line != 1 && m.mutator() == mutators::catalog::Mutator::StatementDeletion {
+                    m.ignored = Some("no mutate".to_string());
+                }
+                m
+            })
+            .collect();
+        let all = plan.files[0].mutants.clone();
+        let on = |line: usize| all.iter().filter(|m| m.line == line).count();
+        assert!(on(1) == 1 && on(2) > 3 && on(3) > 3, "{all:?}");
+        sample(&mut plan, 5).unwrap();
+        let kept = &plan.files[0].mutants;
+        assert_eq!(mutant_lines(&plan), [1, 2, 2, 3, 3], "line 1 has no second mutant to give");
+        for line in [2, 3] {
+            let best = all.iter().filter(|m| m.line == line).min_by_key(|m| rank(m)).unwrap();
+            assert!(
+                best.ignored.is_none() && kept.contains(best),
+                "line {line} keeps its best-ranked mutant"
+            );
+            let ignored = all.iter().find(|m| m.line == line && m.ignored.is_some()).unwrap();
+            assert!(!kept.contains(ignored), "an ignored mutant ranks last");
+        }
     }
 
     #[test]
