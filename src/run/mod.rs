@@ -23,7 +23,7 @@ use self::event::{Event, Phase};
 use self::language::{Context, LanguageCheck, Proven, Started, Widened};
 use self::plugin::{auditor, unaudited, AuditBegun, AuditRequest, CarriedKills, Change, Checked, Plugin};
 use crate::choose::Choice;
-use crate::interrupt::{is_interruption, INTERRUPTED};
+use crate::interrupt::{is_interruption, Interrupted, INTERRUPTED};
 use crate::lines::Target;
 use crate::model::outcome::{MutantResult, Outcome, Status};
 use crate::model::plan::{Language, Plan, PlannedMutant, Shard};
@@ -98,7 +98,7 @@ fn plan_of(
     shard: Option<Shard>,
     languages: &[Language],
 ) -> Result<Plan> {
-    let mut plan = Plan::make(&prepared.added, &prepared.base, choice, languages)?;
+    let mut plan = make_plan(prepared, choice, languages)?;
     plan.notes.extend(nothing_staged(target, &prepared.added));
     plan.notes.extend(carried_note(&prepared.generated));
     plan.notes.extend(crate::scratch::location().ok().and_then(|location| location.note.clone()));
@@ -106,6 +106,25 @@ fn plan_of(
         crate::shard::restrict(&mut plan, shard);
     }
     Ok(plan)
+}
+
+/// `Plan::make`, on a thread of its own that an interrupt does not wait for: the mutants of a
+/// giant generated file take seconds to make, and Ctrl-C or SIGTERM must stop the check within
+/// one. The thread, left to finish, only reads the copy and builds the plan.
+fn make_plan(prepared: &Prepared, choice: &Choice, languages: &[Language]) -> Result<Plan> {
+    let (added, base, choice, languages) =
+        (prepared.added.clone(), prepared.base.clone(), choice.clone(), languages.to_vec());
+    event::set_stage(Some("making the mutants"));
+    let making = std::thread::spawn(move || Plan::make(&added, &base, &choice, &languages));
+    while !making.is_finished() {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            event::set_stage(None);
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    event::set_stage(None);
+    making.join().map_err(|_| anyhow::anyhow!("making the mutants panicked"))?
 }
 
 /// A note naming the files git ignores that the copies took from the checkout.

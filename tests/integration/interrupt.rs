@@ -518,3 +518,47 @@ fn terminated_at_once(
     assert!(said.contains("nothing was tested yet"), "{said}");
     said
 }
+
+/// SIGTERM while the mutants of a giant generated file are being made (seconds of work): the
+/// check stops at once, before any baseline starts, and nothing is left behind.
+#[test]
+fn sigterm_while_the_mutants_of_a_giant_change_are_made_stops_the_check_before_any_baseline() {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
+    std::fs::write(
+        root.join("tests/test_gen.py"),
+        "from gen import f\n\n\ndef test_f():\n    assert f(1) is not None\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    let body: String = (0..100_000)
+        .map(|n| format!("    y = y + (x + {}) * (x - {}) - {}\n", n % 7, n % 11, n % 13))
+        .collect();
+    std::fs::write(root.join("gen.py"), format!("def f(x):\n    y = 0\n{body}    return y\n")).unwrap();
+    git(root, &["commit", "-q", "-am", "generated"]);
+    let before = snapshot(root);
+    let tmp = tempfile::tempdir().unwrap();
+    let python = python();
+    let mut child = hermetic(root, tmp.path())
+        .env("MUTDELTA_PROGRESS_INTERVAL", "0.1")
+        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    while !seen.iter().any(|line: &String| line.starts_with("reading the change, making the mutants: ")) {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(line.unwrap_or_else(|_| panic!("the mutants were never being made:\n{}", seen.join("\n"))));
+    }
+
+    let said = terminated_at_once(&mut child, &stderr, seen);
+    assert!(!said.contains("baseline: "), "stopped before the plan was made, so no baseline began: {said}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+}
