@@ -347,52 +347,76 @@ fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
     assert_eq!(invocation["toolExecutionNotifications"][0]["message"]["text"], note.as_str(), "{log}");
 }
 
+/// A repository whose last commit rewrites `gen.py`'s `f` as `generated` (every line of it
+/// added), tested by `tests/test_gen.py`'s `assert f(1) <assertion>`.
+fn generated_change(assertion: &str, generated: &str) -> tempfile::TempDir {
+    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
+    let test = format!("from gen import f\n\n\ndef test_f():\n    assert f(1) {assertion}\n");
+    std::fs::write(root.join("tests/test_gen.py"), test).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before"]);
+    std::fs::write(root.join("gen.py"), generated).unwrap();
+    git(root, &["commit", "-q", "-am", "generated"]);
+    repo
+}
+
+/// Runs `mutdelta check --no-cache args` in `root` (progress lines every `interval` seconds,
+/// when given), and once a line of its standard error is `ready` (`moment` says what that
+/// waits for) sends it SIGTERM (`terminated_at_once`); asserts that no temporary copy is left
+/// and that the checkout is as it was. What it printed.
+fn terminated_when(
+    root: &Path,
+    args: &[&str],
+    interval: Option<&str>,
+    moment: &str,
+    ready: impl Fn(&str) -> bool,
+) -> String {
+    let before = snapshot(root);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut command = hermetic(root, tmp.path());
+    if let Some(interval) = interval {
+        command.env("MUTDELTA_PROGRESS_INTERVAL", interval);
+    }
+    let mut child = command
+        .args(["check", "--no-cache"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let mut seen: Vec<String> = Vec::new();
+    while !seen.iter().any(|line| ready(line)) {
+        let line = stderr.recv_timeout(Duration::from_secs(120));
+        seen.push(line.unwrap_or_else(|_| panic!("{moment} never came:\n{}", seen.join("\n"))));
+    }
+    let said = terminated_at_once(&mut child, &stderr, seen);
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
+    assert_eq!(snapshot(root), before, "the repository is untouched");
+    said
+}
+
 /// A giant generated statement (every line of it added): its compile check compiles the whole
 /// statement again for each mutant, minutes of work. SIGTERM ten seconds in, once the unmutated
 /// tests are long over and the check waits for that compile check, is acted on at once: the
 /// check stops, says nothing was tested, and leaves no copy behind and the checkout as it was.
 #[test]
 fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_once() {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let root = repo.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
-    std::fs::write(
-        root.join("tests/test_gen.py"),
-        "from gen import f\n\n\ndef test_f():\n    assert f(1) > 0\n",
-    )
-    .unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
     // One statement of 4,000 lines: each mutant is compiled within it.
     let terms: String = (0..4000).map(|n| format!("        x * {} - {},\n", n % 97, n % 13)).collect();
-    std::fs::write(root.join("gen.py"), format!("def f(x):\n    return abs(sum([\n{terms}    ])) + 1\n"))
-        .unwrap();
-    git(root, &["commit", "-q", "-am", "generated"]);
-    let before = snapshot(root);
-    let tmp = tempfile::tempdir().unwrap();
+    let repo = generated_change("> 0", &format!("def f(x):\n    return abs(sum([\n{terms}    ])) + 1\n"));
     let python = python();
-    let mut child = hermetic(root, tmp.path())
-        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache", "-v"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = lines_of(child.stderr.take().unwrap());
-    let mut seen = Vec::new();
+    let args = ["--python", python.to_str().unwrap(), "--commit", "HEAD", "-v"];
     // The unmutated tests take well under ten seconds; the compile check, beside them, minutes.
-    // The progress line then says that it is the compile check the check waits for.
+    let said = terminated_when(repo.path(), &args, None, "ten seconds of the check", |line| {
+        line.contains("10 s elapsed")
+    });
     let waiting = "baseline (Python), the compile check (the unmutated tests are over): 10 s elapsed";
-    while !seen.iter().any(|line: &String| line.contains("10 s elapsed")) {
-        let line = stderr.recv_timeout(Duration::from_secs(120));
-        seen.push(line.unwrap_or_else(|_| panic!("the check never took ten seconds:\n{}", seen.join("\n"))));
-    }
-
-    let said = terminated_at_once(&mut child, &stderr, seen);
     assert!(said.contains(waiting), "the progress named the compile check: {said}");
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(root), before, "the repository is untouched");
 }
 
 /// SIGTERM while cargo builds the baseline (a build script that takes a minute): the build is
@@ -414,31 +438,10 @@ fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
     git(root, &["commit", "-q", "-m", "before"]);
     crate::common::copy_tree(&fixture.join("after"), root);
     git(root, &["commit", "-q", "-am", "the change"]);
-    let before = snapshot(root);
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = hermetic(root, tmp.path())
-        .env("MUTDELTA_PROGRESS_INTERVAL", "0.2")
-        .args(["check", "--commit", "HEAD", "--no-cache"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = lines_of(child.stderr.take().unwrap());
-    let mut seen = Vec::new();
     // A few seconds into the build, which the build script holds up for two minutes.
-    while !seen
-        .iter()
-        .any(|line: &String| line.starts_with("baseline (Rust), building") && line.contains("3 s elapsed"))
-    {
-        let line = stderr.recv_timeout(Duration::from_secs(120));
-        seen.push(
-            line.unwrap_or_else(|_| panic!("the build never took three seconds:\n{}", seen.join("\n"))),
-        );
-    }
-
-    terminated_at_once(&mut child, &stderr, seen);
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(root), before, "the repository is untouched");
+    terminated_when(root, &["--commit", "HEAD"], Some("0.2"), "three seconds of the build", |line| {
+        line.starts_with("baseline (Rust), building") && line.contains("3 s elapsed")
+    });
 }
 
 /// SIGTERM during the kill-loss audit's side before the change (its tests then took a minute to
@@ -463,31 +466,11 @@ fn sigterm_during_the_kill_loss_audit_stops_the_check_at_once() {
     git(root, &["commit", "-q", "-m", "before"]);
     write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 3) > 0\n");
     git(root, &["commit", "-q", "-am", "weaker and faster"]);
-    let before = snapshot(root);
-    let tmp = tempfile::tempdir().unwrap();
     let python = python();
-    let mut child = hermetic(root, tmp.path())
-        .env("MUTDELTA_PROGRESS_INTERVAL", "0.2")
-        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = lines_of(child.stderr.take().unwrap());
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|line: &String| line.starts_with("kill-loss audit") && line.contains("3 s elapsed"))
-    {
-        let line = stderr.recv_timeout(Duration::from_secs(120));
-        seen.push(
-            line.unwrap_or_else(|_| panic!("the audit never took three seconds:\n{}", seen.join("\n"))),
-        );
-    }
-
-    terminated_at_once(&mut child, &stderr, seen);
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(root), before, "the repository is untouched");
+    let args = ["--python", python.to_str().unwrap(), "--commit", "HEAD"];
+    terminated_when(root, &args, Some("0.2"), "three seconds of the audit", |line| {
+        line.starts_with("kill-loss audit") && line.contains("3 s elapsed")
+    });
 }
 
 /// Sends SIGTERM to `child`, a check that has printed `seen` (the rest of its standard error
@@ -523,42 +506,14 @@ fn terminated_at_once(
 /// check stops at once, before any baseline starts, and nothing is left behind.
 #[test]
 fn sigterm_while_the_mutants_of_a_giant_change_are_made_stops_the_check_before_any_baseline() {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let root = repo.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
-    std::fs::write(
-        root.join("tests/test_gen.py"),
-        "from gen import f\n\n\ndef test_f():\n    assert f(1) is not None\n",
-    )
-    .unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
     let body: String = (0..100_000)
         .map(|n| format!("    y = y + (x + {}) * (x - {}) - {}\n", n % 7, n % 11, n % 13))
         .collect();
-    std::fs::write(root.join("gen.py"), format!("def f(x):\n    y = 0\n{body}    return y\n")).unwrap();
-    git(root, &["commit", "-q", "-am", "generated"]);
-    let before = snapshot(root);
-    let tmp = tempfile::tempdir().unwrap();
+    let repo = generated_change("is not None", &format!("def f(x):\n    y = 0\n{body}    return y\n"));
     let python = python();
-    let mut child = hermetic(root, tmp.path())
-        .env("MUTDELTA_PROGRESS_INTERVAL", "0.1")
-        .args(["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--no-cache"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = lines_of(child.stderr.take().unwrap());
-    let mut seen = Vec::new();
-    while !seen.iter().any(|line: &String| line.starts_with("reading the change, making the mutants: ")) {
-        let line = stderr.recv_timeout(Duration::from_secs(120));
-        seen.push(line.unwrap_or_else(|_| panic!("the mutants were never being made:\n{}", seen.join("\n"))));
-    }
-
-    let said = terminated_at_once(&mut child, &stderr, seen);
+    let args = ["--python", python.to_str().unwrap(), "--commit", "HEAD"];
+    let said = terminated_when(repo.path(), &args, Some("0.1"), "making the mutants", |line| {
+        line.starts_with("reading the change, making the mutants: ")
+    });
     assert!(!said.contains("baseline: "), "stopped before the plan was made, so no baseline began: {said}");
-    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "temporary copies are removed");
-    assert_eq!(snapshot(root), before, "the repository is untouched");
 }
