@@ -230,6 +230,19 @@ for source, (line, column, end_line, end_column, replacement) in request:
 print(json.dumps(answers))
 "#;
 
+    /// Each of `mutants` of `source` compiled in the whole file by `WHOLE_FILE`: its error, or none.
+    fn whole_file_errors(python: &Path, source: &str, mutants: &[serde_json::Value]) -> Vec<Option<String>> {
+        let request: Vec<_> = mutants.iter().map(|mutant| json!([source, mutant])).collect();
+        let answer = interpreter::run_script(
+            python,
+            WHOLE_FILE,
+            "the whole-file oracle",
+            &serde_json::to_vec(&request).unwrap(),
+        )
+        .unwrap();
+        serde_json::from_slice(&answer).unwrap()
+    }
+
     #[test]
     fn a_mutant_compiled_within_its_method_or_statement_errs_as_the_whole_file_would() {
         let source = [
@@ -282,15 +295,7 @@ print(json.dumps(answers))
         let python = Path::new("python3");
         let request = json!({ "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }] });
         let answers = run(python, &request, &Cache::off()).unwrap();
-        let oracle_request: Vec<_> = mutants.iter().map(|mutant| json!([source, mutant])).collect();
-        let oracle = interpreter::run_script(
-            python,
-            WHOLE_FILE,
-            "the whole-file oracle",
-            &serde_json::to_vec(&oracle_request).unwrap(),
-        )
-        .unwrap();
-        let oracle: Vec<Option<String>> = serde_json::from_slice(&oracle).unwrap();
+        let oracle = whole_file_errors(python, &source, &mutants);
         assert_eq!(answers.originals, [None]);
         assert_eq!(answers.mutants, oracle);
         let errors = oracle.iter().filter(|error| error.is_some()).count();
@@ -347,15 +352,7 @@ print(json.dumps(answers))
         };
         let by_statement = ask(0);
         let whole = ask(1_000_000);
-        let oracle_request: Vec<_> = mutants.iter().map(|mutant| json!([source, mutant])).collect();
-        let oracle = interpreter::run_script(
-            python,
-            WHOLE_FILE,
-            "the whole-file oracle",
-            &serde_json::to_vec(&oracle_request).unwrap(),
-        )
-        .unwrap();
-        let oracle: Vec<Option<String>> = serde_json::from_slice(&oracle).unwrap();
+        let oracle = whole_file_errors(python, &source, &mutants);
         assert_eq!(by_statement.mutants, oracle, "the errors, at the file's lines");
         assert_eq!(whole.mutants, oracle);
         assert_eq!(oracle.iter().filter(|error| error.is_some()).count(), 2, "{oracle:?}");
