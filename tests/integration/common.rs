@@ -264,6 +264,23 @@ pub fn git_command(dir: &Path) -> Command {
     command
 }
 
+/// A repository whose first commit holds `before` and second adds `added` over it.
+pub fn repo_of(before: &[(&str, &str)], added: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    for (commit, files) in [("before", before), ("the change", added)] {
+        for (path, text) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "--allow-empty", "-m", commit]);
+    }
+    dir
+}
+
 pub fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

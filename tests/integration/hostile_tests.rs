@@ -3,25 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::common::{git, hermetic, python, read_report, Run};
+use crate::common::{git, hermetic, python, read_report, repo_of, Run};
 use crate::hostile::checkout_state;
-
-/// A repository whose first commit holds `before` and second adds `added` over it.
-pub fn repo_of(before: &[(&str, &str)], added: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("hostile-").tempdir().unwrap();
-    let root = dir.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    for (commit, files) in [("before", before), ("the change", added)] {
-        for (path, text) in files {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-q", "--allow-empty", "-m", commit]);
-    }
-    dir
-}
 
 /// `mutdelta check --commit HEAD` with `args` in `root`: `check_in` of that commit.
 pub fn check_unchanged(root: &Path, args: &[&str]) -> Run {

@@ -7,7 +7,7 @@ use std::os::unix::process::CommandExt;
 
 use std::collections::BTreeMap;
 
-use crate::common::{fixture_repo, git, hermetic, leftovers, python, read_valid_report, snapshot};
+use crate::common::{fixture_repo, git, hermetic, leftovers, python, read_valid_report, repo_of, snapshot};
 
 fn process_is_alive(pid: i32) -> bool {
     // A zombie has already exited; only a live process counts.
@@ -350,18 +350,11 @@ fn ctrl_c_marks_the_html_junit_sarif_and_github_reports_incomplete() {
 /// A repository whose last commit rewrites `gen.py`'s `f` as `generated` (every line of it
 /// added), tested by `tests/test_gen.py`'s `assert f(1) <assertion>`.
 fn generated_change(assertion: &str, generated: &str) -> tempfile::TempDir {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let root = repo.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    std::fs::write(root.join("gen.py"), "def f(x):\n    return x\n").unwrap();
     let test = format!("from gen import f\n\n\ndef test_f():\n    assert f(1) {assertion}\n");
-    std::fs::write(root.join("tests/test_gen.py"), test).unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
-    std::fs::write(root.join("gen.py"), generated).unwrap();
-    git(root, &["commit", "-q", "-am", "generated"]);
-    repo
+    repo_of(
+        &[("gen.py", "def f(x):\n    return x\n"), ("tests/test_gen.py", &test)],
+        &[("gen.py", generated)],
+    )
 }
 
 /// Runs `mutdelta check --no-cache args` in `root` (progress lines every `interval` seconds,
@@ -448,24 +441,19 @@ fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
 /// import): the audit stops with the check, at once, and nothing is left behind.
 #[test]
 fn sigterm_during_the_kill_loss_audit_stops_the_check_at_once() {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let root = repo.path();
-    let write = |path: &str, text: &str| {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    git(root, &["init", "-q", "-b", "main"]);
-    write("pkg/__init__.py", "");
-    write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
-    write(
-        "tests/test_calc.py",
-        "import time\n\nfrom pkg.calc import add\n\ntime.sleep(120)\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    let slow = "import time\n\nfrom pkg.calc import add\n\ntime.sleep(120)\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let repo = repo_of(
+        &[
+            ("pkg/__init__.py", ""),
+            ("pkg/calc.py", "def add(a, b):\n    return a + b\n"),
+            ("tests/test_calc.py", slow),
+        ],
+        &[(
+            "tests/test_calc.py",
+            "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 3) > 0\n",
+        )],
     );
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
-    write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 3) > 0\n");
-    git(root, &["commit", "-q", "-am", "weaker and faster"]);
+    let root = repo.path();
     let python = python();
     let args = ["--python", python.to_str().unwrap(), "--commit", "HEAD"];
     terminated_when(root, &args, Some("0.2"), "three seconds of the audit", |line| {

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::common::{
-    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, read_valid_report, snapshot,
+    check, fixture_repo, fixture_repo_variant, git, mutants_on_line, read_valid_report, repo_of, snapshot,
 };
 
 #[test]
@@ -239,29 +239,6 @@ fn module_level_code_tries_first_the_test_files_that_import_its_module() {
 /// table `tests/test_units.py` fills as pytest imports it. The change adds `double` and a test
 /// of it to `tests/test_table.py`; with `failing_everywhere`, a test that always fails too.
 fn passes_only_in_the_suite(failing_everywhere: bool) -> tempfile::TempDir {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let write = |path: &str, text: &str| {
-        let path = repo.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    git(repo.path(), &["init", "-q", "-b", "main"]);
-    write("pkg/__init__.py", "");
-    write("pkg/table.py", "UNITS = {}\n\n\ndef scale(name):\n    return UNITS[name]\n");
-    write(
-        "tests/test_units.py",
-        "from pkg import table\n\ntable.UNITS[\"kg\"] = 1000\n\n\ndef test_kg():\n    assert table.scale(\"kg\") == 1000\n",
-    );
-    write(
-        "tests/test_table.py",
-        "from pkg.table import scale\n\n\ndef test_scale():\n    assert scale(\"kg\") == 1000\n",
-    );
-    git(repo.path(), &["add", "-A"]);
-    git(repo.path(), &["commit", "-q", "-m", "before"]);
-    write(
-        "pkg/table.py",
-        "UNITS = {}\n\n\ndef scale(name):\n    return UNITS[name]\n\n\ndef double(name):\n    return 2 * UNITS[name]\n",
-    );
     let mut tests =
         "from pkg.table import double, scale\n\n\ndef test_scale():\n    assert scale(\"kg\") == 1000\n\n\n\
                      def test_double():\n    assert double(\"kg\") == 2000\n"
@@ -269,9 +246,22 @@ fn passes_only_in_the_suite(failing_everywhere: bool) -> tempfile::TempDir {
     if failing_everywhere {
         tests.push_str("\n\ndef test_broken():\n    assert 1 == 2, \"broken everywhere\"\n");
     }
-    write("tests/test_table.py", &tests);
-    git(repo.path(), &["commit", "-q", "-am", "the change"]);
-    repo
+    let scale = "UNITS = {}\n\n\ndef scale(name):\n    return UNITS[name]\n";
+    repo_of(
+        &[
+            ("pkg/__init__.py", ""),
+            ("pkg/table.py", scale),
+            (
+                "tests/test_units.py",
+                "from pkg import table\n\ntable.UNITS[\"kg\"] = 1000\n\n\ndef test_kg():\n    assert table.scale(\"kg\") == 1000\n",
+            ),
+            ("tests/test_table.py", "from pkg.table import scale\n\n\ndef test_scale():\n    assert scale(\"kg\") == 1000\n"),
+        ],
+        &[
+            ("pkg/table.py", &format!("{scale}\n\ndef double(name):\n    return 2 * UNITS[name]\n")),
+            ("tests/test_table.py", &tests),
+        ],
+    )
 }
 
 /// The change's test file fails alone but passes in the suite's order (it needs what another
