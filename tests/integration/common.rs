@@ -309,9 +309,23 @@ pub fn fixture_repo_variant(name: &str, variant: &str) -> TempDir {
 
 /// The repository of `fixture_repo_variant`, made in the empty directory `dir`.
 pub fn fixture_repo_at(name: &str, variant: &str, dir: &Path) {
+    fixture_repo_holding(name, variant, dir, &[]);
+}
+
+/// `fixture_repo`, with `also` (path and text) in both commits: a build script, say.
+pub fn fixture_repo_with(name: &str, also: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    fixture_repo_holding(name, "after", dir.path(), also);
+    dir
+}
+
+fn fixture_repo_holding(name: &str, variant: &str, dir: &Path, also: &[(&str, &str)]) {
     let fixture = Path::new(FIXTURES).join(name);
     git(dir, &["init", "-q", "-b", "main"]);
     copy_tree(&fixture.join("before"), dir);
+    for (path, text) in also {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "before"]);
     copy_tree(&fixture.join(variant), dir);

@@ -3,7 +3,7 @@
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use crate::common::{copy_tree, fixture_repo, git, hermetic, python, snapshot, Run, FIXTURES};
+use crate::common::{fixture_repo, fixture_repo_with, git, hermetic, python, snapshot, Run};
 
 /// What the user has that a run must never change, as lines a failed assertion reads: each file
 /// of `repo` (`.git` included, `.git/mutdelta` and `skip` left out) with a digest of its bytes,
@@ -105,11 +105,6 @@ fn a_tests_git_commands_and_writes_through_pwd_cannot_reach_the_checkout_from_a_
 /// cargo runs it in each build of the copy, and nothing of the checkout changes.
 #[test]
 fn a_build_script_running_git_cannot_reach_the_checkout_that_holds_the_temporary_directory() {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
-    let root = repo.path();
-    let fixture = Path::new(FIXTURES).join("rust_early_exit");
-    git(root, &["init", "-q", "-b", "main"]);
-    copy_tree(&fixture.join("before"), root);
     let build = r#"use std::process::Command;
 
 fn main() {
@@ -126,11 +121,8 @@ fn main() {
     }
 }
 "#;
-    std::fs::write(root.join("build.rs"), build).unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
-    copy_tree(&fixture.join("after"), root);
-    git(root, &["commit", "-q", "-am", "the change"]);
+    let repo = fixture_repo_with("rust_early_exit", &[("build.rs", build)]);
+    let root = repo.path();
     std::fs::write(root.join("notes.txt"), "mine\n").unwrap();
     let tmp = root.join(".tmp");
     std::fs::create_dir(&tmp).unwrap();

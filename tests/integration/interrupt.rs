@@ -417,20 +417,9 @@ fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_onc
 /// behind and the checkout as it was.
 #[test]
 fn sigterm_while_cargo_builds_the_baseline_stops_the_check_at_once() {
-    let repo = tempfile::Builder::new().prefix("fixture-").tempdir().unwrap();
+    let build = "fn main() {\n    std::thread::sleep(std::time::Duration::from_secs(120));\n}\n";
+    let repo = crate::common::fixture_repo_with("rust_early_exit", &[("build.rs", build)]);
     let root = repo.path();
-    let fixture = Path::new(crate::common::FIXTURES).join("rust_early_exit");
-    git(root, &["init", "-q", "-b", "main"]);
-    crate::common::copy_tree(&fixture.join("before"), root);
-    std::fs::write(
-        root.join("build.rs"),
-        "fn main() {\n    std::thread::sleep(std::time::Duration::from_secs(120));\n}\n",
-    )
-    .unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "before"]);
-    crate::common::copy_tree(&fixture.join("after"), root);
-    git(root, &["commit", "-q", "-am", "the change"]);
     // A few seconds into the build, which the build script holds up for two minutes.
     terminated_when(root, &["--commit", "HEAD"], Some("0.2"), "three seconds of the build", |line| {
         line.starts_with("baseline (Rust), building") && line.contains("3 s elapsed")
