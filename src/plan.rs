@@ -21,12 +21,18 @@ impl Plan {
         let mut plan = Plan { passed_over, ..Plan::default() };
         let sources = plan.sources(added, root, choice, languages)?;
         let old_code = if choice.include_reformatted {
-            BTreeMap::new()
+            reformat::OldCode::default()
         } else {
             old_code(&sources, &added.removed, &added.removed_from, languages)
         };
+        if let Some((path, line)) = &old_code.stopped_at {
+            plan.notes.push(format!(
+                "the change is too large to look for moved or reformatted code past {}:{line}: the added lines from there on are mutated as new code",
+                path.display()
+            ));
+        }
         for source in sources {
-            let passed = old_code.get(source.0.as_path());
+            let passed = old_code.lines.get(source.0.as_path());
             plan.add_file(source, passed, choice)?;
         }
         if let Some(max) = choice.max_mutants {
@@ -244,7 +250,7 @@ fn old_code(
     removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
     removed_from: &BTreeMap<PathBuf, String>,
     languages: &[Language],
-) -> BTreeMap<PathBuf, BTreeSet<usize>> {
+) -> reformat::OldCode {
     let files: Vec<reformat::AddedFile<'_>> = sources
         .iter()
         .map(|(path, language, source, lines)| {
@@ -261,7 +267,7 @@ fn old_code(
         .iter()
         .filter_map(|(path, text)| Some((path.clone(), Language::of(path, languages)?.scopes_of(text))))
         .collect();
-    reformat::old_code(&files, removed, &removed_scopes, languages)
+    reformat::old_code(&files, removed, &removed_scopes, languages, reformat::MAX_STEPS)
 }
 
 #[cfg(test)]

@@ -40,15 +40,28 @@ pub struct AddedFile<'a> {
     pub scopes: Vec<Scope>,
 }
 
+/// How many token comparisons the search for old code makes at most: past them, a giant
+/// change's remaining added lines count as new code (mutated, never passed over unseen).
+pub const MAX_STEPS: u64 = 200_000_000;
+
+/// The added lines found to be old code, and where the search stopped if it ran out of steps.
+#[derive(Debug, Default)]
+pub struct OldCode {
+    pub lines: BTreeMap<PathBuf, BTreeSet<usize>>,
+    /// The first added line not looked at, when the search spent its steps.
+    pub stopped_at: Option<(PathBuf, usize)>,
+}
+
 /// The added lines of `added` that are old code, per file: each equal, alone or in a run, to
 /// lines of `removed` (old path to line number to text) in the same functions and types
-/// (`removed_scopes`, by old path).
+/// (`removed_scopes`, by old path); in at most `max_steps` token comparisons.
 pub fn old_code(
     added: &[AddedFile<'_>],
     removed: &BTreeMap<PathBuf, BTreeMap<usize, String>>,
     removed_scopes: &BTreeMap<PathBuf, Vec<Scope>>,
     languages: &[Language],
-) -> BTreeMap<PathBuf, BTreeSet<usize>> {
+    max_steps: u64,
+) -> OldCode {
     let mut removed_runs: Vec<Run> = Vec::new();
     for (path, lines) in removed {
         let Some(language) = Language::of(path, languages) else { continue };
@@ -56,61 +69,151 @@ pub fn old_code(
         let scopes = removed_scopes.get(path).map(Vec::as_slice).unwrap_or_default();
         removed_runs.extend(runs(&lines, language, scopes));
     }
-    // Where each removed line starts: by its language and first token.
-    let mut starts: HashMap<(Language, &str), Vec<(usize, usize)>> = HashMap::new();
-    for (run_index, run) in removed_runs.iter().enumerate() {
-        for (line_index, line) in run.lines.iter().enumerate() {
-            if let Some(first) = line.tokens.first() {
-                starts.entry((run.language, first.as_str())).or_default().push((run_index, line_index));
-            }
-        }
-    }
-    let mut used: Vec<Vec<bool>> = removed_runs.iter().map(|run| vec![false; run.lines.len()]).collect();
-
-    let mut old = BTreeMap::new();
+    let mut search = Search {
+        starts: Starts::index(&removed_runs),
+        used: removed_runs.iter().map(|run| vec![false; run.lines.len()]).collect(),
+        removed_runs,
+        steps_left: max_steps,
+    };
+    let mut old = OldCode::default();
     for file in added {
         let mut passed = BTreeSet::new();
         for run in runs(&file.lines, file.language, &file.scopes) {
             let mut at = 0;
             while at < run.lines.len() {
-                let Some(first) = run.lines[at].tokens.first() else {
+                if run.lines[at].tokens.is_empty() {
                     at += 1;
                     continue;
-                };
-                let candidates =
-                    starts.get(&(file.language, first.as_str())).map(Vec::as_slice).unwrap_or(&[]);
-                let best = candidates
-                    .iter()
-                    .filter(|&&(r, l)| removed_runs[r].lines[l].context == run.lines[at].context)
-                    .filter_map(|&(r, l)| {
-                        longest_match(&run.lines[at..], &removed_runs[r].lines[l..], &used[r][l..])
-                            .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
-                    })
-                    .filter(|&(added_len, ..)| {
-                        run.lines[at..at + added_len].iter().map(|line| line.tokens.len()).sum::<usize>()
-                            >= MIN_TOKENS
-                    })
-                    .max_by_key(|&(added_len, r, l, _)| (added_len, std::cmp::Reverse((r, l))));
-                match best {
-                    Some((added_len, r, l, removed_len)) => {
-                        used[r][l..l + removed_len].iter_mut().for_each(|slot| *slot = true);
+                }
+                match search.best_match(file.language, &run.lines[at..]) {
+                    Err(Spent) => {
+                        old.stopped_at = Some((file.path.to_path_buf(), run.lines[at].number));
+                        break;
+                    }
+                    Ok(Some(added_len)) => {
                         passed.extend(run.lines[at..at + added_len].iter().map(|line| line.number));
                         at += added_len;
                     }
-                    None => at += 1,
+                    Ok(None) => at += 1,
                 }
+            }
+            if old.stopped_at.is_some() {
+                break;
             }
         }
         if !passed.is_empty() {
-            old.insert(file.path.to_path_buf(), passed);
+            old.lines.insert(file.path.to_path_buf(), passed);
+        }
+        if old.stopped_at.is_some() {
+            break;
         }
     }
     old
 }
 
+/// The search's step budget is spent.
+struct Spent;
+
+/// The removed lines, which of them a match has taken, and the steps left.
+struct Search {
+    removed_runs: Vec<Run>,
+    starts: Starts,
+    used: Vec<Vec<bool>>,
+    steps_left: u64,
+}
+
+impl Search {
+    /// The longest match of `added` from its first line (its length in added lines), the
+    /// removed lines it takes marked used.
+    fn best_match(&mut self, language: Language, added: &[Line]) -> Result<Option<usize>, Spent> {
+        let Search { removed_runs, starts, used, steps_left } = self;
+        let best = starts
+            .candidates(language, &added[0])
+            .filter(|&(r, l)| !used[r][l] && removed_runs[r].lines[l].context == added[0].context)
+            .filter_map(|(r, l)| {
+                longest_match(added, &removed_runs[r].lines[l..], &used[r][l..], steps_left)
+                    .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
+            })
+            .filter(|&(added_len, ..)| {
+                added[..added_len].iter().map(|line| line.tokens.len()).sum::<usize>() >= MIN_TOKENS
+            })
+            .max_by_key(|&(added_len, r, l, _)| (added_len, std::cmp::Reverse((r, l))));
+        if *steps_left == 0 {
+            return Err(Spent);
+        }
+        Ok(best.map(|(added_len, r, l, removed_len)| {
+            used[r][l..l + removed_len].iter_mut().for_each(|slot| *slot = true);
+            added_len
+        }))
+    }
+}
+
+/// Where each removed line starts, found from an added line without trying every removed line:
+/// a match from an added line's start to a removed line's start needs one of the two first lines
+/// to begin the other (a line moved as it is, a statement re-wrapped over more or fewer lines).
+/// Keys are hashes of token prefixes with the language and the functions the line lies in, so a
+/// candidate is still checked token by token.
+struct Starts {
+    /// By the hash of a removed line's whole first line: those an added line begins with.
+    whole: HashMap<u64, Vec<(usize, usize)>>,
+    /// By the hash of each shorter start of a removed line: those that begin with an added line.
+    begun: HashMap<u64, Vec<(usize, usize)>>,
+}
+
+impl Starts {
+    fn index(runs: &[Run]) -> Starts {
+        let mut starts = Starts { whole: HashMap::new(), begun: HashMap::new() };
+        for (run_index, run) in runs.iter().enumerate() {
+            for (line_index, line) in run.lines.iter().enumerate() {
+                let at = (run_index, line_index);
+                let hashes = prefix_hashes(run.language, line);
+                if let Some((&last, shorter)) = hashes.split_last() {
+                    starts.whole.entry(last).or_default().push(at);
+                    for &hash in shorter {
+                        starts.begun.entry(hash).or_default().push(at);
+                    }
+                }
+            }
+        }
+        starts
+    }
+
+    /// The removed lines that may start a match with `line` (a superset: each is still checked).
+    fn candidates(&self, language: Language, line: &Line) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let hashes = prefix_hashes(language, line);
+        let begun = hashes.last().and_then(|whole| self.begun.get(whole));
+        let whole = hashes.into_iter().filter_map(|hash| self.whole.get(&hash));
+        whole.chain(begun).flatten().copied()
+    }
+}
+
+/// The hashes of `line`'s first token, its first two, ... its whole line, each with its language
+/// and the functions and types it lies in.
+fn prefix_hashes(language: Language, line: &Line) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut seed = std::hash::DefaultHasher::new();
+    (language.name, &line.context).hash(&mut seed);
+    let mut previous = seed.finish();
+    line.tokens
+        .iter()
+        .map(|token| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            (previous, token).hash(&mut hasher);
+            previous = hasher.finish();
+            previous
+        })
+        .collect()
+}
+
 /// The longest match of `added` from its first line with `removed` from its first line, as
-/// (added lines, removed lines), every removed line of it unused.
-fn longest_match(added: &[Line], removed: &[Line], used: &[bool]) -> Option<(usize, usize)> {
+/// (added lines, removed lines), every removed line of it unused; each token compared takes a
+/// step of `steps_left`, and none left ends the match.
+fn longest_match(
+    added: &[Line],
+    removed: &[Line],
+    used: &[bool],
+    steps_left: &mut u64,
+) -> Option<(usize, usize)> {
     let (mut a, mut r) = (0, 0);
     let (mut a_token, mut r_token) = (0, 0);
     let mut best = None;
@@ -141,9 +244,10 @@ fn longest_match(added: &[Line], removed: &[Line], used: &[bool]) -> Option<(usi
             }
             return best;
         }
-        if added[a].tokens[a_token] != removed[r].tokens[r_token] {
+        if *steps_left == 0 || added[a].tokens[a_token] != removed[r].tokens[r_token] {
             return best;
         }
+        *steps_left -= 1;
         a_token += 1;
         r_token += 1;
     }
@@ -326,7 +430,8 @@ mod tests {
             PathBuf::from("old.py"),
             lines(removed_at, removed).into_iter().map(|(n, text)| (n, text.to_string())).collect(),
         )]);
-        old_code(&[file], &removed, &BTreeMap::new(), LANGUAGES)
+        old_code(&[file], &removed, &BTreeMap::new(), LANGUAGES, MAX_STEPS)
+            .lines
             .remove(Path::new("a.py"))
             .unwrap_or_default()
             .into_iter()
@@ -351,7 +456,8 @@ mod tests {
         let removed_lines = changed(before).into_iter().map(|(n, text)| (n, text.to_string())).collect();
         let removed = BTreeMap::from([(PathBuf::from(old_path), removed_lines)]);
         let removed_scopes = BTreeMap::from([(PathBuf::from(old_path), scopes(before))]);
-        old_code(&[file], &removed, &removed_scopes, LANGUAGES)
+        old_code(&[file], &removed, &removed_scopes, LANGUAGES, MAX_STEPS)
+            .lines
             .remove(Path::new(new_path))
             .unwrap_or_default()
             .into_iter()
@@ -543,17 +649,56 @@ def mean(items):
         let removed = |text: &str| {
             BTreeMap::from([(PathBuf::from("src/b.rs"), BTreeMap::from([(4, text.to_string())]))])
         };
-        assert!(old_code(&[file("let c = 'x';")], &removed("let c = \"x\";"), &BTreeMap::new(), LANGUAGES)
-            .is_empty());
-        assert_eq!(
-            old_code(
-                &[file("fn f<'a>(x: &'a str) {}")],
-                &removed("fn f<'a>(x: &'a str,) {}"),
-                &BTreeMap::new(),
-                LANGUAGES
-            )
-            .len(),
-            1
+        let old = |added, removed_text| {
+            old_code(&[file(added)], &removed(removed_text), &BTreeMap::new(), LANGUAGES, MAX_STEPS).lines
+        };
+        assert!(old("let c = 'x';", "let c = \"x\";").is_empty());
+        assert_eq!(old("fn f<'a>(x: &'a str) {}", "fn f<'a>(x: &'a str,) {}").len(), 1);
+    }
+
+    #[test]
+    fn an_unwrapped_call_is_old_code() {
+        let removed = "    total = compute(\n        a,\n        b,\n    )\n";
+        assert_eq!(old_lines(4, "    total = compute(a, b)\n", 4, removed), vec![4]);
+        assert_eq!(old_lines(4, "    total = compute(a, c)\n", 4, removed), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_search_out_of_steps_stops_where_it_is_and_claims_no_line_past_it() {
+        // Identical lines re-indented, with a new line in the middle: each removed line starts a
+        // long match, so the search for the first added line alone costs about 200 x 100 steps.
+        let removed: String = "    x = x + 1\n".repeat(200);
+        let added = format!(
+            "{}        y = 2\n{}",
+            "        x = x + 1\n".repeat(100),
+            "        x = x + 1\n".repeat(100)
         );
+        let file = AddedFile {
+            path: Path::new("a.py"),
+            language: PYTHON,
+            lines: lines(3, &added),
+            scopes: Vec::new(),
+        };
+        let removed = BTreeMap::from([(
+            PathBuf::from("a.py"),
+            lines(2, &removed).into_iter().map(|(n, text)| (n, text.to_string())).collect(),
+        )]);
+        let search =
+            |steps| old_code(std::slice::from_ref(&file), &removed, &BTreeMap::new(), LANGUAGES, steps);
+
+        let whole = search(MAX_STEPS);
+        assert_eq!(whole.stopped_at, None);
+        let expected: BTreeSet<usize> = (3..103).chain(104..204).collect();
+        assert_eq!(whole.lines[Path::new("a.py")], expected, "all but `y = 2`");
+
+        let cut = search(10_000);
+        assert_eq!(cut.stopped_at, Some((PathBuf::from("a.py"), 3)), "stopped at the first added line");
+        assert!(cut.lines.is_empty(), "{:?}", cut.lines);
+        let later = search(200 * 100 * 4 + 1_000);
+        let Some((_, line)) = later.stopped_at.clone() else { panic!("the search was expected to stop") };
+        assert!(line > 3 && line < 203, "{line}");
+        let claimed = &later.lines[Path::new("a.py")];
+        assert!(claimed.iter().all(|&n| n < line), "no line from {line} on is old code: {claimed:?}");
+        assert_eq!(search(200 * 100 * 4 + 1_000).lines, later.lines, "the same steps, the same answer");
     }
 }

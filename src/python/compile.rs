@@ -363,4 +363,68 @@ print(json.dumps(answers))
         let found = equivalent(&by_statement).iter().filter(|same| *same != "None").count();
         assert_eq!(found, 2, "`2 - 0` as the original, `2 + 1` as `3 + 0`: {:?}", by_statement.equivalent);
     }
+
+    #[test]
+    fn within_a_long_statement_a_mutant_compiled_within_its_element_errs_and_matches_as_in_the_whole_statement(
+    ) {
+        let lines = [
+            "TABLE = [",                         // 1
+            "    {'é': 1, 'b': [2, 3]},",        // 2
+            "    (4 + 0, 'x'),",                 // 3
+            "    *rest,",                        // 4
+            "    {**base, 'k': 5},",             // 5
+            "    f(6,",                          // 6
+            "      key=7 * 1),",                 // 7
+            "]",                                 // 8
+            "def g(a):",                         // 9
+            "    return [(yield 1), 2, a == 3]", // 10
+            "(a, b[0]) = total(a and 8, -9)",    // 11
+            "",                                  // 12
+        ];
+        let source = lines.join("\n");
+        // The mutant that puts `replacement` for the first `text` of `line` (columns in characters).
+        let at = |line: usize, text: &str, replacement: &str| {
+            let bytes = lines[line - 1].find(text).unwrap();
+            let column = lines[line - 1][..bytes].chars().count() + 1;
+            json!([line, column, line, column + text.chars().count(), replacement])
+        };
+        let mutants = vec![
+            at(2, "1", "2"),        // after `é`
+            at(2, "3", "0"),        // a list in a dictionary in a list
+            at(3, "+", "-"),        // `4 - 0`: the original's code
+            at(3, "(", "4"),        // does not compile
+            at(4, "rest", "other"), // in a starred element
+            at(5, "5", "6"),        // beside a `**` unpacking
+            at(7, ")", "]"),        // does not compile
+            at(7, "*", "+"),        // `7 + 1`, a keyword argument
+            at(7, "1", "2"),        // `7 * 2`
+            at(6, "6", "5"),        // a call's argument
+            at(10, "1", "0"),       // in a `yield` element
+            at(10, "2", "3"),       // beside it
+            at(10, "==", "!="),     // a comparison
+            at(11, "0", "1"),       // an assignment target
+            at(11, "and", "or"),    // `a or 8`, a call's argument
+            at(11, "-", "+"),       // `+9`
+        ];
+        let python = Path::new("python3");
+        let ask = |long: u64| {
+            let request = json!({
+                "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }],
+                "longFunction": long,
+            });
+            run(python, &request, &Cache::off()).unwrap()
+        };
+        let by_element = ask(0);
+        let whole = ask(1_000_000);
+        let oracle = whole_file_errors(python, &source, &mutants);
+        assert_eq!(by_element.mutants, oracle, "the errors, at the file's lines");
+        assert_eq!(whole.mutants, oracle);
+        assert_eq!(oracle.iter().filter(|error| error.is_some()).count(), 2, "{oracle:?}");
+        let equivalent = |answers: &Answers| -> Vec<String> {
+            answers.equivalent.iter().map(|same| format!("{same:?}")).collect()
+        };
+        assert_eq!(equivalent(&by_element), equivalent(&whole));
+        let found = equivalent(&by_element).iter().filter(|same| *same != "None").count();
+        assert_eq!(found, 1, "`4 - 0` as the original: {:?}", by_element.equivalent);
+    }
 }

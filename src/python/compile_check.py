@@ -26,6 +26,13 @@ statement of the function's body that holds it, under the function's own header:
 statements of the body reach its compile only through the names they bind, the same for the
 original and the mutant, which never adds a declaration (`request["longFunction"]` sets the
 length, for tests).
+Likewise within a statement longer than that (one literal of 20,000 lines), a mutant that lies
+in an element of a list, tuple, set or dictionary display, or in an argument of a call, is
+compiled as the innermost such element alone, in parentheses: an element is always compiled as
+a value, the same whatever its neighbours, so an element compiling to the original element's
+code makes the statement compile to the original's (a condition's parts are not elements: the
+compiler turns them into jumps that depend on where they stand). A mutant that does not compile so, or an element that does not compile alone
+(`yield`, `await`), goes back to the statement's compile, for its error to be the file's.
 """
 
 import ast
@@ -51,6 +58,14 @@ def compiled(source, name):
         return compile(source.removeprefix(BOM), name, "exec", dont_inherit=True), None
     except (SyntaxError, ValueError) as error:
         return None, describe(error)
+
+
+def compiled_element(text, name):
+    """The code of an expression in parentheses, or None when it does not compile so."""
+    try:
+        return compile("(" + text + ")", name, "eval", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def compile_error(source, name):
@@ -153,6 +168,56 @@ def statement_in(function, body_starts, first, last):
     return None
 
 
+def is_element(holder, child):
+    """Whether `child` is an element of a display `holder` that is read, or an argument of a
+    call: an expression always compiled as a value, whatever its neighbours."""
+    if not isinstance(child, ast.expr) or isinstance(child, ast.Starred):
+        return False
+    if isinstance(holder, (ast.List, ast.Tuple)):
+        return isinstance(holder.ctx, ast.Load)
+    if isinstance(holder, ast.Call):
+        return child is not holder.func
+    return isinstance(holder, (ast.Set, ast.Dict, ast.keyword))
+
+
+class Elements:
+    """The elements (`is_element`) of long statements, found for a mutant by bisection at each
+    level of the tree, so a literal of 50,000 elements costs a mutant a few steps."""
+
+    def __init__(self, source, lines, starts):
+        self.source, self.lines, self.starts = source, lines, starts
+        self.children = {}
+
+    def offset(self, line, byte_column):
+        text = self.lines[line - 1]
+        column = byte_column if text.isascii() else len(text.encode()[:byte_column].decode())
+        return self.starts[line - 1] + column
+
+    def span(self, node):
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+    def sorted_children(self, node):
+        if id(node) not in self.children:
+            children = [child for child in ast.iter_child_nodes(node) if hasattr(child, "end_col_offset")]
+            spans = sorted((self.span(child), index, child) for index, child in enumerate(children))
+            self.children[id(node)] = ([span[0] for span, _, _ in spans], [(span, child) for span, _, child in spans])
+        return self.children[id(node)]
+
+    def holding(self, statement, begin, end):
+        """The innermost element of `statement` that holds offsets begin..end, as its span; None
+        when no element does."""
+        node, found = statement, None
+        while True:
+            firsts, children = self.sorted_children(node)
+            index = bisect.bisect_right(firsts, begin) - 1
+            if index < 0 or children[index][0][1] < end:
+                return found
+            span, child = children[index]
+            if is_element(node, child):
+                found = span
+            node = child
+
+
 def future_lines(tree):
     lines = set()
     for node in tree.body:
@@ -183,6 +248,19 @@ def check_file(file, over):
     originals, seen = {}, {}
     equivalent = []
     alone = {}
+
+    elements = Elements(source, lines, starts)
+
+    def element_alone(span, begin, end, replacement):
+        """The mutant compiled as the element at `span` alone, when the element compiles alone
+        and the mutant does too; else None."""
+        key = ("element", span[0])
+        if key not in originals:
+            unmutated = compiled_element(source[span[0] : span[1]], name)
+            originals[key] = unmutated and shape(unmutated)
+        if originals[key] is None:
+            return None
+        return compiled_element(source[span[0] : begin] + replacement + source[end : span[1]], name)
 
     def stands_alone(statement, function, body_starts, stand_in):
         """Whether the statement, unmutated, compiles under the function's header alone: one
@@ -218,20 +296,26 @@ def check_file(file, over):
                 stand_in += lines[function.lineno - 1 : body_starts[0] - 1]
                 first, last = first_line(statement), statement.end_lineno or statement.lineno
             block_begin, block_end = starts[first - 1], starts[last] - 1 if last < len(lines) else len(source)
-            # The `from __future__` lines (at the top), then the stand-in header of a method or
-            # a long function, then the statement, at once; only a statement that does not
-            # compile so is compiled again at its own line numbers, for the error to name the
-            # file's lines.
-            kept = max((n for n in future if n < first), default=0)
-            header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
-            block = source[block_begin:begin] + replacement + source[end:block_end]
-            code, error = compiled("\n".join(header + stand_in + [block]), name)
-            if error is not None:
-                padding = [""] * (first - 1 - kept - len(stand_in))
-                error = compile_error("\n".join(header + padding + stand_in + [block]), name)
-            results.append(error)
-            unit = (first, last, bool(method))
-            original = lambda: "\n".join(header + stand_in + [source[block_begin:block_end]])
+            element = last - first + 1 > over and elements.holding(tree, begin, end)
+            alone_code = element and element_alone(element, begin, end, replacement)
+            if alone_code:
+                results.append(None)
+                code, unit = alone_code, ("element", element[0])
+            else:
+                # The `from __future__` lines (at the top), then the stand-in header of a method
+                # or a long function, then the statement, at once; only a statement that does
+                # not compile so is compiled again at its own line numbers, for the error to
+                # name the file's lines.
+                kept = max((n for n in future if n < first), default=0)
+                header = [lines[n - 1] if n in future else "" for n in range(1, kept + 1)]
+                block = source[block_begin:begin] + replacement + source[end:block_end]
+                code, error = compiled("\n".join(header + stand_in + [block]), name)
+                if error is not None:
+                    padding = [""] * (first - 1 - kept - len(stand_in))
+                    error = compile_error("\n".join(header + padding + stand_in + [block]), name)
+                results.append(error)
+                unit = (first, last, bool(method))
+                original = lambda: "\n".join(header + stand_in + [source[block_begin:block_end]])
         if code is None:
             equivalent.append(None)
             continue

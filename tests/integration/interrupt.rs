@@ -393,15 +393,16 @@ fn terminated_when(
     said
 }
 
-/// A giant generated statement (every line of it added): its compile check compiles the whole
-/// statement again for each mutant, minutes of work. SIGTERM ten seconds in, once the unmutated
+/// A giant generated condition (every line of it added): its compile check compiles the whole
+/// condition again for each mutant (its parts are no elements to compile alone), minutes of work. SIGTERM ten seconds in, once the unmutated
 /// tests are long over and the check waits for that compile check, is acted on at once: the
 /// check stops, says nothing was tested, and leaves no copy behind and the checkout as it was.
 #[test]
 fn sigterm_while_the_compile_check_of_a_giant_change_runs_stops_the_check_at_once() {
-    // One statement of 4,000 lines: each mutant is compiled within it.
-    let terms: String = (0..4000).map(|n| format!("        x * {} - {},\n", n % 97, n % 13)).collect();
-    let repo = generated_change("> 0", &format!("def f(x):\n    return abs(sum([\n{terms}    ])) + 1\n"));
+    // One condition of 4,000 lines: each mutant is compiled within it.
+    let terms: String = (0..4000).map(|n| format!("        x * {} - {} > 0 or\n", n % 97, n % 13)).collect();
+    let repo =
+        generated_change("> 0", &format!("def f(x):\n    return (\n{terms}        False\n    ) + 1\n"));
     let python = python();
     let args = ["--python", python.to_str().unwrap(), "--commit", "HEAD", "-v"];
     // The unmutated tests take well under ten seconds; the compile check, beside them, minutes.
