@@ -153,15 +153,67 @@ fn visible_command() -> clap::Command {
 
 /// `mutdelta man`: the manual pages of mutdelta and each of its commands, one roff document.
 fn man() -> Result<()> {
-    let command = <Cli as clap::CommandFactory>::command();
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
     let mut out = std::io::stdout().lock();
-    clap_mangen::Man::new(command.clone()).render(&mut out)?;
+    manual_page(&command, &mut out)?;
     for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
         let name = format!("mutdelta-{}", sub.get_name());
-        let sub = sub.clone().name(name.clone()).display_name(name);
-        clap_mangen::Man::new(sub).render(&mut out)?;
+        manual_page(&sub.clone().name(name.clone()).display_name(name), &mut out)?;
     }
     Ok(())
+}
+
+/// One command's manual page as clap_mangen renders it, but for a synopsis that names each
+/// option's value (`[-C DIR]`, where clap_mangen writes `[-C ]`).
+fn manual_page(command: &clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let page = clap_mangen::Man::new(command.clone());
+    page.render_title(out)?;
+    page.render_name_section(out)?;
+    writeln!(out, ".SH SYNOPSIS\n{}", synopsis(command))?;
+    page.render_description_section(out)?;
+    if command.get_arguments().any(|arg| !arg.is_hide_set()) {
+        page.render_options_section(out)?;
+    }
+    if command.has_subcommands() {
+        page.render_subcommands_section(out)?;
+    }
+    if command.get_after_long_help().is_some() || command.get_after_help().is_some() {
+        page.render_extra_section(out)?;
+    }
+    Ok(())
+}
+
+/// A command's synopsis line in roff: its options (each with its value's name), its positional
+/// arguments and its subcommands.
+fn synopsis(command: &clap::Command) -> String {
+    let roff = |text: &str| text.replace('\\', "\\e").replace('-', "\\-");
+    let mut line =
+        vec![format!("\\fB{}\\fR", roff(command.get_display_name().unwrap_or(command.get_name())))];
+    for arg in command.get_arguments().filter(|arg| !arg.is_hide_set()) {
+        let name = match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("\\fB\\-{short}\\fR|\\fB{}\\fR", roff(&format!("--{long}"))),
+            (Some(short), None) => format!("\\fB\\-{short}\\fR"),
+            (None, Some(long)) => format!("\\fB{}\\fR", roff(&format!("--{long}"))),
+            (None, None) => {
+                let value = arg.get_value_names().map_or(arg.get_id().to_string(), |names| names.join(" "));
+                line.push(format!("[\\fI{}\\fR]", roff(&value)));
+                continue;
+            }
+        };
+        let value = arg.get_action().takes_values().then(|| {
+            let names = arg
+                .get_value_names()
+                .map_or(arg.get_id().to_string().to_uppercase(), |names| names.join(" "));
+            format!(" \\fI{}\\fR", roff(&names))
+        });
+        let (open, close) = if arg.is_required_set() { ("", "") } else { ("[", "]") };
+        line.push(format!("{open}{name}{}{close}", value.unwrap_or_default()));
+    }
+    if command.has_subcommands() {
+        line.push("<\\fIcommand\\fR>".to_string());
+    }
+    line.join(" ")
 }
 
 /// `mutdelta check`: prints the report and says whether any added line is not really tested.

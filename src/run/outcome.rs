@@ -20,11 +20,29 @@ pub fn read_common(run: &Finished, timeout: Duration) -> Option<Outcome> {
                 ..Outcome::of_run(run, Status::Timeout, memory_limit_reason(*limit))
             })
         }
-        Exit::Signal(signal) => (Status::Killed, format!("the test process died of signal {signal}")),
+        Exit::Signal(signal) => (Status::Killed, died_of(*signal)),
         Exit::Interrupted => (Status::RuntimeError, "interrupted".to_string()),
         Exit::Code(_) => return None,
     };
     Some(Outcome::of_run(run, status, reason))
+}
+
+/// Why a test process that died of `signal` died, by the signal's name and what usually sends it.
+fn died_of(signal: i32) -> String {
+    let (name, cause) = match signal {
+        4 => ("SIGILL", ": an illegal instruction, usually an explicit trap or a corrupted return address"),
+        6 => ("SIGABRT", ": it aborted, usually a panic while panicking, a stack overflow or `abort()`"),
+        7 => ("SIGBUS", ": a bus error, usually a memory-mapped file cut short"),
+        8 => ("SIGFPE", ": an arithmetic fault, usually an integer division by zero in native code"),
+        9 => ("SIGKILL", ": killed, often by the kernel's out-of-memory killer"),
+        11 => {
+            ("SIGSEGV", ": a segmentation fault, usually memory read out of bounds in unsafe or native code")
+        }
+        13 => ("SIGPIPE", ": it wrote to a pipe nobody reads"),
+        15 => ("SIGTERM", ": something outside the tests asked it to stop"),
+        _ => return format!("the test process died of signal {signal}"),
+    };
+    format!("the test process died of {name} (signal {signal}){cause}")
 }
 
 /// A mutant whose tests were stopped at the memory limit: it made them run away as a hang
@@ -83,6 +101,21 @@ mod tests {
         );
         let timed_out = read_common(&finished(Exit::TimedOut, ""), Duration::from_secs(1)).unwrap();
         assert_eq!((timed_out.status, timed_out.memory_limit), (Status::Timeout, None));
+    }
+
+    #[test]
+    fn a_death_by_signal_is_killed_and_names_the_signal_and_its_usual_cause() {
+        let read = |signal| read_common(&finished(Exit::Signal(signal), ""), Duration::from_secs(1)).unwrap();
+        let aborted = read(6);
+        assert_eq!(aborted.status, Status::Killed);
+        assert_eq!(
+            aborted.reason,
+            "the test process died of SIGABRT (signal 6): it aborted, usually a panic while panicking, a stack overflow or `abort()`"
+        );
+        assert!(read(11)
+            .reason
+            .starts_with("the test process died of SIGSEGV (signal 11): a segmentation fault"));
+        assert_eq!(read(40).reason, "the test process died of signal 40");
     }
 
     #[test]

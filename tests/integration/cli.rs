@@ -93,6 +93,21 @@ fn the_manual_page_renders_with_man_and_names_every_command() {
         assert!(shown.contains(command), "{command} has its page:\n{shown}");
     }
     assert!(shown.contains("--commit"), "{shown}");
+    let synopsis = |page: &str| {
+        // The page's title line: `mutdelta-check(1)   General Commands Manual ...`.
+        let from = shown.find(&format!("{page}(1) ")).expect("the page");
+        let at = from + shown[from..].find("SYNOPSIS\n").expect("a synopsis") + "SYNOPSIS\n".len();
+        let lines = shown[at..].lines().take_while(|line| !line.trim().is_empty());
+        lines.flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ")
+    };
+    let main = synopsis("mutdelta");
+    assert!(main.starts_with("mutdelta [-C DIR] [-h|--help] [-V|--version] <command>"), "{main}");
+    let check = synopsis("mutdelta-check");
+    for option in
+        ["mutdelta-check [--staged] [--commit REV]", "[--python PATH]", "[-j|--jobs N]", "[-q|--quiet]"]
+    {
+        assert!(check.contains(option), "{option} in {check}");
+    }
 }
 
 #[test]
