@@ -47,37 +47,58 @@ impl Default for Choice {
 }
 
 /// Globs of repository-relative paths whose added lines are not mutated: `*` stays within one
-/// directory, `**` crosses any number of them.
+/// directory, `**` crosses any number of them. Each keeps where it was given (`--exclude`, the
+/// configuration), for the note that names why a file was passed over.
 #[derive(Debug, Clone)]
 pub struct Exclude {
     patterns: Vec<String>,
+    origins: Vec<&'static str>,
     set: globset::GlobSet,
 }
 
+/// Where the configuration's `exclude` globs come from, as a note names it.
+pub const CONFIGURED: &str = "`exclude` in the configuration";
+/// Where `--exclude` globs come from.
+pub const GIVEN: &str = "--exclude";
+
 impl Default for Exclude {
     fn default() -> Self {
-        Exclude { patterns: Vec::new(), set: globset::GlobSet::empty() }
+        Exclude { patterns: Vec::new(), origins: Vec::new(), set: globset::GlobSet::empty() }
     }
 }
 
 impl Exclude {
-    /// The globs, compiled; else the first that is not a glob, and why.
-    pub fn new(patterns: &[String]) -> Result<Exclude, (String, String)> {
+    /// The globs given at `origin`, compiled; else the first that is not a glob, and why.
+    pub fn new(patterns: &[String], origin: &'static str) -> Result<Exclude, (String, String)> {
+        Exclude::default().with(patterns, origin)
+    }
+
+    /// These globs and `patterns`, given at `origin`, compiled together.
+    pub fn with(&self, patterns: &[String], origin: &'static str) -> Result<Exclude, (String, String)> {
+        let mut all = self.patterns.clone();
+        all.extend(patterns.iter().cloned());
+        let mut origins = self.origins.clone();
+        origins.extend(patterns.iter().map(|_| origin));
         let mut set = globset::GlobSetBuilder::new();
-        for pattern in patterns {
+        for pattern in &all {
             let glob = globset::GlobBuilder::new(pattern)
                 .literal_separator(true)
                 .build()
                 .map_err(|err| (pattern.clone(), err.kind().to_string()))?;
             set.add(glob);
         }
-        let set = set.build().map_err(|err| (patterns.join(", "), err.to_string()))?;
-        Ok(Exclude { patterns: patterns.to_vec(), set })
+        let set = set.build().map_err(|err| (all.join(", "), err.to_string()))?;
+        Ok(Exclude { patterns: all, origins, set })
     }
 
     /// Whether `path` (relative to the repository root) is excluded.
     pub fn matches(&self, path: &Path) -> bool {
         self.set.is_match(path)
+    }
+
+    /// Where the first glob that matches `path` was given.
+    pub fn origin(&self, path: &Path) -> Option<&'static str> {
+        self.set.matches(path).first().map(|&index| self.origins[index])
     }
 
     pub fn patterns(&self) -> &[String] {
@@ -213,7 +234,7 @@ mod tests {
     #[test]
     fn exclude_globs_match_repository_relative_paths_star_within_a_directory() {
         let patterns = ["docs/conf.py", "**/migrations/**", "*.pyi"].map(String::from);
-        let exclude = Exclude::new(&patterns).unwrap();
+        let exclude = Exclude::new(&patterns, CONFIGURED).unwrap();
         for path in ["docs/conf.py", "app/migrations/0001_initial.py", "migrations/x.py", "stubs.pyi"] {
             assert!(exclude.matches(Path::new(path)), "{path}");
         }
@@ -221,7 +242,11 @@ mod tests {
             assert!(!exclude.matches(Path::new(path)), "{path}");
         }
         assert!(!Exclude::default().matches(Path::new("docs/conf.py")));
-        let (pattern, why) = Exclude::new(&["src/[ab.py".to_string()]).unwrap_err();
+        let both = exclude.with(&["docs/**".to_string()], GIVEN).unwrap();
+        assert_eq!(both.origin(Path::new("docs/conf.py")), Some(CONFIGURED), "the first glob that matches");
+        assert_eq!(both.origin(Path::new("docs/index.py")), Some(GIVEN));
+        assert_eq!(both.origin(Path::new("src/a.py")), None);
+        let (pattern, why) = Exclude::new(&["src/[ab.py".to_string()], GIVEN).unwrap_err();
         assert_eq!(pattern, "src/[ab.py");
         assert!(why.contains("unclosed character class"), "{why}");
     }

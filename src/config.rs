@@ -176,7 +176,7 @@ impl Config {
 /// `exclude`: globs, each checked.
 fn exclude(value: &Value, kind: FileKind, wrong: &dyn Fn(&str) -> anyhow::Error) -> Result<Exclude> {
     let patterns = strings(value).ok_or_else(|| wrong("a list of globs (strings)"))?;
-    Exclude::new(&patterns).map_err(|(pattern, why)| {
+    Exclude::new(&patterns, crate::choose::CONFIGURED).map_err(|(pattern, why)| {
         anyhow!("{kind}: `exclude` holds {pattern:?}, which is not a glob ({why}): fix or remove it")
     })
 }

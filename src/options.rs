@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::choose::{Choice, Exclude};
+use crate::choose::{Choice, GIVEN};
 use crate::cli::{
     ChangeArgs, CheckArgs, ChoiceArgs, ColorArg, ConfigArgs, DiffArg, FormatArg, ListArgs, ReportArgs,
 };
@@ -207,9 +207,8 @@ impl Choice {
         let from_cli = if args.exclude.is_empty() {
             None
         } else {
-            let mut patterns = config.exclude.as_ref().map(|e| e.patterns().to_vec()).unwrap_or_default();
-            patterns.extend(args.exclude.iter().cloned());
-            Some(Exclude::new(&patterns).map_err(|(pattern, why)| {
+            let configured = config.exclude.clone().unwrap_or_default();
+            Some(configured.with(&args.exclude, GIVEN).map_err(|(pattern, why)| {
                 anyhow::anyhow!("--exclude {pattern:?} is not a glob ({why}): give a pattern such as 'docs/**' or '*_pb2.py'")
             })?)
         };

@@ -64,7 +64,7 @@ impl Plan {
         }
         let mut sources = Vec::new();
         let mut other_files = Vec::new();
-        let mut excluded = Vec::new();
+        let mut excluded = BTreeMap::new();
         for (path, lines) in &added.files {
             let language = Language::of(path, languages);
             if let Some(language) = language.filter(|language| (language.is_test_file)(path)) {
@@ -73,8 +73,8 @@ impl Plan {
                 }
                 continue;
             }
-            if choice.exclude.matches(path) {
-                excluded.push(path.display().to_string());
+            if let Some(origin) = choice.exclude.origin(path) {
+                excluded.entry(origin).or_insert_with(Vec::new).push(path.display().to_string());
                 continue;
             }
             let Some(language) = language else {
@@ -93,11 +93,13 @@ impl Plan {
             &format!("not a {names} file"),
             &format!("that are not {names}"),
         ));
-        self.notes.extend(passed_over(
-            &excluded,
-            "matches `exclude` in the configuration",
-            "that match `exclude` in the configuration",
-        ));
+        for (origin, files) in excluded {
+            self.notes.extend(passed_over(
+                &files,
+                &format!("matches {origin}"),
+                &format!("that match {origin}"),
+            ));
+        }
         Ok(sources)
     }
 

@@ -74,6 +74,18 @@ fn an_excluded_file_is_not_mutated_and_one_note_counts_the_files_passed_over() {
         notes,
         ["note: 3 files that match `exclude` in the configuration skipped: docs/conf.py, shop/migrations/0001_initial.py, shop/migrations/0002_discounts.py"]
     );
+
+    // Globs given with --exclude are named as such, beside the configuration's.
+    write(repo.path(), "mutdelta.toml", "exclude = [\"docs/conf.py\"]\n");
+    let (_, run) = listed(repo.path(), &["--exclude", "**/migrations/**"]);
+    let notes: Vec<&str> = run.stderr.lines().filter(|line| line.contains("exclude")).collect();
+    assert_eq!(
+        notes,
+        [
+            "note: 2 files that match --exclude skipped: shop/migrations/0001_initial.py, shop/migrations/0002_discounts.py",
+            "note: docs/conf.py: matches `exclude` in the configuration, skipped",
+        ]
+    );
 }
 
 #[test]
