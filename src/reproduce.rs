@@ -128,13 +128,8 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
     for line in unified_diff(&inert(&found.path), &found.source, &found.mutated()?).lines() {
         let _ = writeln!(out, "    {}", inert_code(&within_a_screen(line)));
     }
-    let words = |tests: &[String]| tests.iter().map(|test| inert(test)).collect::<Vec<_>>().join(" ");
-    if !m.covered_by.is_empty() {
-        let _ = writeln!(out, "tests run: {}", words(&m.covered_by));
-    }
-    if !m.killed_by.is_empty() {
-        let _ = writeln!(out, "failed: {}", words(&m.killed_by));
-    }
+    out.push_str(&test_list("tests run", &m.covered_by, "coveredBy"));
+    out.push_str(&test_list("failed", &m.killed_by, "killedBy"));
     let apply = format!(
         "cd \"$({} apply {} {})\"",
         quote(&std::env::current_exe()?.display().to_string()),
@@ -170,6 +165,26 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// How many tests `show` names in a list before it counts the rest.
+const TESTS_SHOWN: usize = 10;
+
+/// `tests` under a heading, one a line, the first `TESTS_SHOWN` of them and a count of the rest
+/// (all of them are in the report's `field`); nothing when there are none.
+fn test_list(heading: &str, tests: &[String], field: &str) -> String {
+    if tests.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("{heading} ({}):\n", tests.len());
+    for test in tests.iter().take(TESTS_SHOWN) {
+        let _ = writeln!(out, "    {}", inert(test));
+    }
+    if tests.len() > TESTS_SHOWN {
+        let _ =
+            writeln!(out, "    and {} more (the report's {field} names them all)", tests.len() - TESTS_SHOWN);
+    }
+    out
 }
 
 /// The command as it would run from the root of a fresh copy: paths inside the copy it ran in
@@ -364,6 +379,25 @@ fn write_over_original(path: &Path, found: &Found, mutated: &str) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_of_tests_shows_ten_one_a_line_and_counts_the_rest() {
+        let tests: Vec<String> = (1..=58).map(|n| format!("tests/test_a.py::test_{n}")).collect();
+        let shown = test_list("tests run", &tests, "coveredBy");
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), 12, "{shown}");
+        assert_eq!(lines[0], "tests run (58):");
+        assert_eq!(lines[1], "    tests/test_a.py::test_1");
+        assert_eq!(lines[10], "    tests/test_a.py::test_10");
+        assert_eq!(lines[11], "    and 48 more (the report's coveredBy names them all)");
+        assert_eq!(
+            test_list("failed", &tests[..2], "killedBy"),
+            "failed (2):\n    tests/test_a.py::test_1\n    tests/test_a.py::test_2\n"
+        );
+        assert_eq!(test_list("failed", &[], "killedBy"), "");
+        let hostile = test_list("failed", &["a\u{1b}[2Jb\nc".to_string()], "killedBy");
+        assert_eq!(hostile, "failed (1):\n    a\\u{1b}[2Jb\\nc\n", "control characters stay inert");
+    }
 
     #[test]
     fn words_the_shell_would_split_are_quoted() {
