@@ -31,6 +31,7 @@ mod rust_fixtures;
 mod schema_parity;
 mod second_round;
 mod shards;
+mod snapshots;
 mod swap_fork_fresh;
 mod swap_parity;
 mod test_selection;
