@@ -57,6 +57,18 @@ impl CommandRecord {
     ) -> Self {
         CommandRecord { argv, dir, env: differences(env), exit, duration }
     }
+
+    /// This record with each variable of `names` the command inherited from mutdelta's own
+    /// environment (`PYTEST_ADDOPTS`, say), so that it reproduces as it ran where that variable
+    /// is not set.
+    pub fn with_inherited(mut self, names: &[&str]) -> Self {
+        for name in names {
+            if let (Ok(value), false) = (std::env::var(name), self.env.iter().any(|(set, _)| set == name)) {
+                self.env.push((name.to_string(), value));
+            }
+        }
+        self
+    }
 }
 
 /// The pairs of `env` whose values are not already those of this process's environment.

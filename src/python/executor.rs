@@ -38,6 +38,10 @@ impl Executor for Spawn {
             tests,
         )
         .run(timeout, log)
+        .map(|mut finished| {
+            finished.command = finished.command.map(|command| command.with_inherited(interpreter::INHERITED));
+            finished
+        })
     }
 
     fn how(&self) -> How {
@@ -95,13 +99,16 @@ impl Executor for Warm {
             Ok(mut finished) => {
                 // The command a forked child stands for: what reproduces it without the worker.
                 let argv = [self.spec.python.display().to_string(), "-m".into(), "pytest".into()];
-                finished.command = Some(CommandRecord::new(
-                    argv.into_iter().chain(args).collect(),
-                    self.spec.root.clone(),
-                    &self.spec.env,
-                    finished.exit.clone(),
-                    finished.duration,
-                ));
+                finished.command = Some(
+                    CommandRecord::new(
+                        argv.into_iter().chain(args).collect(),
+                        self.spec.root.clone(),
+                        &self.spec.env,
+                        finished.exit.clone(),
+                        finished.duration,
+                    )
+                    .with_inherited(interpreter::INHERITED),
+                );
                 Ok(finished)
             }
             Err(err) => {

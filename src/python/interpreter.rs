@@ -63,6 +63,10 @@ const SEEDED: [(&str, &str, &str); 2] = [
     ("hypothesis", "hypothesispytest", "--hypothesis-seed"),
 ];
 
+/// The variables of mutdelta's own environment that change what pytest runs, which a run's
+/// record carries so that the command `show` prints runs the same tests.
+pub const INHERITED: &[&str] = &["PYTEST_ADDOPTS", "PYTEST_PLUGINS"];
+
 /// Whether the project turns `plugin` off (`no:NAME`, as `-p` takes it, in a pytest configuration
 /// file at `root` or in `PYTEST_ADDOPTS`): its option would then be unknown to pytest.
 fn turned_off(root: &Path, plugin: &str) -> bool {

@@ -82,6 +82,7 @@ impl Equivalent {
         let argv =
             argv.into_iter().chain(self.pytest_args.iter().cloned()).chain(tests.iter().cloned()).collect();
         CommandRecord::new(argv, root.to_path_buf(), &self.env, run.exit.clone(), run.duration)
+            .with_inherited(super::interpreter::INHERITED)
     }
 }
 

@@ -21,6 +21,44 @@ fn first_with(mutants: &[Value], status: &str) -> Value {
         .clone()
 }
 
+/// A test that passes only with an option `PYTEST_ADDOPTS` gives (a project whose tests need
+/// `--unprivileged` when run as root): `show`'s command carries the variable, so it passes by
+/// hand, from a clean environment, as it did in the check.
+#[test]
+fn the_command_show_prints_carries_pytest_addopts() {
+    let conftest =
+        "def pytest_addoption(parser):\n    parser.addoption('--unprivileged', action='store_true')\n";
+    let test = "import pytest\nfrom model_client import parse_reply\n\n\n\
+                def test_a_cut_off_reply_unprivileged(request):\n\
+                \x20   if not request.config.getoption('--unprivileged'):\n\
+                \x20       pytest.fail('give --unprivileged when run as root')\n\
+                \x20   try:\n        parse_reply({'content': 'x', 'stop_reason': 'max_tokens'})\n\
+                \x20   except RuntimeError:\n        pass\n";
+    let repo = crate::common::fixture_repo_with(
+        "model_client",
+        &[("conftest.py", conftest), ("tests/test_root.py", test)],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let python = crate::common::python();
+    let args =
+        ["check", "--python", python.to_str().unwrap(), "--commit", "HEAD", "--json", json.to_str().unwrap()];
+    let addopts = ("PYTEST_ADDOPTS", "--unprivileged");
+    let run = crate::common::mutdelta_as(repo.path(), &args, "", &[addopts]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let survivor = first_with(&mutants(&read_report(&json)), "Survived");
+    let id = survivor["id"].as_str().unwrap();
+    let shown = mutdelta(repo.path(), &["show", json.to_str().unwrap(), id]);
+    let command = reproduce_command(&shown.stdout);
+    assert!(command.contains("PYTEST_ADDOPTS=--unprivileged "), "{command}");
+    assert!(command.contains("tests/test_root.py::test_a_cut_off_reply_unprivileged"), "{command}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output = sh_as_a_user(&command, elsewhere.path());
+    let printed =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the survivor passes by hand as in the check:\n{printed}");
+}
+
 /// The command `show` prints under its "reproduce" heading.
 #[test]
 fn a_survivor_and_a_kill_reproduce_with_the_command_show_prints() {
