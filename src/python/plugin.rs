@@ -41,7 +41,9 @@ fn check(
     timings: &mut Timings,
     events: &mut dyn FnMut(Event),
 ) -> Result<Checked> {
-    match check_language(&PythonCheck::new(ctx)?, ctx, candidates.clone(), timings, events) {
+    let first = PythonCheck::new(ctx)?;
+    events(Event::Note(format!("baseline: the tests run with {}", first.python.display())));
+    match check_language(&first, ctx, candidates.clone(), timings, events) {
         Err(err) if err.is::<FailAlone>() => {
             let alone = err.downcast::<FailAlone>().expect("it is one");
             events(Event::Note(alone.retrying()));

@@ -51,6 +51,8 @@ fn off_a_terminal_periodic_lines_count_the_mutants_and_end_on_the_report_s_count
     let passed =
         position("baseline: tests/test_model_client.py passed unmutated").expect("the baseline passed");
     assert!(phase < passed, "the phase is said before it runs:\n{}", run.stderr);
+    let interpreter = format!("baseline: the tests run with {}", crate::common::python().display());
+    assert_eq!(position(&interpreter), Some(phase - 1), "the interpreter is named first:\n{}", run.stderr);
     assert!(
         lines[phase..passed]
             .iter()
