@@ -191,6 +191,9 @@ pub struct Measured {
     pub took: Duration,
     /// The map is an earlier run's, of the same files, interpreter and tests: nothing ran.
     pub reused: bool,
+    /// The map is one this check measured before, for the same question: nothing ran again,
+    /// and `took` is that measurement's.
+    pub answered_before: bool,
     /// The tests that failed, then passed when run again: the measurement stands without them
     /// counting as failures.
     pub flaky: Vec<FoundFlaky>,
@@ -228,10 +231,15 @@ pub struct Memory {
     /// This run's last passing measurement, by its copy and question: a confined check's
     /// baseline asks what its `lines_run` asked, and is answered even when nothing is kept
     /// between runs (`--no-cache`).
-    last: Mutex<Option<(Vec<u8>, CoverageMap)>>,
+    last: Mutex<Option<(Vec<u8>, CoverageMap, Duration)>>,
     /// Where the runs of the whole suite's collection record the test-impact map.
     pub impact: Option<impact::Store>,
 }
+
+/// The keys this check kept, by any of its memories (the audit's sides have their own), with
+/// how long each measurement took: an answer read back from one of them was measured in this
+/// check, not by an earlier run.
+static KEPT_BY_THIS_CHECK: Mutex<BTreeMap<String, Duration>> = Mutex::new(BTreeMap::new());
 
 /// Tests faster than this are not worth remembering: they never hold a shard up.
 const REMEMBERED_DURATION: Duration = Duration::from_millis(100);
@@ -297,7 +305,9 @@ impl Memory {
     /// of it, the answer to the same question asked with none ruled out (a run that ran more
     /// tests, whose map selects for each mutant every test that can reach it): a check after a
     /// check of the same content that recorded the map asks that way.
-    fn recall(&self, probe: &Probe) -> Option<CoverageMap> {
+    /// The answer kept for `probe`'s question, and how long it took when this check measured it
+    /// (none when an earlier run did).
+    fn recall(&self, probe: &Probe) -> Option<(CoverageMap, Option<Duration>)> {
         self.recall_exactly(probe).or_else(|| {
             if probe.ruled_out.is_empty() {
                 return None;
@@ -307,29 +317,32 @@ impl Memory {
         })
     }
 
-    fn recall_exactly(&self, probe: &Probe) -> Option<CoverageMap> {
+    fn recall_exactly(&self, probe: &Probe) -> Option<(CoverageMap, Option<Duration>)> {
         let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some((question, map)), Some(asked)) = (last.as_ref(), Memory::this_run(probe)) {
+        if let (Some((question, map, took)), Some(asked)) = (last.as_ref(), Memory::this_run(probe)) {
             if *question == asked {
-                return Some(map.clone());
+                return Some((map.clone(), Some(*took)));
             }
         }
-        serde_json::from_slice(&self.cache.read(&self.key(probe).ok()?)?).ok()
+        let key = self.key(probe).ok()?;
+        let map = serde_json::from_slice(&self.cache.read(&key)?).ok()?;
+        Some((map, KEPT_BY_THIS_CHECK.lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied()))
     }
 
     /// Keeps `map`, and its tests' durations over those kept (read again now: another
     /// measurement may have kept its own meanwhile).
-    fn remember(&self, probe: &Probe, map: &CoverageMap) {
+    fn remember(&self, probe: &Probe, map: &CoverageMap, took: Duration) {
         // Held throughout: measurements that end together keep their durations one by one.
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(question) = Memory::this_run(probe) {
-            *last = Some((question, map.clone()));
+            *last = Some((question, map.clone(), took));
         }
         if let (Some(store), Some(recorded), true) = (&self.impact, &map.impact, probe.tests.is_empty()) {
             store.record(recorded);
         }
         if let (Ok(key), Ok(bytes)) = (self.key(probe), serde_json::to_vec(map)) {
             self.cache.write(&key, &bytes);
+            KEPT_BY_THIS_CHECK.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), took);
             self.cache.keep_newest(PROBES, KEPT_PROBES);
         }
         let mut durations = self.durations();
@@ -472,12 +485,15 @@ fn measure_as(
     let Manner { alongside, spreading, impact } = manner;
     let beside = alongside.map(|alongside| alongside.beside);
     let started = std::time::Instant::now();
-    if let Some(map) = memory.recall(probe) {
+    if let Some((map, measured_in_this_check)) = memory.recall(probe) {
+        // An answer this check measured is no reuse of an earlier run's: it is said to have
+        // taken as long as it did.
         return Ok(Measured {
             runs: Vec::new(),
             map: Some(map),
-            took: started.elapsed(),
-            reused: true,
+            took: measured_in_this_check.unwrap_or_else(|| started.elapsed()),
+            reused: measured_in_this_check.is_none(),
+            answered_before: measured_in_this_check.is_some(),
             flaky: Vec::new(),
         });
     }
@@ -509,10 +525,10 @@ fn measure_as(
     let again = Again { probe, impact, real_root: &real_root, timeout, log, beside };
     let Decided { runs, map, collected, flaky } = again.decide(shards, runs)?;
     if let (Some(map), true) = (&map, collected) {
-        memory.remember(probe, map);
+        memory.remember(probe, map, started.elapsed());
     }
     let runs = runs.into_iter().map(|(run, _)| run).collect();
-    Ok(Measured { runs, map, took: started.elapsed(), reused: false, flaky })
+    Ok(Measured { runs, map, took: started.elapsed(), reused: false, answered_before: false, flaky })
 }
 
 /// What running a measurement's failed tests again found: each passed once.

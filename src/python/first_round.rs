@@ -289,12 +289,14 @@ pub(super) fn heed_flaky(ctx: &Context, measured: &coverage::Measured) {
     }
 }
 
-/// A coverage run's record; a reused one says so, and has no commands; a flaky test it ran
-/// again is named.
+/// A coverage run's record; a reused one, or one this check answered before, says so and has
+/// no commands; a flaky test it ran again is named.
 pub(super) fn baseline_step(step: &str, measured: &coverage::Measured) -> StepRecord {
     let runs: Vec<&Finished> = measured.runs.iter().collect();
     let step = if measured.reused {
         format!("{step} (reused: an earlier run measured the same files, interpreter and tests)")
+    } else if measured.answered_before {
+        format!("{step} (answered by this check's earlier measurement of the same files and tests)")
     } else {
         step.to_string()
     };

@@ -476,3 +476,23 @@ fn a_rerun_of_the_same_content_reads_the_compile_checks_answers_and_new_content_
     assert!(statuses("changed.json").iter().all(|(status, _)| status != "CompileError"));
     assert_eq!(compiled_answers(repo.path()).len(), 2);
 }
+
+/// A first run, and one after the store is removed, reuse nothing, though the kill-loss audit
+/// asks again what the check asked of `test_rate`: that answer is said to be this check's own
+/// measurement, with the time it took, never an earlier run's.
+#[test]
+fn a_run_with_nothing_kept_says_nothing_is_reused() {
+    let repo = fixture_repo_variant("kill_loss", "both");
+    let answered = "baseline: tests/test_invoice.py::TaxRateTest::test_rate passed unmutated in ";
+    for _ in 0..2 {
+        let run = check(repo.path(), &["--commit", "HEAD"]);
+        assert!(!run.stderr.contains("reused"), "{run:?}");
+        assert_eq!(run.stderr.matches(answered).count(), 2, "{run:?}");
+        std::fs::remove_dir_all(repo.path().join(".git/mutdelta")).unwrap();
+    }
+    let run = check(repo.path(), &["--commit", "HEAD"]);
+    let again = check(repo.path(), &["--commit", "HEAD"]);
+    assert!(!run.stderr.contains("reused"), "{run:?}");
+    let reused = "baseline: tests/test_invoice.py::TaxRateTest::test_rate passed unmutated (reused: an earlier run measured them on the same content)";
+    assert_eq!(again.stderr.matches(reused).count(), 2, "a run after a kept one reuses: {again:?}");
+}
