@@ -170,15 +170,16 @@ fn audit_line(audit: &AuditSummary) -> String {
 }
 
 /// `note: 3 mutants on arid lines ignored (logging 2, print 1): no test failed with them;
-/// --no-arid counts them` (their kills count as any other).
+/// --no-arid counts them` (their kills count as any other); those no test runs are told apart.
 fn arid_note(report: &Report) -> Option<String> {
     let mut by_rule: Vec<(&str, usize)> = Vec::new();
     // Ignored for its arid rule, not for compiling to code already tested.
-    let arid = report
+    let arid: Vec<_> = report
         .results
         .iter()
-        .filter(|r| r.outcome.status == Status::Ignored && r.outcome.reason.starts_with("arid line: "));
-    for rule in arid.filter_map(|r| r.planned.mutant.arid) {
+        .filter(|r| r.outcome.status == Status::Ignored && r.outcome.reason.starts_with("arid line: "))
+        .collect();
+    for rule in arid.iter().filter_map(|r| r.planned.mutant.arid) {
         match by_rule.iter_mut().find(|(name, _)| *name == rule.name) {
             Some((_, count)) => *count += 1,
             None => by_rule.push((rule.name, 1)),
@@ -186,9 +187,15 @@ fn arid_note(report: &Report) -> Option<String> {
     }
     let total: usize = by_rule.iter().map(|(_, count)| count).sum();
     let rules: Vec<String> = by_rule.iter().map(|(name, count)| format!("{name} {count}")).collect();
+    let unrun = arid.iter().filter(|r| r.outcome.covered_by.is_empty()).count();
+    let why = match (total - unrun, unrun) {
+        (_, 0) => "no test failed with them".to_string(),
+        (0, _) => "no test runs them".to_string(),
+        (ran, unrun) => format!("{ran} survived the tests that ran them, {unrun} no test runs"),
+    };
     (total > 0).then(|| {
         format!(
-            "note: {total} {} on arid lines ignored ({}): no test failed with them; --no-arid counts them",
+            "note: {total} {} on arid lines ignored ({}): {why}; --no-arid counts them",
             plural(total, "mutant", "mutants"),
             rules.join(", ")
         )

@@ -383,3 +383,43 @@ fn rust_mutants_that_fold_to_the_originals_value_or_another_mutants_are_not_made
         "{text:?}"
     );
 }
+
+/// Mutants of an arid line no test runs are Ignored like those that survive, but the note says
+/// which is which: "no test failed with them" would claim tests that never ran.
+#[test]
+fn the_arid_note_tells_mutants_no_test_runs_from_those_no_test_failed_with() {
+    let test = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n";
+    let calc = "import logging\n\nlog = logging.getLogger(__name__)\n\n\ndef double(x):\n    return x * 2\n";
+    let added = format!(
+        "{}    log.debug('doubled %s', x)\n    return x * 2\n\n\ndef halve(x):\n    log.debug('halving %s', x)\n    return x / 2\n",
+        calc.trim_end_matches("    return x * 2\n")
+    );
+    let repo =
+        crate::common::repo_of(&[("calc.py", calc), ("tests/test_calc.py", test)], &[("calc.py", &added)]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = check(repo.path(), &["--commit", "HEAD", "--json", json.to_str().unwrap()]);
+    let report = crate::common::read_valid_report(&json);
+    let mutants = report["files"]["calc.py"]["mutants"].as_array().unwrap();
+    let arid_on = |line: u64| -> Vec<&Value> {
+        mutants.iter().filter(|m| m["location"]["start"]["line"] == line && m["arid"] == "logging").collect()
+    };
+    let (ran, unrun) = (arid_on(7), arid_on(12));
+    assert!(!ran.is_empty() && ran.iter().all(|m| m["status"] == "Ignored"), "{ran:?}");
+    assert!(!unrun.is_empty() && unrun.iter().all(|m| m["status"] == "Ignored"), "{unrun:?}");
+    for m in &unrun {
+        assert_eq!(m["statusReason"], "arid line: logging; no test runs this line", "{m}");
+    }
+    let note = run.stdout.lines().find(|l| l.contains("on arid lines ignored (")).expect("the arid note");
+    assert_eq!(
+        note,
+        format!(
+            "note: {} mutants on arid lines ignored (logging {}): {} survived the tests that ran them, {} no test runs; --no-arid counts them",
+            ran.len() + unrun.len(),
+            ran.len() + unrun.len(),
+            ran.len(),
+            unrun.len()
+        ),
+        "{run:?}"
+    );
+}
