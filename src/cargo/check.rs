@@ -596,6 +596,7 @@ impl CargoWorker {
             }
         }
         let mut outcome = read_runs(&runs, job, false)?;
+        outcome.reason = libtest::without_moved_columns(&outcome.reason, &switched.moved_columns);
         outcome.covered_by = job.tests.clone();
         outcome.record = Some(RunRecord::of(How::Schema, &runs.iter().collect::<Vec<_>>()));
         if let (Some(index), Status::Killed, false) = (failed_in, outcome.status, id == UNMUTATED) {

@@ -78,10 +78,52 @@ fn first_panic(output: &str) -> Option<String> {
     None
 }
 
+/// `reason` with the column left out of its panic's place where the place is a line whose text
+/// the schema changed (`moved`: such lines by file): the column there counts the switched
+/// code, not the source's.
+pub fn without_moved_columns(
+    reason: &str,
+    moved: &[(std::path::PathBuf, std::collections::BTreeSet<usize>)],
+) -> String {
+    let Some((before, after)) = reason.split_once(" panicked at ") else { return reason.to_string() };
+    let place = after.split(' ').next().unwrap_or("");
+    let mut parts = place.rsplitn(3, ':');
+    let (Some(column), Some(line), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+        return reason.to_string();
+    };
+    let (Ok(line), true) = (line.parse::<usize>(), column.parse::<usize>().is_ok()) else {
+        return reason.to_string();
+    };
+    let path = std::path::Path::new(path);
+    let switched = moved.iter().any(|(file, lines)| file.ends_with(path) && lines.contains(&line));
+    if !switched {
+        return reason.to_string();
+    }
+    let rest = &after[place.len()..];
+    format!("{before} panicked at {}:{line}{rest}", path.display())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::record::Exit;
+
+    #[test]
+    fn a_panic_on_a_line_the_schema_changed_loses_its_column_and_others_keep_theirs() {
+        let moved = vec![(std::path::PathBuf::from("crates/a/src/lib.rs"), [12].into_iter().collect())];
+        let reason = "tests::t panicked at src/lib.rs:12:50 attempt to multiply with overflow";
+        assert_eq!(
+            without_moved_columns(reason, &moved),
+            "tests::t panicked at src/lib.rs:12 attempt to multiply with overflow"
+        );
+        for kept in [
+            "tests::t panicked at src/lib.rs:40:9 assertion `left == right` failed",
+            "tests::t panicked at tests/it.rs:12:5 boom",
+            "the test process died of signal 6",
+        ] {
+            assert_eq!(without_moved_columns(kept, &moved), kept);
+        }
+    }
 
     #[test]
     fn failed_tests_are_read_from_libtest_output() {

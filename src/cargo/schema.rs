@@ -8,7 +8,7 @@
 //! live). Doctests are recorded per package: any doctest of a package that reached a site runs
 //! for that site's mutants.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -72,6 +72,9 @@ pub struct Switched {
     pub ids: HashSet<usize>,
     /// Cargo in the copy that holds the schema, for its doctests.
     pub cargo: Cargo,
+    /// The lines of each switched file (by its path in the repository) whose text the schema
+    /// changed: a panic's column there is the schema's, not the source's.
+    pub moved_columns: Vec<(PathBuf, BTreeSet<usize>)>,
 }
 
 impl Switched {
@@ -174,7 +177,10 @@ pub fn attempt(
             let switched: Vec<u32> = schemas.values().flat_map(|s| s.switched.iter().copied()).collect();
             let recording = Recording { jobs, flaky };
             crate::run::event::set_stage(Some("running the tests, recording which reach each mutant"));
-            let switched = record(cargo, tested, built.artifacts, &switched, recording, &mut steps, log)?;
+            let mut switched = record(cargo, tested, built.artifacts, &switched, recording, &mut steps, log)?;
+            if let Some(switched) = switched.as_mut() {
+                switched.moved_columns = moved_columns(plan, &schemas);
+            }
             return Ok(Attempt { switched, rewritten, steps, build: build_time, unviable });
         }
         unviable.extend(unviable_bodies(&built.errors, &cargo.root, plan, &schemas, mutants));
@@ -194,6 +200,19 @@ pub fn attempt(
     // The body replacements seen failing on their own values stay settled: building each of
     // them alone would fail the same way.
     Ok(Attempt { switched: None, rewritten: Vec::new(), steps, build: build_time, unviable })
+}
+
+/// The lines of each file of `schemas` whose text its schema changed (every line keeps its
+/// number).
+fn moved_columns(plan: &Plan, schemas: &BTreeMap<usize, Schema>) -> Vec<(PathBuf, BTreeSet<usize>)> {
+    schemas
+        .iter()
+        .map(|(&file, schema)| {
+            let original = plan.files[file].source.lines();
+            let changed = schema.text.lines().zip(original).enumerate().filter(|(_, (new, old))| new != old);
+            (plan.files[file].path.clone(), changed.map(|(index, _)| index + 1).collect())
+        })
+        .collect()
 }
 
 /// Writes into the copy at `root` the schema of each file's mutants (`by_file`) but those
@@ -537,7 +556,8 @@ fn record(
         .map(|(id, reach)| (id as usize - 1, reach))
         .collect();
     let ids = switched.iter().map(|&id| id as usize - 1).collect();
-    Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone() }))
+    let moved_columns = Vec::new();
+    Ok(Some(Switched { binaries, reach, doctests_took, ids, cargo: cargo.clone(), moved_columns }))
 }
 
 /// Runs each test executable with the switch off, recording which of its tests reach each

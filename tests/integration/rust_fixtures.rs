@@ -423,3 +423,37 @@ fn a_file_whose_module_a_cfg_leaves_out_is_not_covered_on_every_path_and_tested_
     let verdicts = verdicts(&report, "src/fast.rs");
     assert!(verdicts.iter().all(|(.., status)| status == "Killed"), "{verdicts:?}");
 }
+
+/// A mutant that panics on its own line in the switched build (`x + 1` overflowing): the
+/// panic's column there counts the schema's code, so the reason names the line alone; a panic
+/// in the tests, on a line the schema left as it was, keeps its column.
+#[test]
+fn a_panic_on_a_switched_line_is_named_by_its_line_and_one_in_the_tests_by_its_column() {
+    let manifest = "[package]\nname = \"below\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    let tests = "\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn below_the_top() {\n        assert_eq!(super::below(255), 254);\n    }\n}\n";
+    let before = format!("pub fn below(x: u8) -> u8 {{\n    x\n}}\n{}", tests.replace("254", "255"));
+    let after = format!("pub fn below(x: u8) -> u8 {{\n    x - 1\n}}\n{tests}");
+    let repo = crate::common::repo_of(
+        &[("Cargo.toml", manifest), ("src/lib.rs", &before)],
+        &[("src/lib.rs", &after)],
+    );
+    let (run, report) = run_in(&repo, &[]);
+    let mutants = report["files"]["src/lib.rs"]["mutants"].as_array().unwrap_or_else(|| panic!("{run:?}"));
+    let reason = |replacement: &str| {
+        let mutant =
+            mutants.iter().find(|m| m["location"]["start"]["line"] == 2 && m["replacement"] == replacement);
+        let mutant = mutant.unwrap_or_else(|| panic!("no `{replacement}` mutant: {mutants:?}"));
+        assert_eq!(
+            (&mutant["status"], &mutant["run"]["how"]),
+            (&"Killed".into(), &"schema".into()),
+            "{mutant}"
+        );
+        mutant["statusReason"].as_str().unwrap().to_string()
+    };
+    assert_eq!(reason("+"), "tests::below_the_top panicked at src/lib.rs:2 attempt to add with overflow");
+    let in_the_test = reason("2");
+    assert!(
+        in_the_test.starts_with("tests::below_the_top panicked at src/lib.rs:9:9 assertion"),
+        "{in_the_test}"
+    );
+}
