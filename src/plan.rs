@@ -166,6 +166,9 @@ fn passed_over(files: &[String], one: &str, many: &str) -> Option<String> {
     }
 }
 
+/// How many files the note on reformatted lines names before it counts the rest.
+const REFORMATTED_FILES_NAMED: usize = 5;
+
 /// The notes on the added lines a plan left without mutants: those a front end passed over
 /// (each reason in its words), mutants an equivalence rule did not make, old code reformatted
 /// or moved.
@@ -202,8 +205,23 @@ fn count_notes(plan: &Plan) -> Vec<String> {
         } else {
             ("lines only reformat or move", "were")
         };
+        let mut places: Vec<String> = plan
+            .reformatted
+            .iter()
+            .filter(|(_, lines)| !lines.is_empty())
+            .map(|(path, lines)| format!("{}:{}", path.display(), crate::words::line_runs(lines)))
+            .collect();
+        if places.len() > REFORMATTED_FILES_NAMED {
+            let more = places.len() - REFORMATTED_FILES_NAMED;
+            places.truncate(REFORMATTED_FILES_NAMED);
+            places.push(format!(
+                "and {} (the report's `reformatted` lists them)",
+                crate::words::count_of(more, "more file", "more files")
+            ));
+        }
         notes.push(format!(
-            "{reformatted} added executable {lines} removed code and {verb} passed over (--include-reformatted keeps them)"
+            "{reformatted} added executable {lines} removed code and {verb} passed over (--include-reformatted keeps them): {}",
+            places.join("; ")
         ));
     }
     notes
@@ -291,17 +309,25 @@ mod tests {
     }
 
     #[test]
-    fn one_reformatted_line_is_said_in_the_singular_and_more_in_the_plural() {
+    fn reformatted_lines_are_counted_in_the_singular_or_plural_and_named_by_file() {
         let mut plan = Plan::default();
         plan.reformatted.insert(PathBuf::from("a.py"), vec![3]);
         assert_eq!(
             count_notes(&plan),
-            ["1 added executable line only reformats or moves removed code and was passed over (--include-reformatted keeps them)"]
+            ["1 added executable line only reformats or moves removed code and was passed over (--include-reformatted keeps them): a.py:3"]
         );
-        plan.reformatted.insert(PathBuf::from("b.py"), vec![4, 9]);
+        plan.reformatted.insert(PathBuf::from("b.py"), vec![4, 5, 6, 9]);
         assert_eq!(
             count_notes(&plan),
-            ["3 added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)"]
+            ["5 added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them): a.py:3; b.py:4-6, 9"]
+        );
+        for name in ["c", "d", "e", "f", "g"] {
+            plan.reformatted.insert(PathBuf::from(format!("{name}.py")), vec![1]);
+        }
+        let note = count_notes(&plan).remove(0);
+        assert!(
+            note.ends_with(": a.py:3; b.py:4-6, 9; c.py:1; d.py:1; e.py:1; and 2 more files (the report's `reformatted` lists them)"),
+            "{note}"
         );
     }
 }

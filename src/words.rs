@@ -14,6 +14,22 @@ pub fn one_of(names: &[&str]) -> String {
     }
 }
 
+/// Line numbers (sorted) as runs: `3-5, 9, 12-13`.
+pub fn line_runs(lines: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &line in lines {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == line => *end = line,
+            _ => runs.push((line, line)),
+        }
+    }
+    let runs: Vec<String> = runs
+        .iter()
+        .map(|&(start, end)| if start == end { start.to_string() } else { format!("{start}-{end}") })
+        .collect();
+    runs.join(", ")
+}
+
 /// `a, b, c and 4 more`: at most `keep` tests named.
 pub fn some_tests(tests: &[&str], keep: usize) -> String {
     if tests.len() <= keep {
@@ -48,6 +64,13 @@ pub fn describe_tests(tests: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_written_as_runs() {
+        assert_eq!(line_runs(&[3, 4, 5, 9, 12, 13]), "3-5, 9, 12-13");
+        assert_eq!(line_runs(&[7]), "7");
+        assert_eq!(line_runs(&[]), "");
+    }
 
     #[test]
     fn names_are_alternatives_the_last_after_or() {

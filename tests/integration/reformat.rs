@@ -91,11 +91,14 @@ fn a_commit_that_only_requotes_rewraps_and_moves_code_mutates_nothing() {
     assert_eq!(mutant_lines(&plan), Vec::<u64>::new(), "{plan}");
     let reformatted = plan["reformatted"]["versions.py"].as_array().unwrap();
     assert!(reformatted.len() >= 8, "the moved and re-wrapped lines are listed: {plan}");
+    let lines: Vec<usize> = reformatted.iter().map(|line| line.as_u64().unwrap() as usize).collect();
     let note = format!(
-        "note: {} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them)",
-        reformatted.len()
+        "note: {} added executable lines only reformat or move removed code and were passed over (--include-reformatted keeps them): versions.py:{}",
+        reformatted.len(),
+        mutdelta::words::line_runs(&lines)
     );
     assert!(stderr.contains(&note), "{stderr}");
+    assert!(note.contains(": versions.py:") && note.contains(", "), "runs of lines, by file: {note}");
 
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
