@@ -109,7 +109,7 @@ fn the_audit_measures_the_edited_tests_once_even_with_nothing_kept_between_runs(
         names,
         [
             "the edited tests before the change",
-            "baseline (reused: an earlier run measured the same files, interpreter and tests)",
+            "baseline (answered by this check's earlier measurement of the same files and tests)",
             // After the change (other files, other questions; the rest of the suite begun as
             // soon as lines are known to be left uncovered), and the confirmation of the losses
             // in a copy of its own: measured afresh.
