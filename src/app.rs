@@ -112,6 +112,7 @@ fn run_command(command: Command, cli_directory: Option<PathBuf>) -> anyhow::Resu
             Ok(Exit::Clean)
         }
         Command::Man => man().map(|()| Exit::Clean),
+        Command::Mcp => crate::mcp::serve(crate::lines::repository_root(&directory)?),
         Command::InstallHook(args) => {
             crate::hook::install(&directory, args.force, &args.check_options).map(|installed| {
                 print!("{}", hook_text(&installed));

@@ -60,6 +60,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of mutdelta and its commands: `mutdelta man | man -l -`.
     Man,
+    /// Serve the Model Context Protocol over standard input and output, for coding agents: the
+    /// tools check, list, show and mutators, on the repository (-C or the current directory).
+    Mcp,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub mod exit;
 pub mod hook;
 pub mod interrupt;
 pub mod lines;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod options;

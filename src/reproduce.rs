@@ -97,9 +97,23 @@ impl Found {
     }
 }
 
+/// What `show` prints of one mutant, and the parts of it a program reads apart.
+pub struct Shown {
+    pub text: String,
+    /// The mutant as a unified diff of its file.
+    pub diff: String,
+    /// The command line that reproduces its verdict (or makes the copy to inspect it).
+    pub command: String,
+}
+
 /// `mutdelta show REPORT ID`: where, the diff, the verdict and why, what ran, and a command that
 /// reproduces it.
 pub fn show(report: &Path, id: &str) -> Result<String> {
+    shown(report, id).map(|shown| shown.text)
+}
+
+/// `show`'s text of mutant `id` of `report`, with its diff and command apart.
+pub fn shown(report: &Path, id: &str) -> Result<Shown> {
     let found = Found::read(report, id)?;
     let m = &found.mutant;
     let mut out = String::new();
@@ -125,7 +139,8 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
             .unwrap_or_default(),
         if reason.is_empty() { String::new() } else { format!(": {}", inert(reason)) }
     );
-    for line in unified_diff(&inert(&found.path), &found.source, &found.mutated()?).lines() {
+    let diff = unified_diff(&inert(&found.path), &found.source, &found.mutated()?);
+    for line in diff.lines() {
         let _ = writeln!(out, "    {}", inert_code(&within_a_screen(line)));
     }
     out.push_str(&test_list("tests run", &m.covered_by, "coveredBy"));
@@ -156,15 +171,17 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
                 out,
                 "reproduce (a fresh copy of the state under test with this mutant, then its tests):"
             );
-            let _ = writeln!(out, "    {apply} && {}", commands.join(" && "));
+            let command = format!("{apply} && {}", commands.join(" && "));
+            let _ = writeln!(out, "    {command}");
+            Ok(Shown { text: out, diff, command })
         }
         None => {
             let _ = writeln!(out, "nothing ran for this verdict");
             let _ = writeln!(out, "inspect (a fresh copy of the state under test with this mutant):");
             let _ = writeln!(out, "    {apply}");
+            Ok(Shown { text: out, diff, command: apply })
         }
     }
-    Ok(out)
 }
 
 /// How many tests `show` names in a list before it counts the rest.
@@ -198,7 +215,10 @@ fn portable(command: &CommandEntry, scratches: &[&Path]) -> String {
         if let Ok(inside) = path.strip_prefix(&command.cwd) {
             return Some(inside.display().to_string());
         }
-        if scratches.iter().any(|scratch| path.starts_with(scratch)) {
+        // The report's own temporary directories, and the one the copy lay in (a verdict reused
+        // from an earlier run ran in that run's).
+        let run_directory = command.cwd.parent().filter(|run| run.parent().is_some());
+        if scratches.iter().copied().chain(run_directory).any(|scratch| path.starts_with(scratch)) {
             return None;
         }
         Some(value.to_string())
@@ -471,6 +491,12 @@ mod tests {
         };
         assert_eq!(
             portable(&command, &[Path::new("/tmp/run")]),
+            "PYTHONPATH=.:src:/home/u/lib /venv/bin/python -m pytest tests/test_a.py"
+        );
+        // A verdict reused from an earlier run: its copy lay in a directory the report does not
+        // name, whose paths are left out as well.
+        assert_eq!(
+            portable(&command, &[Path::new("/tmp/another-run")]),
             "PYTHONPATH=.:src:/home/u/lib /venv/bin/python -m pytest tests/test_a.py"
         );
     }

@@ -76,7 +76,7 @@ pub fn python_at(minor: &str) -> PathBuf {
     venv_with_pytest(&format!("python-env-{minor}"), &base.join("bin/python3"), &[])
 }
 
-fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
+pub fn venv_with_pytest(name: &str, base: &Path, more: &[&str]) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let python = root.join("venv/bin/python");
     std::fs::create_dir_all(&root).unwrap();

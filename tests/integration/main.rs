@@ -19,6 +19,7 @@ mod install_hook;
 mod interrupt;
 mod kill;
 mod kill_loss;
+mod mcp;
 mod pre_commit;
 mod progress;
 mod properties;
