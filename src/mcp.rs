@@ -454,6 +454,9 @@ mod tests {
             check_args(&with(&["tests/test_a.py::test_x", "tests/test_b.py"])).unwrap(),
             ["--test", "tests/test_a.py::test_x", "--test", "tests/test_b.py"]
         );
+        let run =
+            CheckParams { python: Some(".venv".into()), jobs: Some(3), timeout: Some(2.5), ..with(&[]) };
+        assert_eq!(check_args(&run).unwrap(), ["--python", ".venv", "--jobs", "3", "--timeout", "2.5"]);
         for outside in ["/etc/passwd", "../other/test_x.py", "tests/../../x.py::test_y"] {
             let refused = check_args(&with(&[outside])).unwrap_err();
             assert!(refused.contains("lies outside the repository"), "{outside}: {refused}");

@@ -129,7 +129,8 @@ impl Search {
         let Search { removed_runs, starts, used, steps_left } = self;
         let best = starts
             .candidates(language, &added[0])
-            .filter(|&(r, l)| !used[r][l] && removed_runs[r].lines[l].context == added[0].context)
+            // The hashes hold the context too; this keeps a collision from crossing functions.
+            .filter(|&(r, l)| removed_runs[r].lines[l].context == added[0].context)
             .filter_map(|(r, l)| {
                 longest_match(added, &removed_runs[r].lines[l..], &used[r][l..], steps_left)
                     .map(|(added_len, removed_len)| (added_len, r, l, removed_len))
@@ -700,5 +701,19 @@ def mean(items):
         let claimed = &later.lines[Path::new("a.py")];
         assert!(claimed.iter().all(|&n| n < line), "no line from {line} on is old code: {claimed:?}");
         assert_eq!(search(200 * 100 * 4 + 1_000).lines, later.lines, "the same steps, the same answer");
+    }
+
+    #[test]
+    fn only_removed_lines_in_the_same_functions_and_language_are_candidates() {
+        let line = |context: &[&str]| Line {
+            number: 1,
+            tokens: tokens("total = compute(a, b)", PYTHON),
+            context: context.iter().map(|name| name.to_string()).collect(),
+        };
+        let run = |language, context: &[&str]| Run { language, lines: vec![line(context)] };
+        let removed = [run(PYTHON, &["f"]), run(PYTHON, &["g"]), run(RUST, &["f"]), run(PYTHON, &["f"])];
+        let starts = Starts::index(&removed);
+        let found: Vec<(usize, usize)> = starts.candidates(PYTHON, &line(&["f"])).collect();
+        assert_eq!(found, [(0, 0), (3, 0)]);
     }
 }

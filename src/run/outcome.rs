@@ -112,9 +112,19 @@ mod tests {
             aborted.reason,
             "the test process died of SIGABRT (signal 6): it aborted, usually a panic while panicking, a stack overflow or `abort()`"
         );
-        assert!(read(11)
-            .reason
-            .starts_with("the test process died of SIGSEGV (signal 11): a segmentation fault"));
+        let named = [
+            (4, "SIGILL (signal 4): an illegal instruction"),
+            (7, "SIGBUS (signal 7): a bus error"),
+            (8, "SIGFPE (signal 8): an arithmetic fault"),
+            (9, "SIGKILL (signal 9): killed, often by the kernel's out-of-memory killer"),
+            (11, "SIGSEGV (signal 11): a segmentation fault"),
+            (13, "SIGPIPE (signal 13): it wrote to a pipe nobody reads"),
+            (15, "SIGTERM (signal 15): something outside the tests asked it to stop"),
+        ];
+        for (signal, said) in named {
+            let reason = read(signal).reason;
+            assert!(reason.starts_with(&format!("the test process died of {said}")), "{reason}");
+        }
         assert_eq!(read(40).reason, "the test process died of signal 40");
     }
 
