@@ -335,7 +335,8 @@ fn a_map_the_nightly_job_made_of_the_base_branch_rules_tests_out_of_a_pull_reque
 }
 
 /// The README's workflows that use the action, with its `uses:` pointed at a copy of this
-/// repository's action (actionlint then reads its inputs, and shellcheck its run steps).
+/// repository's action (actionlint then reads its inputs, and shellcheck its run steps), and the
+/// release workflow.
 #[test]
 fn actionlint_accepts_the_readmes_workflows_against_the_actions_inputs_and_refuses_an_unknown_input() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
@@ -363,6 +364,9 @@ fn actionlint_accepts_the_readmes_workflows_against_the_actions_inputs_and_refus
     for (number, workflow) in workflows.iter().enumerate() {
         std::fs::write(repo.path().join(format!(".github/workflows/readme-{number}.yml")), workflow).unwrap();
     }
+    // And this repository's own workflows: the release's.
+    let own = Path::new(ROOT).join(".github/workflows/release.yml");
+    std::fs::copy(&own, repo.path().join(".github/workflows/release.yml")).unwrap();
     let tools = action_tools();
     let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap());
     let lint = || {
