@@ -189,7 +189,7 @@ fn yield_the_cpu() {
     // SAFETY: sched_setscheduler and setpriority act on the calling process and read only the
     // parameter passed; both are async-signal-safe.
     unsafe {
-        let param = libc::sched_param { sched_priority: 0 };
+        let param = idle_param();
         if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
             libc::setpriority(libc::PRIO_PROCESS, 0, 19);
         }
@@ -202,10 +202,17 @@ fn yield_the_cpu() {
 fn yield_the_cpu_as(group: i32) {
     // SAFETY: both calls act on processes of the group we created and read only the parameter.
     unsafe {
-        let param = libc::sched_param { sched_priority: 0 };
+        let param = idle_param();
         libc::sched_setscheduler(group, libc::SCHED_IDLE, &param);
         libc::setpriority(libc::PRIO_PGRP, group as libc::id_t, 19);
     }
+}
+
+/// The scheduling parameter `SCHED_IDLE` takes: priority 0. Zeroed rather than built field by
+/// field, since musl's `sched_param` has fields glibc's lacks.
+fn idle_param() -> libc::sched_param {
+    // SAFETY: sched_param is plain integers (and, on musl, timespecs), for which zero is valid.
+    unsafe { std::mem::zeroed() }
 }
 
 /// The last few kilobytes of a log.
