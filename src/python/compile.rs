@@ -243,6 +243,32 @@ print(json.dumps(answers))
         serde_json::from_slice(&answer).unwrap()
     }
 
+    /// `mutants` of `source` compiled with every function and statement taken as long (each
+    /// mutant within its statement or element) and with none: asserts that both answer the
+    /// whole-file oracle's errors and the same equivalences. The narrowed answers, how many
+    /// mutants do not compile, and how many are equivalent.
+    fn narrowed_as_whole(source: &str, mutants: &[serde_json::Value]) -> (Answers, usize, usize) {
+        let python = Path::new("python3");
+        let ask = |long: u64| {
+            let request = json!({
+                "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }],
+                "longFunction": long,
+            });
+            run(python, &request, &Cache::off()).unwrap()
+        };
+        let (narrowed, whole) = (ask(0), ask(1_000_000));
+        let oracle = whole_file_errors(python, source, mutants);
+        assert_eq!(narrowed.mutants, oracle, "the errors, at the file's lines");
+        assert_eq!(whole.mutants, oracle);
+        let equivalent = |answers: &Answers| -> Vec<String> {
+            answers.equivalent.iter().map(|same| format!("{same:?}")).collect()
+        };
+        assert_eq!(equivalent(&narrowed), equivalent(&whole));
+        let errors = oracle.iter().filter(|error| error.is_some()).count();
+        let found = equivalent(&narrowed).iter().filter(|same| *same != "None").count();
+        (narrowed, errors, found)
+    }
+
     #[test]
     fn a_mutant_compiled_within_its_method_or_statement_errs_as_the_whole_file_would() {
         let source = [
@@ -342,26 +368,13 @@ print(json.dumps(answers))
             json!([18, 27, 18, 28, "+"]),                // `n + 0`: another operation on a variable
             json!([19, 20, 19, 21, "0"]),                // compiles
         ];
-        let python = Path::new("python3");
-        let ask = |long: u64| {
-            let request = json!({
-                "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }],
-                "longFunction": long,
-            });
-            run(python, &request, &Cache::off()).unwrap()
-        };
-        let by_statement = ask(0);
-        let whole = ask(1_000_000);
-        let oracle = whole_file_errors(python, &source, &mutants);
-        assert_eq!(by_statement.mutants, oracle, "the errors, at the file's lines");
-        assert_eq!(whole.mutants, oracle);
-        assert_eq!(oracle.iter().filter(|error| error.is_some()).count(), 2, "{oracle:?}");
-        let equivalent = |answers: &Answers| -> Vec<String> {
-            answers.equivalent.iter().map(|same| format!("{same:?}")).collect()
-        };
-        assert_eq!(equivalent(&by_statement), equivalent(&whole));
-        let found = equivalent(&by_statement).iter().filter(|same| *same != "None").count();
-        assert_eq!(found, 2, "`2 - 0` as the original, `2 + 1` as `3 + 0`: {:?}", by_statement.equivalent);
+        let (by_statement, errors, equivalent) = narrowed_as_whole(&source, &mutants);
+        assert_eq!(errors, 2, "{:?}", by_statement.mutants);
+        assert_eq!(
+            equivalent, 2,
+            "`2 - 0` as the original, `2 + 1` as `3 + 0`: {:?}",
+            by_statement.equivalent
+        );
     }
 
     #[test]
@@ -406,25 +419,8 @@ print(json.dumps(answers))
             at(11, "and", "or"),    // `a or 8`, a call's argument
             at(11, "-", "+"),       // `+9`
         ];
-        let python = Path::new("python3");
-        let ask = |long: u64| {
-            let request = json!({
-                "files": [{ "name": "shapes.py", "source": source, "mutants": mutants }],
-                "longFunction": long,
-            });
-            run(python, &request, &Cache::off()).unwrap()
-        };
-        let by_element = ask(0);
-        let whole = ask(1_000_000);
-        let oracle = whole_file_errors(python, &source, &mutants);
-        assert_eq!(by_element.mutants, oracle, "the errors, at the file's lines");
-        assert_eq!(whole.mutants, oracle);
-        assert_eq!(oracle.iter().filter(|error| error.is_some()).count(), 2, "{oracle:?}");
-        let equivalent = |answers: &Answers| -> Vec<String> {
-            answers.equivalent.iter().map(|same| format!("{same:?}")).collect()
-        };
-        assert_eq!(equivalent(&by_element), equivalent(&whole));
-        let found = equivalent(&by_element).iter().filter(|same| *same != "None").count();
-        assert_eq!(found, 1, "`4 - 0` as the original: {:?}", by_element.equivalent);
+        let (by_element, errors, equivalent) = narrowed_as_whole(&source, &mutants);
+        assert_eq!(errors, 2, "{:?}", by_element.mutants);
+        assert_eq!(equivalent, 1, "`4 - 0` as the original: {:?}", by_element.equivalent);
     }
 }
