@@ -160,7 +160,8 @@ impl Server {
                 json!({"error": "no check has run yet: call check first"}),
             ));
         };
-        match crate::reproduce::shown(&report, &params.id) {
+        let shown = crate::reproduce::shown_each(&report, &[params.id.as_str()]);
+        match shown.and_then(|mut shown| shown.pop().expect("one asked, one shown")) {
             Ok(shown) => Ok(CallToolResult::structured(
                 json!({"id": params.id, "text": shown.text, "diff": shown.diff, "reproduce": shown.command}),
             )),
@@ -358,7 +359,7 @@ fn refused(ran: &Ran) -> CallToolResult {
 /// evidence, the lines no test runs, and the notes.
 fn checked(document: &Value, report: &Path, ran: &Ran) -> Value {
     let mut counts = serde_json::Map::new();
-    let mut survivors = Vec::new();
+    let mut surviving: Vec<(&str, &Value)> = Vec::new();
     let mut uncovered = Vec::new();
     for (path, file) in document["files"].as_object().into_iter().flatten() {
         for mutant in file["mutants"].as_array().into_iter().flatten() {
@@ -367,12 +368,18 @@ fn checked(document: &Value, report: &Path, ran: &Ran) -> Value {
             *count = json!(count.as_u64().unwrap_or(0) + 1);
             let line = &mutant["location"]["start"]["line"];
             match status {
-                "Survived" => survivors.push(survivor(path, mutant, report)),
+                "Survived" => surviving.push((path, mutant)),
                 "NoCoverage" => uncovered.push(json!({"id": mutant["id"], "file": path, "line": line})),
                 _ => {}
             }
         }
     }
+    // The report read once for every survivor's diff and command, not once each.
+    let ids: Vec<&str> = surviving.iter().map(|(_, mutant)| mutant["id"].as_str().unwrap_or("")).collect();
+    let shown = crate::reproduce::shown_each(report, &ids).unwrap_or_default();
+    let mut shown = shown.into_iter().map(Result::ok);
+    let survivors: Vec<Value> =
+        surviving.iter().map(|&(path, mutant)| survivor(path, mutant, shown.next().flatten())).collect();
     let notes: Vec<&str> = ran.stderr.iter().filter_map(|line| line.strip_prefix("note: ")).collect();
     json!({
         "exitStatus": ran.code,
@@ -385,12 +392,10 @@ fn checked(document: &Value, report: &Path, ran: &Ran) -> Value {
     })
 }
 
-/// A surviving mutant with what an agent needs to act on it.
-fn survivor(path: &str, mutant: &Value, report: &Path) -> Value {
-    let id = mutant["id"].as_str().unwrap_or("");
-    let shown = crate::reproduce::shown(report, id).ok();
+/// A surviving mutant with what an agent needs to act on it (`shown`: its diff and command).
+fn survivor(path: &str, mutant: &Value, shown: Option<crate::reproduce::Shown>) -> Value {
     json!({
-        "id": id,
+        "id": mutant["id"],
         "file": path,
         "line": mutant["location"]["start"]["line"],
         "column": mutant["location"]["start"]["column"],

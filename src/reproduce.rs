@@ -19,23 +19,26 @@ fn scratches(section: &Section) -> Vec<&Path> {
     section.scratch.as_deref().into_iter().chain(shards).collect()
 }
 
-/// One mutant of a report, with its file.
-struct Found {
-    path: String,
-    source: String,
-    mutant: MutantEntry,
-    origin: Section,
+/// One mutant of a report, with its file, borrowed from the report read once.
+struct Found<'d> {
+    path: &'d str,
+    source: &'d str,
+    mutant: &'d MutantEntry,
+    origin: &'d Section,
 }
 
-impl Found {
-    /// The mutant `id` of the report at `report`, which is untrusted: its file must be named by
-    /// a plain relative path, the mutant must lie within that file's recorded text, and each
-    /// variable its commands set must be named as a shell variable is.
-    fn read(report: &Path, id: &str) -> Result<Found> {
-        let document: Document =
-            crate::report::input::read(report, "the report", "give the file `check --json` wrote")?;
+/// A report, read: untrusted until `Found::of` has checked the mutant it is asked for.
+fn read_report(report: &Path) -> Result<Document> {
+    crate::report::input::read(report, "the report", "give the file `check --json` wrote")
+}
+
+impl<'d> Found<'d> {
+    /// The mutant `id` of `document`, the report at `report`, which is untrusted: its file must
+    /// be named by a plain relative path, the mutant must lie within that file's recorded text,
+    /// and each variable its commands set must be named as a shell variable is.
+    fn of(report: &Path, id: &str, document: &'d Document) -> Result<Found<'d>> {
         let found = Found::find(report, id, document)?;
-        relative_path(&found.path)?;
+        relative_path(found.path)?;
         found.mutated()?;
         for command in found.mutant.run.iter().flat_map(|run| &run.commands) {
             if let Some(name) = command.env.keys().find(|name| !is_variable_name(name)) {
@@ -49,7 +52,7 @@ impl Found {
         Ok(found)
     }
 
-    fn find(report: &Path, id: &str, document: Document) -> Result<Found> {
+    fn find(report: &Path, id: &str, document: &'d Document) -> Result<Found<'d>> {
         let holding = document.files.values().flat_map(|file| &file.mutants).filter(|m| m.id == id).count();
         if holding > 1 {
             bail!(
@@ -68,12 +71,12 @@ impl Found {
             }
         }
         let defined = document.test_files.as_ref().map(Defined::read).transpose()?;
-        for (path, file) in document.files {
-            if let Some(mutant) = file.mutants.into_iter().find(|mutant| mutant.id == id) {
+        for (path, file) in &document.files {
+            if let Some(mutant) = file.mutants.iter().find(|mutant| mutant.id == id) {
                 if let Some(defined) = &defined {
-                    defined.check(&path, id, mutant.covered_by.iter().chain(&mutant.killed_by))?;
+                    defined.check(path, id, mutant.covered_by.iter().chain(&mutant.killed_by))?;
                 }
-                return Ok(Found { path, source: file.source, mutant, origin: document.mutdelta });
+                return Ok(Found { path, source: &file.source, mutant, origin: &document.mutdelta });
             }
         }
         bail!("{} has no mutant {id}: it holds {count} mutants, numbered from 1", report.display())
@@ -87,11 +90,11 @@ impl Found {
             anyhow!(
                 "mutant {} does not lie within the text the report records for {}: the report is damaged or hostile, so nothing of it is used",
                 inert(&self.mutant.id),
-                inert(&self.path)
+                inert(self.path)
             )
         };
-        let start = byte_offset(&self.source, location.start).ok_or_else(outside)?;
-        let end = byte_offset(&self.source, location.end).filter(|&end| end >= start).ok_or_else(outside)?;
+        let start = byte_offset(self.source, location.start).ok_or_else(outside)?;
+        let end = byte_offset(self.source, location.end).filter(|&end| end >= start).ok_or_else(outside)?;
         let replacement = self.mutant.replacement.as_deref().unwrap_or("");
         Ok(format!("{}{replacement}{}", &self.source[..start], &self.source[end..]))
     }
@@ -109,20 +112,29 @@ pub struct Shown {
 /// `mutdelta show REPORT ID`: where, the diff, the verdict and why, what ran, and a command that
 /// reproduces it.
 pub fn show(report: &Path, id: &str) -> Result<String> {
-    shown(report, id).map(|shown| shown.text)
+    shown_each(report, &[id])?.pop().expect("one asked, one shown").map(|shown| shown.text)
 }
 
-/// `show`'s text of mutant `id` of `report`, with its diff and command apart.
-pub fn shown(report: &Path, id: &str) -> Result<Shown> {
-    let found = Found::read(report, id)?;
-    let m = &found.mutant;
+/// `show` of each mutant of `ids` in `report`, read once: each one's text with its diff and
+/// command apart, or why it cannot be shown.
+pub fn shown_each(report: &Path, ids: &[&str]) -> Result<Vec<Result<Shown>>> {
+    let document = read_report(report)?;
+    Ok(ids
+        .iter()
+        .map(|id| Found::of(report, id, &document).and_then(|found| shown(report, &found)))
+        .collect())
+}
+
+/// `show`'s text of `found`, of `report`, with its diff and command apart.
+fn shown(report: &Path, found: &Found<'_>) -> Result<Shown> {
+    let m = found.mutant;
     let mut out = String::new();
     let description = m.description.clone().unwrap_or_else(|| m.mutator_name.clone());
     let _ = writeln!(
         out,
         "mutant {}: {}:{}:{}: {} ({})",
         inert(&m.id),
-        inert(&found.path),
+        inert(found.path),
         m.location.start.line,
         m.location.start.column,
         inert(&description),
@@ -139,7 +151,7 @@ pub fn shown(report: &Path, id: &str) -> Result<Shown> {
             .unwrap_or_default(),
         if reason.is_empty() { String::new() } else { format!(": {}", inert(reason)) }
     );
-    let diff = unified_diff(&inert(&found.path), &found.source, &found.mutated()?);
+    let diff = unified_diff(&inert(found.path), found.source, &found.mutated()?);
     for line in diff.lines() {
         let _ = writeln!(out, "    {}", inert_code(&within_a_screen(line)));
     }
@@ -164,7 +176,7 @@ pub fn shown(report: &Path, id: &str) -> Result<Shown> {
                     command.duration
                 );
             }
-            let scratches = scratches(&found.origin);
+            let scratches = scratches(found.origin);
             let commands: Vec<String> =
                 run.commands.iter().map(|command| portable(command, &scratches)).collect();
             let _ = writeln!(
@@ -301,10 +313,11 @@ fn quote(text: &str) -> String {
 /// made from `repository` (or the one the report names), a git repository whose one commit is
 /// that state. Returns the directory written.
 pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Path>) -> Result<PathBuf> {
-    let found = Found::read(report, id)?;
+    let document = read_report(report)?;
+    let found = Found::of(report, id, &document)?;
     let mutated = found.mutated()?;
     if let Some(dir) = to {
-        write_over_original(&tracked_file(dir, &found.path)?, &found, &mutated)?;
+        write_over_original(&tracked_file(dir, found.path)?, &found, &mutated)?;
         return Ok(dir.to_path_buf());
     }
     let origin = &found.origin;
@@ -323,7 +336,7 @@ pub fn apply(report: &Path, id: &str, to: Option<&Path>, repository: Option<&Pat
         .context("could not create a temporary directory")?;
     worktree::materialize(&repo, state, copy.path())?;
     commit_unmutated(copy.path()).context("could not make the copy a git repository")?;
-    write_over_original(&tracked_file(copy.path(), &found.path)?, &found, &mutated)?;
+    write_over_original(&tracked_file(copy.path(), found.path)?, &found, &mutated)?;
     Ok(copy.keep())
 }
 
@@ -384,7 +397,7 @@ fn write_over_original(path: &Path, found: &Found, mutated: &str) -> Result<()> 
         bail!(
             "{} differs from the {} the report tested, so the mutant would not reproduce there: check out the state the report tested first",
             path.display(),
-            inert(&found.path)
+            inert(found.path)
         );
     }
     std::fs::OpenOptions::new()
