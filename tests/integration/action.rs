@@ -63,21 +63,35 @@ impl PullRequest {
 }
 
 /// What one run of the action did: its status, its log, its outputs.
-struct ActionRun {
-    status: i64,
-    log: String,
-    outputs: serde_json::Value,
+pub(crate) struct ActionRun {
+    pub(crate) status: i64,
+    pub(crate) log: String,
+    pub(crate) outputs: serde_json::Value,
     summary: String,
+    /// The runner's temporary directory, kept while the run is looked at (an executable the
+    /// install step downloaded lies there).
+    pub(crate) runner_temp: tempfile::TempDir,
 }
 
 /// The action, run by `action_runner.py` in `workspace` with the inputs in `with` (the binary
 /// under test as its `mutdelta` input unless `with` names one), as a `pull_request` job whose
 /// base branch is `base_ref`.
 fn run_action(workspace: &Path, base_ref: &str, with: serde_json::Value) -> ActionRun {
-    let runner_temp = tempfile::Builder::new().prefix("runner-temp-").tempdir().unwrap();
     let mut with = with.as_object().unwrap().clone();
     with.entry("mutdelta")
         .or_insert_with(|| assert_cmd::cargo::cargo_bin!("mutdelta").to_str().unwrap().into());
+    run_action_with_env(workspace, base_ref, serde_json::Value::Object(with), &[])
+}
+
+/// The action, run as `run_action` runs it but with `with` as given and the variables `env` set
+/// (those GitHub's runner sets for an action, say) over the test's own.
+pub(crate) fn run_action_with_env(
+    workspace: &Path,
+    base_ref: &str,
+    with: serde_json::Value,
+    env: &[(&str, &str)],
+) -> ActionRun {
+    let runner_temp = tempfile::Builder::new().prefix("runner-temp-").tempdir().unwrap();
     let outputs_file = runner_temp.path().join("outputs.json");
     let summary_file = runner_temp.path().join("step-summary.md");
     std::fs::write(&summary_file, "").unwrap();
@@ -85,7 +99,7 @@ fn run_action(workspace: &Path, base_ref: &str, with: serde_json::Value) -> Acti
     let output: Output = Command::new(action_tools().join("python"))
         .arg(Path::new(ROOT).join("tests/integration/action_runner.py"))
         .arg(ROOT)
-        .arg(serde_json::Value::Object(with).to_string())
+        .arg(with.to_string())
         .arg(&outputs_file)
         .current_dir(workspace)
         .envs(git_env.get_envs().filter_map(|(name, value)| Some((name, value?))))
@@ -98,6 +112,7 @@ fn run_action(workspace: &Path, base_ref: &str, with: serde_json::Value) -> Acti
         .env("GITHUB_STEP_SUMMARY", &summary_file)
         .env("RUNNER_TEMP", runner_temp.path())
         .env_remove("VIRTUAL_ENV")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let log =
@@ -112,6 +127,7 @@ fn run_action(workspace: &Path, base_ref: &str, with: serde_json::Value) -> Acti
         log,
         outputs: recorded["outputs"].clone(),
         summary: std::fs::read_to_string(&summary_file).unwrap(),
+        runner_temp,
     }
 }
 
@@ -357,6 +373,16 @@ fn actionlint_accepts_the_readmes_workflows_against_the_actions_inputs_and_refus
         })
         .collect();
     assert!(workflows.len() >= 2, "the README shows the action in a gate and in a sharded matrix");
+    let refs: Vec<&str> = readme
+        .split("uses: your-org/mutdelta@")
+        .skip(1)
+        .map(|rest| rest.split(|c: char| c.is_whitespace() || c == '`' || c == ',').next().unwrap())
+        .collect();
+    let release = format!("v{}", env!("CARGO_PKG_VERSION"));
+    assert!(
+        refs.iter().all(|each| *each == release),
+        "the README's workflows use the action at this version's release, whose executable it downloads: {refs:?}"
+    );
     let repo = tempfile::Builder::new().prefix("actionlint-").tempdir().unwrap();
     git(repo.path(), &["init", "-q"]);
     std::fs::copy(Path::new(ROOT).join("action.yml"), repo.path().join("action.yml")).unwrap();

@@ -1,6 +1,7 @@
 //! Integration tests: mutdelta run as a process on real git repositories and real pytest runs.
 
 mod action;
+mod action_release;
 mod arid;
 mod bad_input;
 mod bytecode;
