@@ -255,7 +255,7 @@ pub const RUST: &[Rule] = &[
 
     rule(MatchArmDeletion, "<pattern> => <value>,", &[""], "only in a match with a `_ =>` arm, which is never deleted"),
 
-    rule(FunctionBody, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn (unless --mutate-unsafe), const fn, nor a body that is one literal; here the body becomes {}, also for -> ()"),
+    rule(FunctionBody, "fn f() { <body> }", &["()"], "every FunctionBody rule: only when every line from `{` to `}` is requested; not for unsafe fn (unless --mutate-unsafe), const fn, nor a body that is one literal; the statements between the braces give way to the value (here to nothing, also for -> ()), so the mutant starts on the body's first line"),
     rule(FunctionBody, "fn f() -> bool { <body> }", &["true", "false"], ""),
     rule(FunctionBody, "fn f() -> <integer> { <body> }", &["0", "1"], "u8 ... u128, usize, i8 ... i128, isize"),
     rule(FunctionBody, "fn f() -> <float> { <body> }", &["0.0", "1.0"], "f32, f64"),

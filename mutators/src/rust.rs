@@ -87,7 +87,8 @@ pub fn mutate_with(
         .filter(|line| walker.refused_as_unsafe.contains(line) && !mutated.contains(line))
         .map(|&line| (line, &UNSAFE))
         .collect();
-    // The lines that hold code or a mutant (a body replacement starts on the `fn` line).
+    // The lines that hold code or a mutant (a body replacement starts on its body's first line,
+    // which may hold an item).
     let mut code_lines: Vec<usize> =
         executable_lines.iter().copied().chain(mutated.iter().copied()).collect();
     code_lines.sort_unstable();

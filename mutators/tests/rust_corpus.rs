@@ -157,7 +157,16 @@ fn broken_promise(source: &str, m: &Mutant) -> Option<&'static str> {
     let shape_ok = match m.mutator().name() {
         "StatementDeletion" => m.original.ends_with(';') && m.replacement.is_empty(),
         "MatchArmDeletion" => m.original.contains("=>") && m.replacement.is_empty(),
-        "FunctionBody" => m.original.starts_with('{') && m.original.ends_with('}'),
+        // A body's statements, from the first to the last: braces (and blanks or comments)
+        // just outside them.
+        "FunctionBody" => {
+            let before = source[..m.span.start].trim_end();
+            let after = source[m.span.end..].trim_start();
+            (before.ends_with('{')
+                || before.ends_with("*/")
+                || before.lines().last().is_some_and(|l| l.contains("//")))
+                && (after.starts_with('}') || after.starts_with("//") || after.starts_with("/*"))
+        }
         "UnaryOperator" => m.original.starts_with(['-', '!']) && m.replacement.trim().is_empty(),
         "StringLiteral" => m.original.ends_with(['"', '#']) && m.replacement.trim() == "\"\"",
         "ConditionForcing" => matches!(m.replacement.trim(), "true" | "false"),

@@ -27,6 +27,9 @@ pub fn hint(mutant: &Mutant) -> Option<String> {
         Mutator::ReturnValue => {
             format!("no test checks the value of {from}: assert on what the function returns")
         }
+        Mutator::FunctionBody if mutant.replacement.trim().is_empty() => {
+            "no test tells this function's work from doing nothing: assert on its effect".to_string()
+        }
         Mutator::FunctionBody => {
             format!("no test tells this function's work from {to}: assert on its result or its effect")
         }
@@ -181,6 +184,37 @@ mod tests {
         let long = "a_rather_long_function_name(with_an_argument,\n    and_another_one_that_goes_on)";
         assert_eq!(quoted(long), "`a_rather_long_function_name(with_an_a...`");
         assert_eq!(quoted(long).chars().count(), QUOTED + 2);
+    }
+
+    #[test]
+    fn a_replaced_rust_body_names_the_value_or_doing_nothing() {
+        let source =
+            "fn total(a: u8) -> u8 {\n    a + 1\n}\nfn log(a: u8) {\n    record(a);\n    flush();\n}\n";
+        let mutants = mutators::rust::mutate(source, &[1, 2, 3, 4, 5, 6, 7]).unwrap().mutants;
+        let hints: Vec<(usize, String)> = mutants
+            .iter()
+            .filter(|m| m.mutator() == Mutator::FunctionBody)
+            .map(|m| (m.line, hint(m).unwrap()))
+            .collect();
+        assert_eq!(
+            hints,
+            [
+                (
+                    2,
+                    "no test tells this function's work from `0`: assert on its result or its effect"
+                        .to_string()
+                ),
+                (
+                    2,
+                    "no test tells this function's work from `1`: assert on its result or its effect"
+                        .to_string()
+                ),
+                (
+                    5,
+                    "no test tells this function's work from doing nothing: assert on its effect".to_string()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -192,16 +192,8 @@ fn a_download_that_does_not_match_its_checksum_or_holds_no_plain_executable_is_n
     altered.extend_from_slice(b"\0");
     std::fs::write(&archive_path, altered).unwrap();
     let run = tampered.install_at(&format!("v{VERSION}"), "Linux");
-    assert_eq!(run.status, 2, "{}", run.log);
     let name = archive_name();
-    assert!(
-        run.log.contains(&format!(
-            "::error title=mutdelta action::the downloaded {name} does not match the release's SHA256SUMS"
-        )),
-        "{}",
-        run.log
-    );
-    assert_eq!(run.outputs["path"], "", "nothing is installed");
+    assert_refused(&run, &format!("the downloaded {name} does not match the release's SHA256SUMS"));
     assert_eq!(unpacked(&run), Vec::<String>::new(), "a download that fails its checksum is not unpacked");
 
     // An archive the checksums vouch for, whose mutdelta is a link and whose other members try
@@ -217,14 +209,7 @@ fn a_download_that_does_not_match_its_checksum_or_holds_no_plain_executable_is_n
         ]),
     )]);
     let run = hostile.install_at(&format!("v{VERSION}"), "Linux");
-    assert_eq!(run.status, 2, "{}", run.log);
-    assert!(
-        run.log.contains(&format!(
-            "::error title=mutdelta action::the release archive {name} holds no plain file named mutdelta"
-        )),
-        "{}",
-        run.log
-    );
+    assert_refused(&run, &format!("the release archive {name} holds no plain file named mutdelta"));
     assert!(!outside.exists(), "an absolute member is not written");
     let release_dir = run.runner_temp.path().join("mutdelta-release");
     assert!(!release_dir.join("escaped").exists(), "a member above the unpacking directory is not written");
@@ -233,14 +218,17 @@ fn a_download_that_does_not_match_its_checksum_or_holds_no_plain_executable_is_n
     // The right checksum, but an executable of another version.
     let other = release_of(b"#!/bin/sh\necho mutdelta 9.9.9\n");
     let run = other.install_at(&format!("v{VERSION}"), "Linux");
-    assert_eq!(run.status, 2, "{}", run.log);
-    assert!(
-        run.log.contains(&format!(
-            "the released executable of v{VERSION} says mutdelta 9.9.9, not mutdelta {VERSION}"
-        )),
-        "{}",
-        run.log
+    assert_refused(
+        &run,
+        &format!("the released executable of v{VERSION} says mutdelta 9.9.9, not mutdelta {VERSION}"),
     );
+}
+
+/// The install step failed with `said` as its error annotation, and installed nothing.
+fn assert_refused(run: &ActionRun, said: &str) {
+    assert_eq!(run.status, 2, "{}", run.log);
+    assert!(run.log.contains(&format!("::error title=mutdelta action::{said}")), "{}", run.log);
+    assert_eq!(run.outputs["path"], "", "nothing is installed");
 }
 
 /// The names the install step unpacked from the release's archive.

@@ -383,8 +383,8 @@ fn mutants_the_schema_shows_failing_on_their_own_values_are_settled_without_buil
     assert_eq!(run.code, 0, "{run:?}");
     let verdicts = verdicts(&report, "src/lib.rs");
     let expected = [
-        (9, "replace body of `handle` with `Default::default()`", "CompileError"),
-        (9, "replace body of `handle` with `Handle { fd: Default::default() }`", "CompileError"),
+        (10, "replace body of `handle` with `Default::default()`", "CompileError"),
+        (10, "replace body of `handle` with `Handle { fd: Default::default() }`", "CompileError"),
     ];
     assert_eq!(verdicts, expected.map(|(line, d, s)| (line, d.to_string(), s.to_string())), "{report}");
     for mutant in report["files"]["src/lib.rs"]["mutants"].as_array().unwrap() {

@@ -16,8 +16,10 @@ const ITERATOR_TRAITS: &[&str] = &["Iterator", "IntoIterator", "DoubleEndedItera
 const POINTERS: &[&str] = &["Box", "Rc", "Arc"];
 
 impl Walker<'_, '_> {
-    /// Replaces the body (`braces`, from `{` to `}`) of a `fn` whose every line was requested:
-    /// a function the change merely touches keeps its body.
+    /// Replaces the body of a `fn` whose every line was requested (`braces`, from `{` to `}`):
+    /// its statements, from the first to the last, give way to a value of its return type (none
+    /// for `()`), so the mutant stands on the body's first line, as cargo-mutants places it. A
+    /// function the change merely touches keeps its body.
     pub(crate) fn replace_body(&mut self, sig: &Signature, block: &Block, braces: Range<usize>) {
         if sig.constness.is_some() {
             return; // its body may be evaluated at compile time, where most values cannot be built
@@ -25,20 +27,24 @@ impl Walker<'_, '_> {
         if let [Stmt::Expr(Expr::Lit(_), None)] = block.stmts.as_slice() {
             return; // `{ 7 }`: the literal's own mutants say the same
         }
+        let (Some(first), Some(last)) = (block.stmts.first(), block.stmts.last()) else {
+            return; // `{}`: nothing to replace
+        };
         let lines = self.source.line(braces.start)..=self.source.line(braces.end - 1);
         if !lines.into_iter().all(|line| self.is_wanted(line)) {
             return;
         }
-        let body = &self.source.text[braces.clone()];
+        let statements = self.source.node(first).start..self.source.node(last).end;
+        let body = &self.source.text[statements.clone()];
         let mut values = return_values(&sig.output);
         values.extend(self.default_fields(&sig.output, block));
         for (rule, value) in values {
-            let replacement = if value == "()" { "{}".to_string() } else { format!("{{ {value} }}") };
+            let replacement = if value == "()" { String::new() } else { value.clone() };
             if without_blanks(body) == without_blanks(&replacement) {
                 continue;
             }
             let description = format!("replace body of `{}` with `{value}`", sig.ident);
-            self.push(braces.clone(), replacement, rule, description);
+            self.push(statements.clone(), replacement, rule, description);
         }
     }
 }

@@ -31,13 +31,18 @@ pub(crate) fn literal_arithmetic(source: &Source, file: &syn::File) -> Vec<Range
 }
 
 /// Drops each mutant inside one of `roots` whose folded value is the root's own or that of an
-/// earlier mutant of the root (the first in `mutants`' order is kept).
+/// earlier mutant of the root (the first in `mutants`' order is kept). A body replacement is
+/// never folded: it stands for the whole function (whose body may be this one expression), and
+/// the operators' own mutants say more of what a test missed.
 pub(crate) fn drop_folded(text: &str, roots: &[Range<usize>], mutants: &mut Vec<Mutant>) {
     for root in roots {
         let Some(original) = fold(&text[root.clone()]) else { continue };
         let mut values = HashSet::from([original]);
         mutants.retain(|mutant| {
-            if mutant.span.start < root.start || mutant.span.end > root.end {
+            if mutant.span.start < root.start
+                || mutant.span.end > root.end
+                || mutant.mutator() == crate::catalog::Mutator::FunctionBody
+            {
                 return true;
             }
             let relative = mutant.span.start - root.start..mutant.span.end - root.start;
