@@ -159,8 +159,10 @@ fn broken_promise(source: &str, m: &Mutant) -> Option<&'static str> {
         "MatchArmDeletion" => m.original.contains("=>") && m.replacement.is_empty(),
         // A body's statements, from the first to the last: braces (and blanks or comments)
         // just outside them.
+        // A body's statements, from the first to the last: braces (and blanks, comments or
+        // inner attributes) just outside them.
         "FunctionBody" => {
-            let before = source[..m.span.start].trim_end();
+            let before = without_inner_attributes(&source[..m.span.start]);
             let after = source[m.span.end..].trim_start();
             (before.ends_with('{')
                 || before.ends_with("*/")
@@ -173,6 +175,21 @@ fn broken_promise(source: &str, m: &Mutant) -> Option<&'static str> {
         _ => !m.original.contains('\n'),
     };
     (!shape_ok).then_some("not the shape its family makes")
+}
+
+/// `text` without the inner attributes (`#![allow(..)]`) and blanks it ends in.
+fn without_inner_attributes(mut text: &str) -> &str {
+    loop {
+        let trimmed = text.trim_end();
+        let attribute = trimmed.rfind("#![").filter(|&at| {
+            trimmed.ends_with(']')
+                && syn::parse::Parser::parse_str(syn::Attribute::parse_inner, &trimmed[at..]).is_ok()
+        });
+        match attribute {
+            Some(at) => text = &trimmed[..at],
+            None => return trimmed,
+        }
+    }
 }
 
 /// What an item of a file was parsed as, to parse its mutated text the same way.
