@@ -283,6 +283,17 @@ fn off_its_release_or_without_one_the_action_builds_from_its_source() {
         "{}",
         run.log
     );
+
+    // A release without an executable for this runner (its checksums list only COMMIT).
+    let partial = ReleaseServer::serve(&[("COMMIT", format!("{RELEASED_COMMIT}\n").into_bytes())]);
+    let run = partial.install_at(&format!("v{VERSION}"), "Linux");
+    assert_eq!(run.status, 2, "{}", run.log);
+    assert!(
+        run.log.contains(&format!("/releases/download/v{VERSION} has no {}: building", archive_name()))
+            && run.log.contains(no_cargo),
+        "{}",
+        run.log
+    );
 }
 
 /// The release workflow writes what the install step reads: the COMMIT file and the archives'
