@@ -15,7 +15,6 @@ Everything is built under target/bench/giant_change.
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -23,20 +22,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench_git import GIT_ENV  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 WORK = ROOT / "target" / "bench" / "giant_change"
 COMPILE_CHECK = ROOT / "src" / "python" / "compile_check.py"
 SIZES = (1_000, 10_000, 50_000)
 MUTANTS = 5_000
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
 
 
 def function(lines, new):
