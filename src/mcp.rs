@@ -24,6 +24,8 @@ use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 
 use crate::exit::Exit;
+use crate::model::outcome::Status;
+use crate::report::document::{Document, MutantEntry};
 
 /// How many check reports the server keeps in the git directory.
 const REPORTS_KEPT: usize = 20;
@@ -127,7 +129,9 @@ impl Server {
             return Ok(refused(&ran));
         }
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
-        let document: Value = read_json(&report)?;
+        let document: Document =
+            crate::report::input::read(&report, "the check's report", "run the check again")
+                .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
         Ok(CallToolResult::structured(checked(&document, &report, &ran)))
     }
 
@@ -343,12 +347,6 @@ fn check_args(params: &CheckParams) -> Result<Vec<String>, String> {
     Ok(args)
 }
 
-fn read_json(path: &Path) -> Result<Value, ErrorData> {
-    let text =
-        std::fs::read_to_string(path).map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
-    serde_json::from_str(&text).map_err(|err| ErrorData::internal_error(err.to_string(), None))
-}
-
 /// A refused run as a tool error: its error sentence and exit status.
 fn refused(ran: &Ran) -> CallToolResult {
     let error = ran.stderr.iter().find_map(|line| line.strip_prefix("error: ")).unwrap_or("mutdelta failed");
@@ -356,30 +354,33 @@ fn refused(ran: &Ran) -> CallToolResult {
 }
 
 /// A check's result: its exit status and summary, the verdicts counted, each survivor with its
-/// evidence, the lines no test runs, and the notes.
-fn checked(document: &Value, report: &Path, ran: &Ran) -> Value {
+/// evidence, the lines no test runs, and the notes. `document` is the check's report, read once
+/// for all of it (the survivors' diffs and commands too).
+fn checked(document: &Document, report: &Path, ran: &Ran) -> Value {
     let mut counts = serde_json::Map::new();
-    let mut surviving: Vec<(&str, &Value)> = Vec::new();
+    let mut surviving: Vec<(&str, &MutantEntry)> = Vec::new();
     let mut uncovered = Vec::new();
-    for (path, file) in document["files"].as_object().into_iter().flatten() {
-        for mutant in file["mutants"].as_array().into_iter().flatten() {
-            let status = mutant["status"].as_str().unwrap_or("");
-            let count = counts.entry(status.to_string()).or_insert(json!(0));
+    for (path, file) in &document.files {
+        for mutant in &file.mutants {
+            let status = serde_json::to_value(mutant.status).unwrap_or_default();
+            let count = counts.entry(status.as_str().unwrap_or("").to_string()).or_insert(json!(0));
             *count = json!(count.as_u64().unwrap_or(0) + 1);
-            let line = &mutant["location"]["start"]["line"];
-            match status {
-                "Survived" => surviving.push((path, mutant)),
-                "NoCoverage" => uncovered.push(json!({"id": mutant["id"], "file": path, "line": line})),
+            match mutant.status {
+                Status::Survived => surviving.push((path, mutant)),
+                Status::NoCoverage => {
+                    uncovered.push(json!({"id": mutant.id, "file": path, "line": mutant.location.start.line}))
+                }
                 _ => {}
             }
         }
     }
-    // The report read once for every survivor's diff and command, not once each.
-    let ids: Vec<&str> = surviving.iter().map(|(_, mutant)| mutant["id"].as_str().unwrap_or("")).collect();
-    let shown = crate::reproduce::shown_each(report, &ids).unwrap_or_default();
-    let mut shown = shown.into_iter().map(Result::ok);
-    let survivors: Vec<Value> =
-        surviving.iter().map(|&(path, mutant)| survivor(path, mutant, shown.next().flatten())).collect();
+    let ids: Vec<&str> = surviving.iter().map(|(_, mutant)| mutant.id.as_str()).collect();
+    let shown = crate::reproduce::shown_each_in(report, document, &ids);
+    let survivors: Vec<Value> = surviving
+        .iter()
+        .zip(shown)
+        .map(|(&(path, mutant), shown)| survivor(path, mutant, shown.ok()))
+        .collect();
     let notes: Vec<&str> = ran.stderr.iter().filter_map(|line| line.strip_prefix("note: ")).collect();
     json!({
         "exitStatus": ran.code,
@@ -393,17 +394,19 @@ fn checked(document: &Value, report: &Path, ran: &Ran) -> Value {
 }
 
 /// A surviving mutant with what an agent needs to act on it (`shown`: its diff and command).
-fn survivor(path: &str, mutant: &Value, shown: Option<crate::reproduce::Shown>) -> Value {
+fn survivor(path: &str, mutant: &MutantEntry, shown: Option<crate::reproduce::Shown>) -> Value {
+    // As the report writes it: no tests run is no `coveredBy` at all.
+    let tests_run = (!mutant.covered_by.is_empty()).then_some(&mutant.covered_by);
     json!({
-        "id": mutant["id"],
+        "id": mutant.id,
         "file": path,
-        "line": mutant["location"]["start"]["line"],
-        "column": mutant["location"]["start"]["column"],
-        "description": mutant["description"],
-        "mutator": mutant["mutatorName"],
-        "hint": mutant["hint"],
-        "likelyEquivalent": mutant["likelyEquivalent"],
-        "testsRun": mutant["coveredBy"],
+        "line": mutant.location.start.line,
+        "column": mutant.location.start.column,
+        "description": mutant.description,
+        "mutator": mutant.mutator_name,
+        "hint": mutant.hint,
+        "likelyEquivalent": mutant.likely_equivalent,
+        "testsRun": tests_run,
         "diff": shown.as_ref().map(|shown| shown.diff.clone()),
         "reproduce": shown.map(|shown| shown.command),
     })

@@ -119,10 +119,12 @@ pub fn show(report: &Path, id: &str) -> Result<String> {
 /// command apart, or why it cannot be shown.
 pub fn shown_each(report: &Path, ids: &[&str]) -> Result<Vec<Result<Shown>>> {
     let document = read_report(report)?;
-    Ok(ids
-        .iter()
-        .map(|id| Found::of(report, id, &document).and_then(|found| shown(report, &found)))
-        .collect())
+    Ok(shown_each_in(report, &document, ids))
+}
+
+/// `shown_each` of a report already read: `document`, read from `report`.
+pub fn shown_each_in(report: &Path, document: &Document, ids: &[&str]) -> Vec<Result<Shown>> {
+    ids.iter().map(|id| Found::of(report, id, document).and_then(|found| shown(report, &found))).collect()
 }
 
 /// `show`'s text of `found`, of `report`, with its diff and command apart.
